@@ -1,0 +1,5 @@
+import sys
+
+from mockserver.cli import main
+
+sys.exit(main())

@@ -1,0 +1,83 @@
+"""``create_app()``: the FastAPI application, with every error rendered in OpenAI's shape."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from mockserver import __version__, errors, validation
+from mockserver.config import Fixture, Settings, load_fixture
+from mockserver.middleware import RequestContextMiddleware
+from mockserver.pacing import Clock, MonotonicClock
+from mockserver.routes import BODY_SCHEMAS, chat, health, models
+from mockserver.state import ServerState
+
+DESCRIPTION = (
+    "An OpenAI-compatible fake inference server for offline tests: models, Chat Completions "
+    "and service tiers (standard, fast, flex, Ultrafast) paced at their real speeds."
+)
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    fixture: Fixture | None = None,
+    clock: Clock | None = None,
+    wall_clock: Callable[[], float] = time.time,
+) -> FastAPI:
+    """Build the server. ``fixture`` defaults to ``settings.config`` or the built-in fixture."""
+    settings = settings or Settings()
+    if fixture is None:
+        fixture = load_fixture(settings.config)
+    state = ServerState(settings=settings, fixture=fixture, clock=clock or MonotonicClock(), wall_clock=wall_clock)
+
+    app = FastAPI(title="mockserver", version=__version__, description=DESCRIPTION)
+    app.state.mock = state
+    app.include_router(health.router)
+    app.include_router(models.router)
+    app.include_router(chat.router)
+
+    @app.exception_handler(errors.MockAPIError)
+    async def api_error(request: Request, exc: errors.MockAPIError) -> JSONResponse:
+        return render(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return render(validation.to_api_error(exc.errors()))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 405:
+            return render(errors.method_not_allowed(request.method, request.url.path))
+        if exc.status_code == 404:
+            return render(errors.unknown_route(request.method, request.url.path))
+        return render(errors.MockAPIError(str(exc.detail), type="invalid_request_error"), status=exc.status_code)
+
+    app.add_middleware(RequestContextMiddleware, state=state)
+    _document_bodies(app)
+    return app
+
+
+def _document_bodies(app: FastAPI) -> None:
+    """Add the request-body schemas of routes that parse their own JSON to the OpenAPI document."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(BODY_SCHEMAS)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def render(error: errors.MockAPIError, status: int | None = None) -> JSONResponse:
+    """The one path from an error to a reply."""
+    return JSONResponse(errors.error_body(error), status_code=status or error.status_code, headers=error.headers)

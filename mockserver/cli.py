@@ -1,0 +1,81 @@
+"""``mockserver serve``: options -> Settings -> uvicorn. Every option has a MOCKSERVER_* variable."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import uvicorn
+
+from mockserver import __version__
+from mockserver.config import ConfigError, Settings, load_fixture
+
+LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
+
+
+def build_parser(defaults: Settings) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mockserver",
+        description="An OpenAI-compatible fake inference server for offline tests.",
+    )
+    parser.add_argument("--version", action="version", version=f"mockserver {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = commands.add_parser(
+        "serve",
+        help="run the server",
+        description=(
+            "Run the server. Point the OpenAI SDK at it with "
+            "OPENAI_BASE_URL=http://HOST:PORT/v1 and OPENAI_API_KEY=sk-mock-preview."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    serve.add_argument("--host", default=defaults.host, help="address to bind [env MOCKSERVER_HOST]")
+    serve.add_argument("--port", type=int, default=defaults.port, help="port to bind; 0 picks a free one [env MOCKSERVER_PORT]")
+    serve.add_argument(
+        "--config",
+        default=defaults.config,
+        metavar="PATH",
+        help="fixture YAML with models, tier profiles and accounts; the built-in default when unset [env MOCKSERVER_CONFIG]",
+    )
+    serve.add_argument(
+        "--time-scale",
+        type=float,
+        default=defaults.time_scale,
+        metavar="X",
+        help="multiply every delay by X: 1 is real speed, 0 answers instantly with the same content [env MOCKSERVER_TIME_SCALE]",
+    )
+    serve.add_argument(
+        "--seed", type=int, default=defaults.seed, metavar="N", help="global seed for generated text and ids [env MOCKSERVER_SEED]"
+    )
+    serve.add_argument(
+        "--log-level", default=defaults.log_level, choices=LOG_LEVELS, help="uvicorn log level [env MOCKSERVER_LOG_LEVEL]"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        defaults = Settings.from_env()
+        args = build_parser(defaults).parse_args(argv)
+        settings = defaults.with_overrides(
+            host=args.host,
+            port=args.port,
+            config=args.config,
+            time_scale=args.time_scale,
+            seed=args.seed,
+            log_level=args.log_level,
+        )
+        fixture = load_fixture(settings.config)
+    except ConfigError as exc:
+        print(f"mockserver: {exc}", file=sys.stderr)
+        return 2
+
+    from mockserver.app import create_app
+
+    app = create_app(settings, fixture=fixture)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level, loop="auto", http="auto")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,265 @@
+"""Settings for one server process, and the fixture schema that describes the simulated world.
+
+``Settings`` holds the process options (host, port, seed, ...); each one has a
+``MOCKSERVER_*`` environment variable. A *fixture* is a YAML file with the models,
+tier timing profiles, accounts and policies; :func:`load_fixture` validates it
+against :class:`Fixture` and raises :class:`ConfigError` with a message that names
+the file, the field and the problem.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+Tier = Literal["default", "priority", "flex", "ultrafast"]
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+DEFAULT_TIME_SCALE = 1.0
+DEFAULT_SEED = 0
+DEFAULT_LOG_LEVEL = "info"
+ENV_PREFIX = "MOCKSERVER_"
+
+
+class ConfigError(Exception):
+    """A fixture or setting is invalid. The message is meant for a person, not a traceback."""
+
+
+# -- Fixture schema ---------------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TimingProfile(_Strict):
+    """How fast one tier produces tokens."""
+
+    tokens_per_second: float = Field(gt=0, description="Output tokens per second once generation starts.")
+    ttft_ms: float = Field(ge=0, description="Time to first token, in milliseconds.")
+    jitter: float = Field(
+        default=0.0,
+        ge=0,
+        lt=1,
+        description="Per-token timing noise, as a fraction of one token interval. The average rate is unaffected.",
+    )
+    tokens_per_chunk: int = Field(default=1, ge=1, description="Tokens per streamed chunk when on schedule.")
+
+
+class OutputLength(_Strict):
+    """Length of generated answers when the request sets no limit."""
+
+    min: int = Field(default=40, ge=1)
+    max: int = Field(default=160, ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> OutputLength:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) must not exceed max ({self.max})")
+        return self
+
+
+class ModelSpec(_Strict):
+    """One model id that the server knows."""
+
+    id: str
+    created: int = 1786000000
+    owned_by: str = "system"
+    tiers: list[Tier] = Field(default_factory=lambda: ["default", "priority", "flex"])
+    forced_tier: Tier | None = Field(
+        default=None, description="Always serve this id on one tier, e.g. gpt-5.6-sol-ultrafast."
+    )
+    reasoning: bool = Field(default=True, description="Whether reasoning effort adds reasoning tokens.")
+    profiles: dict[Tier, TimingProfile] = Field(
+        default_factory=dict, description="Per-tier timing overrides for this model."
+    )
+
+    @model_validator(mode="after")
+    def _forced_tier_supported(self) -> ModelSpec:
+        if self.forced_tier is not None and self.forced_tier not in self.tiers:
+            raise ValueError(f"forced_tier '{self.forced_tier}' is not in tiers {self.tiers}")
+        return self
+
+
+class Account(_Strict):
+    """An API key and what it may use."""
+
+    key: str = Field(min_length=1)
+    organization: str = "org-mock"
+    project: str = "proj_mock"
+    tiers: list[Tier] = Field(
+        default_factory=lambda: ["default", "priority", "flex"],
+        description="Tiers this key is entitled to. 'ultrafast' here means Ultrafast preview access.",
+    )
+    models: list[str] | None = Field(default=None, description="Model ids this key may use; null means all.")
+
+    @property
+    def has_preview(self) -> bool:
+        return "ultrafast" in self.tiers
+
+
+class Policies(_Strict):
+    ultrafast_without_access: Literal["deny", "downgrade"] = Field(
+        default="deny",
+        description=(
+            "A key without preview access asks for service_tier 'ultrafast': 'deny' answers 403, "
+            "'downgrade' serves it at 'default' and reports service_tier 'default'."
+        ),
+    )
+    chat_ultrafast_service_tier: Literal["priority", "ultrafast"] = Field(
+        default="priority",
+        description=(
+            "What Chat Completions report when a request ran on Ultrafast. The SDKs' ChatCompletion "
+            "type has no 'ultrafast' value, so strict clients reject it; 'priority' keeps them working."
+        ),
+    )
+
+
+DEFAULT_REASONING_TOKENS: dict[str, int] = {
+    "none": 0,
+    "minimal": 16,
+    "low": 64,
+    "medium": 256,
+    "high": 1024,
+    "xhigh": 2048,
+    "max": 4096,
+}
+
+
+class Fixture(_Strict):
+    """The whole simulated world: models, tier profiles, accounts and policies."""
+
+    profiles: dict[Tier, TimingProfile]
+    models: list[ModelSpec] = Field(min_length=1)
+    accounts: list[Account] = Field(min_length=1)
+    policies: Policies = Field(default_factory=Policies)
+    output_tokens: OutputLength = Field(default_factory=OutputLength)
+    reasoning_tokens: dict[ReasoningEffort, int] = Field(
+        default_factory=lambda: dict(DEFAULT_REASONING_TOKENS),
+        description="Reasoning tokens produced for each reasoning effort level.",
+    )
+    default_reasoning_effort: ReasoningEffort | None = Field(
+        default=None, description="Effort used by reasoning models when the request sets none."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Fixture:
+        missing = [t for t in ("default", "priority", "flex", "ultrafast") if t not in self.profiles]
+        if missing:
+            raise ValueError(f"profiles is missing the tiers {missing}")
+        ids = [m.id for m in self.models]
+        if len(ids) != len(set(ids)):
+            raise ValueError("models has duplicate ids")
+        keys = [a.key for a in self.accounts]
+        if len(keys) != len(set(keys)):
+            raise ValueError("accounts has duplicate keys")
+        return self
+
+    def model(self, model_id: str) -> ModelSpec | None:
+        return next((m for m in self.models if m.id == model_id), None)
+
+    def account(self, key: str) -> Account | None:
+        return next((a for a in self.accounts if a.key == key), None)
+
+    def profile(self, model: ModelSpec, tier: Tier) -> TimingProfile:
+        return model.profiles.get(tier) or self.profiles[tier]
+
+
+# -- Loading ----------------------------------------------------------------------------------
+
+
+def default_fixture_path() -> Path:
+    """The built-in fixture: packaged with the wheel, or at the repository root in a checkout."""
+    packaged = resources.files("mockserver") / "fixtures" / "default.yaml"
+    if packaged.is_file():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "fixtures" / "default.yaml"
+
+
+def load_fixture(path: str | os.PathLike[str] | None = None) -> Fixture:
+    """Read and validate a fixture file. ``None`` loads the built-in default."""
+    source = Path(path) if path is not None else default_fixture_path()
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"config file {source}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {source}: is not valid YAML: {exc}") from None
+    return parse_fixture(data, source=str(source))
+
+
+def parse_fixture(data: Any, *, source: str = "<fixture>") -> Fixture:
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {source}: the top level must be a mapping of fields")
+    try:
+        return Fixture.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"config file {source}: {describe_validation_error(exc)}") from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per problem: ``field.path: what is wrong``."""
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        message = err["msg"].removeprefix("Value error, ")
+        lines.append(f"{where}: {message}")
+    return "; ".join(lines)
+
+
+# -- Process settings -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Options for one server process. Each has a ``MOCKSERVER_<NAME>`` environment variable."""
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    config: str | None = field(default=None, metadata={"help": "fixture YAML file; default: built-in"})
+    time_scale: float = DEFAULT_TIME_SCALE
+    seed: int = DEFAULT_SEED
+    log_level: str = DEFAULT_LOG_LEVEL
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """Settings from ``MOCKSERVER_*`` variables; unset ones keep their defaults."""
+        environ = dict(os.environ if environ is None else environ)
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = environ.get(ENV_PREFIX + f.name.upper())
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _coerce(f.name, raw, f.type)
+        return cls(**values)
+
+    def with_overrides(self, **overrides: Any) -> Settings:
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+    def __post_init__(self) -> None:
+        if self.time_scale < 0:
+            raise ConfigError(f"time_scale must be 0 or more, got {self.time_scale}")
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"port must be between 0 and 65535, got {self.port}")
+
+
+def _coerce(name: str, raw: str, annotation: Any) -> Any:
+    kind = str(annotation)
+    try:
+        if "int" in kind:
+            return int(raw)
+        if "float" in kind:
+            return float(raw)
+    except ValueError:
+        raise ConfigError(f"{ENV_PREFIX}{name.upper()}={raw!r} is not a number") from None
+    return raw

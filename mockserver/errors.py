@@ -1,0 +1,193 @@
+"""OpenAI-shaped errors: one class per API error, one rendering path.
+
+Every error a client can meet is raised as a :class:`MockAPIError` subclass and
+rendered by :func:`error_body` into ``{"error": {message, type, param, code}}``,
+the body both official SDKs parse (WIRE.md §8). The wording follows the live API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+API_KEYS_URL = "https://platform.openai.com/account/api-keys"
+RATE_LIMITS_URL = "https://platform.openai.com/account/rate-limits"
+ERROR_CODES_URL = "https://platform.openai.com/docs/guides/error-codes/api-errors"
+
+
+class MockAPIError(Exception):
+    """Base class. Subclasses fix the HTTP status and the error ``type``."""
+
+    status_code: int = 500
+    type: str = "server_error"
+    default_message: str = "The server had an error while processing your request. Sorry about that!"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        type: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.message = message or self.default_message
+        self.param = param
+        self.code = code
+        if type is not None:
+            self.type = type
+        self.headers: dict[str, str] = dict(headers or {})
+        super().__init__(self.message)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"message": self.message, "type": self.type, "param": self.param, "code": self.code}
+
+
+def error_body(error: MockAPIError) -> dict[str, Any]:
+    """The single rendering of any error into the body the SDKs expect."""
+    return {"error": error.to_dict()}
+
+
+class InvalidRequestError(MockAPIError):
+    status_code = 400
+    type = "invalid_request_error"
+    default_message = "Invalid request."
+
+
+class AuthenticationError(MockAPIError):
+    status_code = 401
+    type = "invalid_request_error"
+
+
+class PermissionDeniedError(MockAPIError):
+    status_code = 403
+    type = "invalid_request_error"
+
+
+class NotFoundError(MockAPIError):
+    status_code = 404
+    type = "invalid_request_error"
+
+
+class ConflictError(MockAPIError):
+    status_code = 409
+    type = "invalid_request_error"
+
+
+class RateLimitError(MockAPIError):
+    status_code = 429
+    type = "requests"
+
+
+class InternalServerError(MockAPIError):
+    status_code = 500
+    type = "server_error"
+
+
+class ServiceUnavailableError(MockAPIError):
+    status_code = 503
+    type = "server_error"
+    default_message = "The engine is currently overloaded, please try again later"
+
+
+# -- Constructors with the live API's fixed wording -------------------------------------------
+
+
+def mask_api_key(key: str) -> str:
+    """Mask a key the way the live API does in its 401 message: ``sk-abc***xyz``."""
+    if len(key) <= 8:
+        return "*" * len(key)
+    return f"{key[:6]}{'*' * max(len(key) - 10, 3)}{key[-4:]}"
+
+
+def missing_api_key() -> AuthenticationError:
+    return AuthenticationError(
+        "You didn't provide an API key. You need to provide your API key in an Authorization header "
+        "using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank "
+        "username) if you're accessing the API from your browser and are prompted for a username and "
+        f"password. You can obtain an API key from {API_KEYS_URL}."
+    )
+
+
+def invalid_api_key(key: str) -> AuthenticationError:
+    return AuthenticationError(
+        f"Incorrect API key provided: {mask_api_key(key)}. You can find your API key at {API_KEYS_URL}.",
+        code="invalid_api_key",
+    )
+
+
+def model_not_found(model: str) -> NotFoundError:
+    return NotFoundError(
+        f"The model `{model}` does not exist or you do not have access to it.",
+        code="model_not_found",
+    )
+
+
+def tier_not_entitled(project: str, model: str) -> PermissionDeniedError:
+    """A key whose project has no Ultrafast preview access asks for ``service_tier: ultrafast``."""
+    return PermissionDeniedError(
+        f"Project `{project}` does not have access to the `ultrafast` service tier for model `{model}`. "
+        "Ultrafast processing is in limited preview for selected customers.",
+        param="service_tier",
+        code="service_tier_not_available",
+    )
+
+
+def tier_not_supported(model: str, tier: str, supported: list[str]) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"The service tier '{tier}' is not supported for model `{model}`. "
+        f"Supported values are: {_quote_list(supported)}.",
+        param="service_tier",
+        code="invalid_value",
+    )
+
+
+def invalid_value(param: str, value: Any, supported: list[str]) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"Invalid value: '{value}'. Supported values are: {_quote_list(supported)}.",
+        param=param,
+        code="invalid_value",
+    )
+
+
+def missing_parameter(param: str) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"Missing required parameter: '{param}'.", param=param, code="missing_required_parameter"
+    )
+
+
+def invalid_type(param: str, expected: str, got: str) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"Invalid type for '{param}': expected {expected}, but got {got} instead.",
+        param=param,
+        code="invalid_type",
+    )
+
+
+def invalid_json() -> InvalidRequestError:
+    return InvalidRequestError(
+        "We could not parse the JSON body of your request. (HINT: This likely means you aren't using "
+        "your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not "
+        "valid JSON. If you have trouble figuring out how to fix this, please contact us through our "
+        "help center at help.openai.com.)"
+    )
+
+
+def unknown_route(method: str, path: str) -> NotFoundError:
+    return NotFoundError(
+        f"Invalid URL ({method} {path})",
+    )
+
+
+def method_not_allowed(method: str, path: str) -> MockAPIError:
+    error = InvalidRequestError(f"Invalid method for URL ({method} {path})")
+    error.status_code = 405
+    return error
+
+
+def _quote_list(values: list[str]) -> str:
+    quoted = [f"'{v}'" for v in values]
+    if len(quoted) <= 1:
+        return "".join(quoted)
+    if len(quoted) == 2:
+        return f"{quoted[0]} and {quoted[1]}"
+    return ", ".join(quoted[:-1]) + f", and {quoted[-1]}"

@@ -1,0 +1,117 @@
+"""Deterministic reply content.
+
+Text comes from ``faker`` seeded per request, in the prompt's language: Chinese
+prompts get Chinese text. The same seed always gives the same tokens, so tests
+can assert on content and a run is reproducible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from faker import Faker
+
+from mockserver import tokens
+
+LOCALES = {"en": "en_US", "zh": "zh_CN"}
+
+
+def request_seed(body: Any, global_seed: int, explicit: int | None = None) -> int:
+    """The content seed: the request's own ``seed``, or a hash of the request and the global seed."""
+    if explicit is not None:
+        return explicit
+    digest = hashlib.blake2b(
+        orjson.dumps(body, option=orjson.OPT_SORT_KEYS, default=str) + str(global_seed).encode(),
+        digest_size=8,
+    ).digest()
+    return int.from_bytes(digest, "big")
+
+
+@dataclass(frozen=True)
+class Text:
+    """Generated text as tokens. ``text`` is their concatenation."""
+
+    tokens: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(self.tokens)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def cut(self, limit: int) -> Text:
+        return Text(self.tokens[:limit])
+
+
+class TextGenerator:
+    """Makes token sequences of an exact length from a seed."""
+
+    def __init__(self) -> None:
+        self._fakers: dict[str, Faker] = {}
+        # Several servers may share this process (tests start them in threads); Faker keeps
+        # its random state on the instance, so generation is serialised.
+        self._lock = threading.Lock()
+
+    def _faker(self, language: str) -> Faker:
+        locale = LOCALES.get(language, LOCALES["en"])
+        if locale not in self._fakers:
+            self._fakers[locale] = Faker(locale)
+        return self._fakers[locale]
+
+    def generate(self, seed: int, length: int, language: str = "en") -> Text:
+        """Exactly ``length`` tokens of prose."""
+        if length <= 0:
+            return Text(())
+        with self._lock:
+            fake = self._faker(language)
+            fake.seed_instance(seed)
+            out: list[str] = []
+            while len(out) < length:
+                sentence = fake.sentence(nb_words=12)
+                if language == "zh":
+                    sentence = sentence.replace(".", "。")
+                elif out:
+                    sentence = " " + sentence
+                out.extend(tokens.split(sentence))
+        return Text(tuple(out[:length]))
+
+
+def language_of(texts: Sequence[str]) -> str:
+    """``zh`` when the latest text is Chinese, else ``en``."""
+    for text in reversed(texts):
+        if text.strip():
+            return "zh" if tokens.is_chinese(text) else "en"
+    return "en"
+
+
+def natural_length(seed: int, minimum: int, maximum: int) -> int:
+    """How long an answer runs when nothing limits it: fixed by the seed."""
+    return random.Random(seed ^ 0x5EED).randint(minimum, maximum)
+
+
+def apply_stop(text: Text, stop: Sequence[str]) -> tuple[Text, bool]:
+    """Cut ``text`` before the first stop sequence. Returns the text and whether it was cut."""
+    joined = text.text
+    positions = [joined.find(s) for s in stop if s]
+    positions = [p for p in positions if p >= 0]
+    if not positions:
+        return text, False
+    cut_at = min(positions)
+    kept: list[str] = []
+    length = 0
+    for token in text.tokens:
+        if length + len(token) > cut_at:
+            remainder = cut_at - length
+            if remainder > 0:
+                kept.append(token[:remainder])
+            break
+        kept.append(token)
+        length += len(token)
+    return Text(tuple(kept)), True

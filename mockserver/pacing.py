@@ -1,0 +1,160 @@
+"""The absolute-deadline token scheduler.
+
+Token ``k`` of a reply is due at ``start + ttft + k * interval`` (plus a bounded,
+seeded jitter), never "one interval after the previous send". A stream that wakes
+up late sends every token that is already due in one chunk, so the average rate
+holds however noisy the event loop is. The reply ends at ``start + ttft + n *
+interval``, which makes a non-streaming reply take exactly as long as a stream.
+
+The clock is injected: :class:`MonotonicClock` in the server, :class:`FakeClock`
+in unit tests, so the schedule is checked without sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Seconds on a monotonic scale."""
+
+    async def sleep_until(self, deadline: float) -> None:
+        """Return once ``now() >= deadline`` (at once if it already is)."""
+
+
+class MonotonicClock:
+    """The real clock. Sleeps toward an absolute deadline, so lateness never accumulates."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    async def sleep_until(self, deadline: float) -> None:
+        delay = deadline - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+class FakeClock:
+    """A clock for tests: sleeping jumps time forward, optionally overshooting.
+
+    ``lateness`` returns how many seconds each wake-up overshoots its deadline,
+    which simulates a busy event loop.
+    """
+
+    def __init__(self, start: float = 1000.0, lateness: Callable[[], float] | None = None) -> None:
+        self._now = start
+        self._lateness = lateness or (lambda: 0.0)
+        self.wakeups: list[float] = []
+
+    def now(self) -> float:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        self._now += seconds
+
+    async def sleep_until(self, deadline: float) -> None:
+        if deadline > self._now:
+            self._now = deadline + max(0.0, self._lateness())
+            self.wakeups.append(self._now)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When each token of one reply is due. Times are on the clock's scale, in seconds."""
+
+    start: float
+    ttft: float
+    interval: float
+    total_tokens: int
+    offsets: tuple[float, ...] = field(default=(), repr=False)
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        start: float,
+        ttft: float,
+        tokens_per_second: float,
+        total_tokens: int,
+        jitter: float = 0.0,
+        time_scale: float = 1.0,
+        rng: random.Random | None = None,
+    ) -> Schedule:
+        """A schedule for ``total_tokens`` at ``tokens_per_second`` after ``ttft`` seconds.
+
+        ``jitter`` (a fraction of one interval, below 1) moves each token by up to
+        half that much either way. Deadlines stay strictly increasing, the first token
+        still waits the full TTFT, and the end time is unchanged, so the rate is exact.
+        ``time_scale`` stretches every duration; 0 makes everything due at once.
+        """
+        interval = time_scale / tokens_per_second
+        offsets: tuple[float, ...] = ()
+        if jitter > 0 and interval > 0 and total_tokens > 1:
+            rng = rng or random.Random(0)
+            spread = jitter * interval
+            offsets = (0.0,) + tuple(spread * (rng.random() - 0.5) for _ in range(total_tokens - 1))
+        return cls(start=start, ttft=ttft * time_scale, interval=interval, total_tokens=total_tokens, offsets=offsets)
+
+    @property
+    def first_token_at(self) -> float:
+        return self.start + self.ttft
+
+    @property
+    def end(self) -> float:
+        """When the reply is complete: one full interval after the last token is due."""
+        return self.first_token_at + self.total_tokens * self.interval
+
+    def due_at(self, k: int) -> float:
+        """The deadline of token ``k`` (0-based)."""
+        offset = self.offsets[k] if k < len(self.offsets) else 0.0
+        return self.first_token_at + k * self.interval + offset
+
+    def due_count(self, now: float) -> int:
+        """How many tokens are due at ``now``."""
+        if now < self.first_token_at:
+            return 0
+        if self.interval == 0:
+            return self.total_tokens
+        # Start from the arithmetic estimate, then settle it against due_at() itself, so the
+        # answer agrees with the deadlines exactly despite rounding and jitter.
+        k = min(self.total_tokens, max(0, int((now - self.first_token_at) / self.interval) + 1))
+        while k < self.total_tokens and self.due_at(k) <= now:
+            k += 1
+        while k > 0 and self.due_at(k - 1) > now:
+            k -= 1
+        return k
+
+
+class Pacer:
+    """Releases the tokens of one reply on its :class:`Schedule`."""
+
+    def __init__(self, clock: Clock, schedule: Schedule) -> None:
+        self.clock = clock
+        self.schedule = schedule
+
+    async def batches(self, first: int, stop: int, per_chunk: int = 1) -> AsyncIterator[tuple[int, int]]:
+        """Yield ``(lo, hi)`` ranges of token indexes in ``[first, stop)`` as they fall due.
+
+        On schedule, each range holds ``per_chunk`` tokens. After a late wake-up it
+        holds every token due by then, so the stream catches up in one chunk.
+        """
+        sent = first
+        while sent < stop:
+            target = min(sent + per_chunk, stop)
+            await self.clock.sleep_until(self.schedule.due_at(target - 1))
+            due = min(stop, self.schedule.due_count(self.clock.now()))
+            hi = max(target, due)
+            yield sent, hi
+            sent = hi
+
+    async def wait_for_token(self, k: int) -> None:
+        await self.clock.sleep_until(self.schedule.due_at(k))
+
+    async def wait_for_end(self) -> None:
+        await self.clock.sleep_until(self.schedule.end)

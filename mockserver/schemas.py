@@ -1,0 +1,92 @@
+"""Request bodies, as the API documents them.
+
+Every documented parameter is declared, so a client sending any of them is
+accepted; a parameter the API does not know is refused with the live wording
+("Unrecognized request argument supplied: ..."). Fields that do not change the
+reply yet are typed loosely (``Any``) and ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ReasoningEffortValue = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["developer", "system", "user", "assistant", "tool", "function"]
+    content: str | list[dict[str, Any]] | None = None
+
+    def text(self) -> str:
+        """The message's text, with list content flattened."""
+        if isinstance(self.content, str):
+            return self.content
+        if not self.content:
+            return ""
+        return "".join(str(part.get("text", "")) for part in self.content if isinstance(part, dict))
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool | None = None
+    include_obfuscation: bool | None = None
+
+
+class ChatCompletionRequest(_Body):
+    """``POST /v1/chat/completions``."""
+
+    model: str
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool | None = False
+    stream_options: StreamOptions | None = None
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    n: int | None = Field(default=1, ge=1, le=128)
+    stop: str | list[str] | None = None
+    seed: int | None = None
+    service_tier: str | None = None
+    reasoning_effort: ReasoningEffortValue | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    logit_bias: dict[str, int] | None = None
+    logprobs: bool | None = None
+    top_logprobs: int | None = Field(default=None, ge=0, le=20)
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    response_format: dict[str, Any] | None = None
+    verbosity: Literal["low", "medium", "high"] | None = None
+    store: bool | None = None
+    metadata: dict[str, str] | None = None
+    user: str | None = None
+    safety_identifier: str | None = None
+    prompt_cache_key: str | None = None
+    prompt_cache_retention: str | None = None
+    modalities: list[str] | None = None
+    audio: dict[str, Any] | None = None
+    prediction: dict[str, Any] | None = None
+    web_search_options: dict[str, Any] | None = None
+    moderation: Any = None
+    functions: list[dict[str, Any]] | None = None
+    function_call: str | dict[str, Any] | None = None
+
+    @property
+    def output_limit(self) -> int | None:
+        return self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
+
+    @property
+    def stop_sequences(self) -> list[str]:
+        if self.stop is None:
+            return []
+        return [self.stop] if isinstance(self.stop, str) else list(self.stop)

@@ -1,0 +1,63 @@
+"""The state one server holds, behind one object with :meth:`ServerState.reset`.
+
+Routes reach it as ``request.app.state.mock``. It owns the fixture in force, the
+clock, and the seeded random source for ids, so a run is reproducible from
+``--seed``. Tests never reach into module globals.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mockserver.config import Fixture, Settings
+from mockserver.generation import TextGenerator
+from mockserver.pacing import Clock, MonotonicClock
+
+ID_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+class IdFactory:
+    """Object ids with the live API's prefixes (``chatcmpl-``, ``resp_``, ``req_``), from one seeded source."""
+
+    def __init__(self, seed: int) -> None:
+        self._rng = random.Random(seed)
+
+    def token(self, length: int = 24) -> str:
+        return "".join(self._rng.choices(ID_ALPHABET, k=length))
+
+    def hex(self, length: int = 32) -> str:
+        return f"{self._rng.getrandbits(length * 4):0{length}x}"
+
+    def chat_completion(self) -> str:
+        return f"chatcmpl-{self.token(29)}"
+
+    def request(self) -> str:
+        return f"req_{self.hex(32)}"
+
+    def prefixed(self, prefix: str) -> str:
+        return f"{prefix}_{self.hex(48)}"
+
+    def fingerprint(self) -> str:
+        return f"fp_{self.hex(10)}"
+
+
+@dataclass
+class ServerState:
+    settings: Settings
+    fixture: Fixture
+    clock: Clock = field(default_factory=MonotonicClock)
+    generator: TextGenerator = field(default_factory=TextGenerator)
+    wall_clock: Callable[[], float] = time.time
+
+    def __post_init__(self) -> None:
+        self._initial_fixture = self.fixture
+        self.ids = IdFactory(self.settings.seed)
+        self.system_fingerprint = IdFactory(self.settings.seed ^ 0xF1).fingerprint()
+
+    def reset(self) -> None:
+        """Back to how the server started: the original fixture and a fresh id sequence."""
+        self.fixture = self._initial_fixture
+        self.ids = IdFactory(self.settings.seed)

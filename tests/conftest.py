@@ -1,0 +1,56 @@
+"""Shared test fixtures: a real server in a thread, and official SDK clients with strict validation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import httpx
+import openai
+import pytest
+
+from mockserver import MockServer
+from mockserver.config import Fixture, load_fixture
+
+PREVIEW_KEY = "sk-mock-preview"
+STANDARD_KEY = "sk-mock-standard"
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[MockServer]:
+    """The default fixture, answering instantly (time scale 0)."""
+    with MockServer(time_scale=0, seed=1) as running:
+        yield running
+
+
+@pytest.fixture
+def make_client(server: MockServer) -> Callable[..., openai.OpenAI]:
+    def make(api_key: str = PREVIEW_KEY, **kwargs: object) -> openai.OpenAI:
+        return openai.OpenAI(
+            base_url=server.base_url, api_key=api_key, max_retries=0, _strict_response_validation=True, **kwargs
+        )
+
+    return make
+
+
+@pytest.fixture
+def client(make_client: Callable[..., openai.OpenAI]) -> openai.OpenAI:
+    return make_client(PREVIEW_KEY)
+
+
+@pytest.fixture
+def standard_client(make_client: Callable[..., openai.OpenAI]) -> openai.OpenAI:
+    return make_client(STANDARD_KEY)
+
+
+@pytest.fixture
+def http(server: MockServer) -> Iterator[httpx.Client]:
+    """A plain HTTP client for checks below the SDK, with the preview key."""
+    with httpx.Client(base_url=server.url, headers={"authorization": f"Bearer {PREVIEW_KEY}"}) as c:
+        yield c
+
+
+def fixture_with(**changes: object) -> Fixture:
+    """The default fixture with top-level fields replaced, e.g. ``policies=...``."""
+    data = load_fixture().model_dump()
+    data.update(changes)
+    return Fixture.model_validate(data)

@@ -15,6 +15,7 @@ from typing import Any
 from mockserver import generation, tokens
 from mockserver.access import Admission
 from mockserver.config import Fixture
+from mockserver.exchange import Usage
 from mockserver.generation import Text
 from mockserver.pacing import Pacer, Schedule
 from mockserver.schemas import ChatCompletionRequest
@@ -50,6 +51,10 @@ class ChatPlan:
     @property
     def completion_tokens(self) -> int:
         return sum(len(c.text) for c in self.choices) + self.reasoning_tokens * len(self.choices)
+
+    def exchange_usage(self) -> Usage:
+        reasoning = self.reasoning_tokens * len(self.choices)
+        return Usage(self.prompt_tokens, self.completion_tokens, reasoning)
 
     def usage(self) -> dict[str, Any]:
         return {
@@ -148,7 +153,7 @@ def completion_body(plan: ChatPlan) -> dict[str, Any]:
     }
 
 
-async def stream_chunks(plan: ChatPlan, pacer: Pacer, per_chunk: int) -> AsyncIterator[bytes]:
+async def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> AsyncIterator[bytes]:
     """The ``ChatCompletionChunk`` events of a paced stream, ending with ``[DONE]``."""
     envelope = _envelope(plan)
     usage_field: dict[str, Any] = {"usage": None} if plan.include_usage else {}

@@ -1,4 +1,5 @@
-"""The outermost layer: every reply gets an ``x-request-id``, and nothing leaks a traceback.
+"""The outermost layer: every request gets an :class:`~mockserver.exchange.Exchange` and an
+``x-request-id``, observers see every reply, and nothing leaks a traceback.
 
 Pure ASGI rather than Starlette's ``BaseHTTPMiddleware``, which would buffer and
 slow every streamed event.
@@ -12,11 +13,17 @@ import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockserver import errors
+from mockserver.exchange import Exchange
 from mockserver.state import ServerState
 
 logger = logging.getLogger("mockserver")
 
 REQUEST_ID_HEADER = "x-request-id"
+
+
+def exchange_of(scope: Scope) -> Exchange:
+    exchange: Exchange = scope["state"]["exchange"]
+    return exchange
 
 
 class RequestContextMiddleware:
@@ -28,16 +35,26 @@ class RequestContextMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = self.state.ids.request()
-        scope.setdefault("state", {})["request_id"] = request_id
+        state = self.state
+        exchange = Exchange(
+            request_id=state.ids.request(),
+            method=scope["method"],
+            path=scope["path"],
+            headers={k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]},
+            started_at=state.clock.now(),
+        )
+        scope.setdefault("state", {})["exchange"] = exchange
         started = False
 
         async def send_with_headers(message: Message) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
+                exchange.status = message["status"]
                 headers = list(message.get("headers", []))
-                headers.append((REQUEST_ID_HEADER.encode(), request_id.encode()))
+                headers.append((REQUEST_ID_HEADER.encode(), exchange.request_id.encode()))
+                for name, value in state.hooks.headers_for(exchange).items():
+                    headers.append((name.encode(), value.encode()))
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -57,3 +74,6 @@ class RequestContextMiddleware:
                 }
             )
             await send({"type": "http.response.body", "body": body})
+        finally:
+            exchange.finished_at = state.clock.now()
+            state.hooks.complete(exchange)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mockserver.config import Fixture, Settings
+from mockserver.exchange import ExchangeHooks
 from mockserver.generation import TextGenerator
 from mockserver.pacing import Clock, MonotonicClock
 
@@ -51,6 +52,7 @@ class ServerState:
     clock: Clock = field(default_factory=MonotonicClock)
     generator: TextGenerator = field(default_factory=TextGenerator)
     wall_clock: Callable[[], float] = time.time
+    hooks: ExchangeHooks = field(default_factory=ExchangeHooks)
 
     def __post_init__(self) -> None:
         self._initial_fixture = self.fixture

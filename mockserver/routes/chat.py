@@ -1,29 +1,31 @@
 """``POST /v1/chat/completions``."""
 
-from typing import Any
+from functools import partial
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from starlette.responses import Response
 
-from mockserver import access, chat
-from mockserver.pacing import Pacer
+from mockserver import access, chat, serving
 from mockserver.routes import body_schema, parse_body, server_state
 from mockserver.schemas import ChatCompletionRequest
-from mockserver.streaming import EventStreamResponse
 
 router = APIRouter(prefix="/v1", tags=["chat"])
 
 
 @router.post("/chat/completions", response_model=None, openapi_extra=body_schema(ChatCompletionRequest))
-async def create_chat_completion(request: Request) -> Any:
+async def create_chat_completion(request: Request) -> Response:
     """Create a chat completion, paced at the resolved service tier's speed."""
     state = server_state(request)
     account = access.authenticate(state.fixture, request.headers)
     body, raw = await parse_body(request, ChatCompletionRequest)
     admission = access.admit(state.fixture, account, request.headers, body.model, body.service_tier)
+    serving.record_admission(request, admission, raw, bool(body.stream))
     plan = chat.plan_chat_completion(state, admission, body, raw)
-    pacer = Pacer(state.clock, plan.schedule)
-    if body.stream:
-        return EventStreamResponse(chat.stream_chunks(plan, pacer, admission.profile.tokens_per_chunk))
-    await pacer.wait_for_end()
-    return JSONResponse(chat.completion_body(plan))
+    return await serving.respond(
+        request,
+        usage=plan.exchange_usage(),
+        schedule=plan.schedule,
+        stream=bool(body.stream),
+        events=partial(chat.stream_chunks, plan, per_chunk=admission.profile.tokens_per_chunk),
+        body=partial(chat.completion_body, plan),
+    )

@@ -2,8 +2,8 @@
 
 __version__ = "0.1.0"
 
-from mockserver.app import create_app  # noqa: E402
-from mockserver.config import ConfigError, Fixture, Settings, load_fixture  # noqa: E402
-from mockserver.server import MockServer  # noqa: E402
+from mockserver.app import create_app
+from mockserver.config import ConfigError, Fixture, Settings, load_fixture
+from mockserver.server import MockServer
 
 __all__ = ["ConfigError", "Fixture", "MockServer", "Settings", "__version__", "create_app", "load_fixture"]

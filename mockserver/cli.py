@@ -30,25 +30,40 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     serve.add_argument("--host", default=defaults.host, help="address to bind [env MOCKSERVER_HOST]")
-    serve.add_argument("--port", type=int, default=defaults.port, help="port to bind; 0 picks a free one [env MOCKSERVER_PORT]")
+    serve.add_argument(
+        "--port", type=int, default=defaults.port, help="port to bind; 0 picks a free one [env MOCKSERVER_PORT]"
+    )
     serve.add_argument(
         "--config",
         default=defaults.config,
         metavar="PATH",
-        help="fixture YAML with models, tier profiles and accounts; the built-in default when unset [env MOCKSERVER_CONFIG]",
+        help=(
+            "fixture YAML with models, tier profiles and accounts; the built-in default when unset "
+            "[env MOCKSERVER_CONFIG]"
+        ),
     )
     serve.add_argument(
         "--time-scale",
         type=float,
         default=defaults.time_scale,
         metavar="X",
-        help="multiply every delay by X: 1 is real speed, 0 answers instantly with the same content [env MOCKSERVER_TIME_SCALE]",
+        help=(
+            "multiply every delay by X: 1 is real speed, 0 answers instantly with the same content "
+            "[env MOCKSERVER_TIME_SCALE]"
+        ),
     )
     serve.add_argument(
-        "--seed", type=int, default=defaults.seed, metavar="N", help="global seed for generated text and ids [env MOCKSERVER_SEED]"
+        "--seed",
+        type=int,
+        default=defaults.seed,
+        metavar="N",
+        help="global seed for generated text and ids [env MOCKSERVER_SEED]",
     )
     serve.add_argument(
-        "--log-level", default=defaults.log_level, choices=LOG_LEVELS, help="uvicorn log level [env MOCKSERVER_LOG_LEVEL]"
+        "--log-level",
+        default=defaults.log_level,
+        choices=LOG_LEVELS,
+        help="uvicorn log level [env MOCKSERVER_LOG_LEVEL]",
     )
     return parser
 

@@ -98,7 +98,7 @@ class Schedule:
         if jitter > 0 and interval > 0 and total_tokens > 1:
             rng = rng or random.Random(0)
             spread = jitter * interval
-            offsets = (0.0,) + tuple(spread * (rng.random() - 0.5) for _ in range(total_tokens - 1))
+            offsets = (0.0, *tuple(spread * (rng.random() - 0.5) for _ in range(total_tokens - 1)))
         return cls(start=start, ttft=ttft * time_scale, interval=interval, total_tokens=total_tokens, offsets=offsets)
 
     @property

@@ -44,7 +44,9 @@ def param_path(loc: Sequence[Any]) -> str:
 
 
 def _is_union_tag(part: str) -> bool:
-    return "[" in part or part in {"str", "int", "float", "bool", "none", "list", "dict"} or part.startswith("function-")
+    return (
+        "[" in part or part in {"str", "int", "float", "bool", "none", "list", "dict"} or part.startswith("function-")
+    )
 
 
 def describe(value: Any) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 
 import pytest
@@ -97,10 +98,10 @@ def test_never_ahead_of_schedule_and_total_time_is_n_over_rate(
         assert when >= schedule.first_token_at
     assert sent[-1][1] == n
     # Token counts only rise.
-    assert all(a[1] < b[1] for a, b in zip(sent, sent[1:], strict=False))
+    assert all(a[1] < b[1] for a, b in itertools.pairwise(sent))
     # The schedule's length is exactly ttft + n / rate, whatever the jitter.
     assert schedule.end - schedule.start == pytest.approx(ttft + n / rate, rel=1e-9, abs=1e-9)
     deadlines = [schedule.due_at(k) for k in range(n)]
     assert deadlines[0] == pytest.approx(ttft)
-    assert all(a < b for a, b in zip(deadlines, deadlines[1:], strict=False))
+    assert all(a < b for a, b in itertools.pairwise(deadlines))
     assert deadlines[-1] < schedule.end

@@ -124,8 +124,14 @@ def test_chinese_prompt_gets_chinese_text(client: openai.OpenAI) -> None:
 
 @pytest.mark.parametrize(
     ("requested", "reported"),
-    [(None, "default"), ("auto", "default"), ("default", "default"), ("fast", "priority"),
-     ("priority", "priority"), ("flex", "flex")],
+    [
+        (None, "default"),
+        ("auto", "default"),
+        ("default", "default"),
+        ("fast", "priority"),
+        ("priority", "priority"),
+        ("flex", "flex"),
+    ],
 )
 def test_service_tier_resolution(client: openai.OpenAI, requested: str | None, reported: str) -> None:
     extra = {} if requested is None else {"service_tier": requested}
@@ -188,7 +194,9 @@ def test_ultrafast_tier_without_preview_is_403(standard_client: openai.OpenAI) -
 
 def test_ultrafast_on_a_model_without_it_is_400(client: openai.OpenAI) -> None:
     with pytest.raises(openai.BadRequestError) as caught:
-        client.chat.completions.create(model="gpt-5.6-mini", messages=MESSAGES, extra_body={"service_tier": "ultrafast"})
+        client.chat.completions.create(
+            model="gpt-5.6-mini", messages=MESSAGES, extra_body={"service_tier": "ultrafast"}
+        )
     assert caught.value.param == "service_tier"
     assert caught.value.code == "invalid_value"
 

@@ -34,7 +34,8 @@ async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[st
     if not isinstance(data, dict):
         raise errors.InvalidRequestError("The request body must be a JSON object.", code="invalid_type")
     try:
-        return model.model_validate(data), data
+        # Strict: the live API refuses "yes" for a boolean or "3" for an integer.
+        return model.model_validate(data, strict=True), data
     except ValidationError as exc:
         raise validation.to_api_error([{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]) from None
 

@@ -1,0 +1,56 @@
+"""Tokens and generated text: exact counts, determinism, language, stop sequences."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mockserver import generation, tokens
+from mockserver.generation import Text, TextGenerator
+
+
+@given(st.text())
+def test_split_round_trips_any_text(text: str) -> None:
+    assert "".join(tokens.split(text)) == text
+
+
+def test_split_counts_words_punctuation_and_cjk() -> None:
+    assert tokens.split("Hello, world!") == ["Hello", ",", " world", "!"]
+    assert tokens.split("你好。") == ["你", "好", "。"]
+
+
+def test_prompt_count_includes_message_framing() -> None:
+    assert tokens.count_messages(["Hello world"]) == 3 + 3 + 2
+
+
+def test_generation_is_exact_and_deterministic() -> None:
+    generator = TextGenerator()
+    first = generator.generate(seed=5, length=37)
+    assert len(first) == 37
+    assert tokens.split(first.text)[:36] == list(first.tokens[:36])
+    assert generator.generate(seed=5, length=37) == first
+    assert generator.generate(seed=6, length=37) != first
+
+
+def test_chinese_generation() -> None:
+    text = TextGenerator().generate(seed=1, length=50, language="zh").text
+    assert sum("\u4e00" <= ch <= "\u9fff" for ch in text) >= 40
+
+
+def test_language_follows_the_latest_text() -> None:
+    assert generation.language_of(["hello", "请写一篇文章"]) == "zh"
+    assert generation.language_of(["请写", "now in English please"]) == "en"
+
+
+def test_request_seed_prefers_the_explicit_seed_and_hashes_otherwise() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    assert generation.request_seed(body, 0, explicit=9) == 9
+    assert generation.request_seed(body, 0) == generation.request_seed(dict(body), 0)
+    assert generation.request_seed(body, 0) != generation.request_seed(body, 1)
+
+
+def test_stop_cuts_before_the_sequence_even_inside_a_token() -> None:
+    text = Text(("Hello", " wor", "ld", "!"))
+    cut, stopped = generation.apply_stop(text, ["orl"])
+    assert stopped and cut.text == "Hello w"
+    assert generation.apply_stop(text, ["zzz"]) == (text, False)

@@ -35,7 +35,8 @@ def data_event(payload: Any) -> bytes:
 
 def typed_event(payload: dict[str, Any]) -> bytes:
     """An ``event: <type>`` + ``data:`` event, as the Responses API sends."""
-    return b"event: " + payload["type"].encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
+    kind: str = payload["type"]
+    return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
 
 
 class EventStreamResponse(StreamingResponse):

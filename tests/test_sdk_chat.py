@@ -218,3 +218,17 @@ def test_downgrade_policy_serves_ultrafast_at_default() -> None:
         # The ultrafast model id stays invisible: downgrade only applies to the service_tier parameter.
         with pytest.raises(openai.NotFoundError):
             c.chat.completions.create(model="gpt-5.6-sol-ultrafast", messages=MESSAGES)
+
+
+def test_time_scale_changes_timing_only_not_content(client: openai.OpenAI) -> None:
+    instant = client.chat.completions.create(model="gpt-5.6-sol", messages=MESSAGES, seed=21)
+    with MockServer(time_scale=1, seed=1) as real_time:
+        c = openai.OpenAI(base_url=real_time.base_url, api_key="sk-mock-preview", _strict_response_validation=True)
+        paced = c.chat.completions.create(
+            model="gpt-5.6-sol",
+            messages=MESSAGES,
+            seed=21,
+            extra_headers={"x-mock-tokens-per-second": "100000", "x-mock-ttft-ms": "0"},
+        )
+    assert paced.choices[0].message.content == instant.choices[0].message.content
+    assert paced.usage == instant.usage

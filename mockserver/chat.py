@@ -189,6 +189,7 @@ async def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Asyn
     first = plan.reasoning_tokens
     await pacer.wait_for_token(first)
     for c in plan.choices:
+        opening: dict[str, Any]
         if c.tool_name is None:
             opening = {"role": "assistant", "content": "", "refusal": None}
         else:

@@ -15,7 +15,7 @@ from mockserver import __version__, errors, validation
 from mockserver.config import Fixture, Settings, load_fixture
 from mockserver.middleware import RequestContextMiddleware
 from mockserver.pacing import Clock, MonotonicClock
-from mockserver.routes import BODY_SCHEMAS, chat, health, models
+from mockserver.routes import BODY_SCHEMAS, chat, health, models, responses
 from mockserver.state import ServerState
 
 DESCRIPTION = (
@@ -42,6 +42,7 @@ def create_app(
     app.include_router(health.router)
     app.include_router(models.router)
     app.include_router(chat.router)
+    app.include_router(responses.router)
 
     @app.exception_handler(errors.MockAPIError)
     async def api_error(request: Request, exc: errors.MockAPIError) -> JSONResponse:

@@ -12,22 +12,35 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from mockserver import generation, tokens
+from mockserver import errors, generation, response_input, structured, tokens
 from mockserver.access import Admission
 from mockserver.config import Fixture
 from mockserver.exchange import Usage
 from mockserver.generation import Text
 from mockserver.pacing import Pacer, Schedule
-from mockserver.schemas import ChatCompletionRequest
+from mockserver.reasoning import reasoning_tokens_for
+from mockserver.replies import plan_reply
+from mockserver.schemas import ChatCompletionRequest, ChatMessage
 from mockserver.state import ServerState
 from mockserver.streaming import DONE, data_event
+from mockserver.structured import FunctionSpec
+from mockserver.validation import describe
 
 
 @dataclass(frozen=True)
 class ChatChoice:
     index: int
-    text: Text
+    text: Text  # the message content, or the tool call's arguments when ``tool_name`` is set
     finish_reason: str
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+
+    def tool_call(self, arguments: str) -> dict[str, Any]:
+        return {
+            "id": self.tool_call_id,
+            "type": "function",
+            "function": {"name": self.tool_name, "arguments": arguments},
+        }
 
 
 @dataclass(frozen=True)
@@ -71,13 +84,6 @@ class ChatPlan:
         }
 
 
-def reasoning_tokens_for(fixture: Fixture, admission: Admission, effort: str | None) -> int:
-    if not admission.model.reasoning:
-        return 0
-    effort = effort or fixture.default_reasoning_effort
-    return fixture.reasoning_tokens.get(effort, 0) if effort else 0  # type: ignore[call-overload]
-
-
 def reported_tier(fixture: Fixture, tier: str) -> str:
     """The ``service_tier`` a Chat Completion may show (see ``Policies.chat_ultrafast_service_tier``)."""
     if tier == "ultrafast":
@@ -89,22 +95,38 @@ def plan_chat_completion(
     state: ServerState, admission: Admission, body: ChatCompletionRequest, raw_body: Any
 ) -> ChatPlan:
     fixture = state.fixture
-    texts = [m.text() for m in body.messages]
+    items = [(m.role, message_text(m)) for m in body.messages]
+    texts = [text for _, text in items]
+    tools = function_tools(body.tools)
+    structured.check_tool_choice(tools, body.tool_choice)
+    fmt = response_format(body.response_format, texts)
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
     language = generation.language_of([m.text() for m in body.messages if m.role == "user"] or texts)
     limit = body.output_limit
     choices = []
     for index in range(body.n or 1):
-        choice_seed = seed + index
-        length = admission.overrides.output_tokens
-        if length is None:
-            length = generation.natural_length(choice_seed, fixture.output_tokens.min, fixture.output_tokens.max)
-        text = state.generator.generate(choice_seed, length, language)
-        text, stopped = generation.apply_stop(text, body.stop_sequences)
-        finish = "stop"
+        reply = plan_reply(
+            state,
+            admission,
+            seed=seed + index,
+            language=language,
+            tools=tools,
+            tool_choice=body.tool_choice,
+            answered=response_input.answered(items),
+            output_format=fmt,
+        )
+        text, finish = reply.text, "stop"
+        if reply.tool is None:
+            text, _ = generation.apply_stop(text, body.stop_sequences)
+        else:
+            finish = "tool_calls"
         if limit is not None and len(text) > limit:
             text, finish = text.cut(limit), "length"
-        choices.append(ChatChoice(index, text, finish))
+        if reply.tool is None:
+            choices.append(ChatChoice(index, text, finish))
+        else:
+            call_id = f"call_{state.ids.token(24)}"
+            choices.append(ChatChoice(index, text, finish, reply.tool.name, call_id))
     reasoning = reasoning_tokens_for(fixture, admission, body.reasoning_effort)
     steps = max((len(c.text) for c in choices), default=0)
     profile = admission.profile
@@ -123,7 +145,7 @@ def plan_chat_completion(
         model=admission.model.id,
         service_tier=reported_tier(fixture, admission.tier.tier),
         system_fingerprint=state.system_fingerprint,
-        prompt_tokens=tokens.count_messages(texts),
+        prompt_tokens=tokens.count_messages(texts) + response_input.tool_definition_tokens(body.tools),
         reasoning_tokens=reasoning,
         choices=tuple(choices),
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
@@ -141,7 +163,7 @@ def completion_body(plan: ChatPlan) -> dict[str, Any]:
         "choices": [
             {
                 "index": c.index,
-                "message": {"role": "assistant", "content": c.text.text, "refusal": None, "annotations": []},
+                "message": _message(c),
                 "logprobs": None,
                 "finish_reason": c.finish_reason,
             }
@@ -167,18 +189,96 @@ async def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Asyn
     first = plan.reasoning_tokens
     await pacer.wait_for_token(first)
     for c in plan.choices:
-        yield chunk([choice(c.index, {"role": "assistant", "content": "", "refusal": None})])
+        opening: dict[str, Any]
+        if c.tool_name is None:
+            opening = {"role": "assistant", "content": "", "refusal": None}
+        else:
+            # id, type and name go in the first fragment only: the SDK accumulators concatenate strings.
+            opening = {"role": "assistant", "content": None, "tool_calls": [{"index": 0, **c.tool_call("")}]}
+        yield chunk([choice(c.index, opening)])
     async for lo, hi in pacer.batches(first, first + plan.text_steps, per_chunk):
         for c in plan.choices:
             piece = "".join(c.text.tokens[lo - first : hi - first])
-            if piece:
+            if not piece:
+                continue
+            if c.tool_name is None:
                 yield chunk([choice(c.index, {"content": piece})])
+            else:
+                yield chunk([choice(c.index, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})])
     await pacer.wait_for_end()
     for c in plan.choices:
         yield chunk([choice(c.index, {}, c.finish_reason)])
     if plan.include_usage:
         yield data_event({**envelope, "choices": [], "usage": plan.usage()})
     yield DONE
+
+
+def _message(c: ChatChoice) -> dict[str, Any]:
+    if c.tool_name is None:
+        return {"role": "assistant", "content": c.text.text, "refusal": None, "annotations": []}
+    return {
+        "role": "assistant",
+        "content": None,
+        "refusal": None,
+        "annotations": [],
+        "tool_calls": [c.tool_call(c.text.text)],
+    }
+
+
+def message_text(message: ChatMessage) -> str:
+    """What a message contributes to the prompt: its text, plus any tool calls it carries."""
+    text = message.text()
+    for call in (message.model_extra or {}).get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            text += f"{function.get('name', '')}{function.get('arguments', '')}"
+    return text
+
+
+def function_tools(tools: list[dict[str, Any]] | None) -> list[FunctionSpec]:
+    """Chat's function tools, nested under ``function``; other tool types are accepted and never called."""
+    specs = []
+    for i, tool in enumerate(tools or []):
+        if tool.get("type", "function") != "function":
+            continue
+        function = tool.get("function")
+        if not isinstance(function, dict):
+            raise errors.missing_parameter(f"tools[{i}].function")
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise errors.missing_parameter(f"tools[{i}].function.name")
+        parameters = function.get("parameters")
+        if parameters is not None and not isinstance(parameters, dict):
+            raise errors.invalid_type(f"tools[{i}].function.parameters", "an object", describe(parameters))
+        specs.append(FunctionSpec(name, parameters or {}))
+    return specs
+
+
+def response_format(fmt: dict[str, Any] | None, texts: list[str]) -> dict[str, Any]:
+    """Chat's ``response_format``, flattened to the Responses ``text.format`` layout."""
+    if fmt is None:
+        return {"type": "text"}
+    kind = fmt.get("type")
+    if kind is None:
+        raise errors.missing_parameter("response_format.type")
+    if kind not in response_input.TEXT_FORMATS:
+        raise errors.invalid_value("response_format.type", kind, response_input.TEXT_FORMATS)
+    if kind == "json_object" and not any("json" in t.lower() for t in texts):
+        raise errors.InvalidRequestError(
+            "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.",
+            param="messages",
+        )
+    if kind != "json_schema":
+        return {"type": kind}
+    inner = fmt.get("json_schema")
+    if not isinstance(inner, dict):
+        raise errors.missing_parameter("response_format.json_schema")
+    if "name" not in inner:
+        raise errors.missing_parameter("response_format.json_schema.name")
+    schema = inner.get("schema", {})
+    if not isinstance(schema, dict):
+        raise errors.invalid_type("response_format.json_schema.schema", "an object", describe(schema))
+    return {"type": "json_schema", "name": inner["name"], "schema": schema}
 
 
 def _envelope(plan: ChatPlan) -> dict[str, Any]:

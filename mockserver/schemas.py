@@ -90,3 +90,69 @@ class ChatCompletionRequest(_Body):
         if self.stop is None:
             return []
         return [self.stop] if isinstance(self.stop, str) else list(self.stop)
+
+
+# -- Responses API ------------------------------------------------------------------------------
+
+ReasoningSummaryValue = Literal["auto", "concise", "detailed"]
+
+
+class ReasoningParam(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    effort: ReasoningEffortValue | None = None
+    summary: ReasoningSummaryValue | None = None
+    generate_summary: ReasoningSummaryValue | None = None  # deprecated alias of summary
+    context: Literal["auto", "current_turn", "all_turns"] | None = None
+    mode: str | None = None
+
+    @property
+    def summary_style(self) -> str | None:
+        return self.summary or self.generate_summary
+
+
+class TextParam(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    format: dict[str, Any] | None = None
+    verbosity: Literal["low", "medium", "high"] | None = None
+
+
+class ResponseCreateRequest(_Body):
+    """``POST /v1/responses``. ``input`` items are checked by :mod:`mockserver.responses`."""
+
+    model: str
+    input: str | list[Any] | None = None
+    instructions: str | None = None
+    stream: bool | None = False
+    stream_options: StreamOptions | None = None
+    max_output_tokens: int | None = Field(default=None, ge=16)
+    max_tool_calls: int | None = Field(default=None, ge=1)
+    reasoning: ReasoningParam | None = None
+    text: TextParam | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    previous_response_id: str | None = None
+    conversation: str | dict[str, Any] | None = None
+    store: bool | None = None
+    background: bool | None = None
+    include: list[str] | None = None
+    metadata: dict[str, str] | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    top_logprobs: int | None = Field(default=None, ge=0, le=20)
+    truncation: Literal["auto", "disabled"] | None = None
+    service_tier: str | None = None
+    seed: int | None = None
+    safety_identifier: str | None = None
+    user: str | None = None
+    prompt: dict[str, Any] | None = None
+    prompt_cache_key: str | None = None
+    prompt_cache_retention: Literal["in_memory", "24h"] | None = None
+    prompt_cache_options: dict[str, Any] | None = None
+    context_management: list[dict[str, Any]] | None = None
+    moderation: Any = None
+    access_programs: dict[str, Any] | None = None
+    background_options: dict[str, Any] | None = None
+    image: dict[str, Any] | None = None

@@ -16,6 +16,7 @@ from mockserver.config import Fixture, Settings
 from mockserver.exchange import ExchangeHooks
 from mockserver.generation import TextGenerator
 from mockserver.pacing import Clock, MonotonicClock
+from mockserver.response_store import ResponseStore
 
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
@@ -58,8 +59,10 @@ class ServerState:
         self._initial_fixture = self.fixture
         self.ids = IdFactory(self.settings.seed)
         self.system_fingerprint = IdFactory(self.settings.seed ^ 0xF1).fingerprint()
+        self.responses = ResponseStore(self.clock.now)
 
     def reset(self) -> None:
-        """Back to how the server started: the original fixture and a fresh id sequence."""
+        """Back to how the server started: the original fixture, a fresh id sequence, no stored responses."""
         self.fixture = self._initial_fixture
         self.ids = IdFactory(self.settings.seed)
+        self.responses.reset()

@@ -1,0 +1,59 @@
+"""What one answer says, for either API: prose, a JSON document, or a tool call's arguments.
+
+The visible tokens are decided here, before any pacing, so Chat Completions and
+the Responses API pick tools and shape JSON the same way, and the streamed and
+non-streamed forms of one request carry the same tokens.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mockserver import generation, structured, tokens
+from mockserver.access import Admission
+from mockserver.generation import Text
+from mockserver.state import ServerState
+from mockserver.structured import FunctionSpec
+
+# Keeps the JSON and tool-argument stream independent of the prose stream of the same seed.
+_STRUCTURED_SALT = 0x15_0A
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: Text  # the answer's tokens, or the tool call's argument tokens
+    tool: FunctionSpec | None = None
+
+
+def plan_reply(
+    state: ServerState,
+    admission: Admission,
+    *,
+    seed: int,
+    language: str,
+    tools: Sequence[FunctionSpec],
+    tool_choice: str | Mapping[str, Any] | None,
+    answered: bool,
+    output_format: Mapping[str, Any],
+) -> Reply:
+    rng = random.Random(seed ^ _STRUCTURED_SALT)
+    tool = structured.pick_tool(tools, tool_choice, answered=answered, rng=rng)
+    if tool is not None:
+        return Reply(_json_text(structured.instance_for(tool.parameters, rng)), tool)
+    kind = output_format.get("type")
+    if kind == "json_schema":
+        return Reply(_json_text(structured.instance_for(output_format.get("schema") or {}, rng)))
+    if kind == "json_object":
+        return Reply(_json_text(structured.json_object(rng)))
+    length = admission.overrides.output_tokens
+    if length is None:
+        bounds = state.fixture.output_tokens
+        length = generation.natural_length(seed, bounds.min, bounds.max)
+    return Reply(state.generator.generate(seed, length, language))
+
+
+def _json_text(value: Any) -> Text:
+    return Text(tuple(tokens.split(structured.dumps(value))))

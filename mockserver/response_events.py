@@ -1,0 +1,82 @@
+"""The typed event stream of one response (WIRE.md §5.3), paced on the plan's schedule.
+
+Order: ``response.created`` and ``response.in_progress`` at once; then, at the
+first token's deadline, the reasoning item (with its summary part, whose text
+deltas fall due as the last reasoning tokens); then the message or function call
+item with its deltas; and after the schedule's end ``response.completed`` (or
+``response.incomplete``). ``sequence_number`` counts every event from 0, every
+lifecycle event carries the same response id, and there is no ``[DONE]``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator
+from typing import Any
+
+from mockserver.generation import Text
+from mockserver.pacing import Pacer
+from mockserver.responses import ResponsePlan, output_text, response_object
+from mockserver.streaming import typed_event
+
+
+async def stream_events(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> AsyncIterator[bytes]:
+    sequence = itertools.count()
+
+    def event(kind: str, **fields: Any) -> bytes:
+        return typed_event({"type": kind, "sequence_number": next(sequence), **fields})
+
+    in_progress = response_object(plan, final=False)
+    yield event("response.created", response=in_progress)
+    yield event("response.in_progress", response=in_progress)
+
+    index = 0
+    if plan.reasoning is not None:
+        part = plan.reasoning
+        await pacer.wait_for_token(0)
+        yield event("response.output_item.added", output_index=index, item={**part.item(), "summary": []})
+        if part.summary:
+            where = {"item_id": part.id, "output_index": index, "summary_index": 0}
+            start = part.hidden_tokens
+            await pacer.wait_for_token(start)
+            yield event("response.reasoning_summary_part.added", **where, part={"type": "summary_text", "text": ""})
+            async for lo, hi in pacer.batches(start, part.tokens, per_chunk):
+                yield event(
+                    "response.reasoning_summary_text.delta", **where, delta=_piece(part.summary, lo - start, hi - start)
+                )
+            text = part.summary.text
+            yield event("response.reasoning_summary_text.done", **where, text=text)
+            done_part = {"type": "summary_text", "text": text}
+            extra = {"status": "incomplete"} if part.summary_cut else {}
+            yield event("response.reasoning_summary_part.done", **where, part=done_part, **extra)
+        await pacer.wait_for_token(part.tokens - 1)
+        yield event("response.output_item.done", output_index=index, item=part.item())
+        index += 1
+
+    answer = plan.answer
+    if answer is not None:
+        first, stop = plan.reasoning_tokens, plan.reasoning_tokens + len(answer.text)
+        yield event("response.output_item.added", output_index=index, item=answer.item("in_progress"))
+        where = {"item_id": answer.id, "output_index": index}
+        if answer.name is not None:
+            async for lo, hi in pacer.batches(first, stop, per_chunk):
+                yield event(
+                    "response.function_call_arguments.delta", **where, delta=_piece(answer.text, lo - first, hi - first)
+                )
+            yield event("response.function_call_arguments.done", **where, arguments=answer.text.text)
+        else:
+            text_at = {**where, "content_index": 0}
+            yield event("response.content_part.added", **text_at, part=output_text(""))
+            async for lo, hi in pacer.batches(first, stop, per_chunk):
+                piece = _piece(answer.text, lo - first, hi - first)
+                yield event("response.output_text.delta", **text_at, delta=piece, logprobs=[])
+            yield event("response.output_text.done", **text_at, text=answer.text.text, logprobs=[])
+            yield event("response.content_part.done", **text_at, part=output_text(answer.text.text))
+        yield event("response.output_item.done", output_index=index, item=answer.item())
+
+    await pacer.wait_for_end()
+    yield event(f"response.{plan.status}", response=response_object(plan))
+
+
+def _piece(text: Text, lo: int, hi: int) -> str:
+    return "".join(text.tokens[lo:hi])

@@ -1,0 +1,87 @@
+"""Stored responses (``store: true``, the default): retrieve, delete, and chain with ``previous_response_id``.
+
+Each response is kept with the project that created it; another project's key
+sees a 404, as if it did not exist. A stored response reads ``in_progress`` until
+its schedule ends, then its final body, so ``GET`` during a paced stream shows
+what the live API would. The whole store goes with :meth:`ResponseStore.reset`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mockserver import errors
+
+# One conversation item as the next turn sees it: (role or item type, text).
+ConversationItem = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    id: str
+    project: str
+    final_body: dict[str, Any]
+    in_progress_body: dict[str, Any]
+    ready_at: float
+    conversation: tuple[ConversationItem, ...]  # input and output of this turn and every turn before it
+
+    def body_at(self, now: float) -> dict[str, Any]:
+        return self.final_body if now >= self.ready_at else self.in_progress_body
+
+
+class ResponseStore:
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._now = clock
+        self._items: dict[str, StoredResponse] = {}
+        self._lock = threading.Lock()  # servers in threads of one process may share nothing else, but be safe
+
+    def put(self, response: StoredResponse) -> None:
+        with self._lock:
+            self._items[response.id] = response
+
+    def find(self, project: str, response_id: str) -> StoredResponse | None:
+        with self._lock:
+            found = self._items.get(response_id)
+        return found if found is not None and found.project == project else None
+
+    def get(self, project: str, response_id: str) -> dict[str, Any]:
+        found = self.find(project, response_id)
+        if found is None:
+            raise response_not_found(response_id)
+        return found.body_at(self._now())
+
+    def previous(self, project: str, response_id: str) -> StoredResponse:
+        found = self.find(project, response_id)
+        if found is None:
+            raise previous_response_not_found(response_id)
+        return found
+
+    def delete(self, project: str, response_id: str) -> dict[str, Any]:
+        with self._lock:
+            found = self._items.get(response_id)
+            if found is None or found.project != project:
+                raise response_not_found(response_id)
+            del self._items[response_id]
+        return {"id": response_id, "object": "response", "deleted": True}
+
+    def reset(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def response_not_found(response_id: str) -> errors.NotFoundError:
+    return errors.NotFoundError(f"Response with id '{response_id}' not found.")
+
+
+def previous_response_not_found(response_id: str) -> errors.NotFoundError:
+    return errors.NotFoundError(
+        f"Previous response with id '{response_id}' not found.",
+        param="previous_response_id",
+        code="previous_response_not_found",
+    )

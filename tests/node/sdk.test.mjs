@@ -1,0 +1,113 @@
+// Node SDK compatibility: the official `openai` package against a running mockserver.
+// Started by tests/test_node_sdk.py with OPENAI_BASE_URL and OPENAI_API_KEY set.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import OpenAI from 'openai';
+
+const client = new OpenAI({ maxRetries: 0 });
+const MODEL = 'gpt-5.6-sol';
+const WEATHER = {
+  type: 'function',
+  name: 'get_weather',
+  parameters: {
+    type: 'object',
+    properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+    required: ['city', 'unit'],
+    additionalProperties: false,
+  },
+  strict: true,
+};
+
+test('responses.create returns a completed response with output_text', async () => {
+  const response = await client.responses.create({ model: MODEL, input: 'Hello', reasoning: { effort: 'low' } });
+  assert.equal(response.object, 'response');
+  assert.equal(response.status, 'completed');
+  assert.equal(response.service_tier, 'default');
+  assert.deepEqual(response.output.map((o) => o.type), ['reasoning', 'message']);
+  assert.ok(response.output_text.length > 0);
+  assert.equal(response.usage.output_tokens_details.reasoning_tokens, 64);
+  assert.match(response._request_id, /^req_/);
+});
+
+test('raw stream: typed events with rising sequence numbers, same text as create', async () => {
+  const body = { model: MODEL, input: 'Tell me a story', seed: 5 };
+  const plain = await client.responses.create(body);
+  const stream = await client.responses.create({ ...body, stream: true });
+  const events = [];
+  for await (const event of stream) events.push(event);
+  assert.equal(events[0].type, 'response.created');
+  assert.equal(events.at(-1).type, 'response.completed');
+  assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i));
+  const text = events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+  assert.equal(text, plain.output_text);
+});
+
+test('responses.stream() + finalResponse() with a reasoning summary', async () => {
+  const body = { model: MODEL, input: 'Think first', reasoning: { effort: 'low', summary: 'auto' }, seed: 6 };
+  const plain = await client.responses.create(body);
+  const stream = client.responses.stream(body);
+  let deltas = '';
+  let summary = '';
+  stream.on('response.output_text.delta', (e) => { deltas += e.delta; });
+  stream.on('response.reasoning_summary_text.delta', (e) => { summary += e.delta; });
+  const final = await stream.finalResponse();
+  assert.equal(final.status, 'completed');
+  assert.equal(final.output_text, plain.output_text);
+  assert.equal(deltas, plain.output_text);
+  assert.equal(summary, plain.output[0].summary[0].text);
+  assert.deepEqual(final.usage, plain.usage);
+});
+
+test('function-call stream accumulates the arguments', async () => {
+  const stream = client.responses.stream({ model: MODEL, input: 'Weather in Paris?', tools: [WEATHER] });
+  let added;
+  stream.on('response.output_item.added', (e) => { added ??= e.item; });
+  const final = await stream.finalResponse();
+  assert.equal(added.type, 'function_call');
+  assert.equal(added.arguments, '');
+  const [call] = final.output;
+  assert.equal(call.type, 'function_call');
+  assert.equal(call.name, 'get_weather');
+  const args = JSON.parse(call.arguments);
+  assert.equal(typeof args.city, 'string');
+  assert.ok(['celsius', 'fahrenheit'].includes(args.unit));
+});
+
+test('chat.completions.stream() + finalChatCompletion(), text and tool call', async () => {
+  const messages = [{ role: 'user', content: 'Hello' }];
+  const text = client.chat.completions.stream({ model: MODEL, messages, seed: 7 });
+  const completion = await text.finalChatCompletion();
+  const plain = await client.chat.completions.create({ model: MODEL, messages, seed: 7 });
+  assert.equal(completion.choices[0].message.content, plain.choices[0].message.content);
+  assert.equal(completion.choices[0].finish_reason, 'stop');
+
+  const tools = [{ type: 'function', function: { name: WEATHER.name, parameters: WEATHER.parameters } }];
+  const calls = client.chat.completions.stream({ model: MODEL, messages, tools, tool_choice: 'required' });
+  const final = await calls.finalChatCompletion();
+  assert.equal(final.choices[0].finish_reason, 'tool_calls');
+  const [call] = final.choices[0].message.tool_calls;
+  assert.equal(call.function.name, 'get_weather');
+  assert.ok(JSON.parse(call.function.arguments).city);
+});
+
+test('stored responses: retrieve, chain, delete, and a 404 in OpenAI shape', async () => {
+  const first = await client.responses.create({ model: MODEL, input: 'My name is Ada.' });
+  const fetched = await client.responses.retrieve(first.id);
+  assert.equal(fetched.id, first.id);
+  const second = await client.responses.create({ model: MODEL, input: 'Name?', previous_response_id: first.id });
+  assert.equal(second.previous_response_id, first.id);
+  await client.responses.delete(first.id);
+  await assert.rejects(client.responses.retrieve(first.id), (err) => {
+    assert.ok(err instanceof OpenAI.NotFoundError);
+    assert.equal(err.status, 404);
+    return true;
+  });
+});
+
+test('access denied: ultrafast without preview is 403', async () => {
+  const standard = new OpenAI({ apiKey: 'sk-mock-standard', maxRetries: 0 });
+  await assert.rejects(
+    standard.responses.create({ model: MODEL, input: 'Hi', service_tier: 'ultrafast' }),
+    (err) => err instanceof OpenAI.PermissionDeniedError && err.param === 'service_tier',
+  );
+});

@@ -1,0 +1,53 @@
+"""Pacing of the Responses stream on a fake clock: reasoning comes first, at the tier's rate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from mockserver import access
+from mockserver.config import Settings, load_fixture
+from mockserver.pacing import FakeClock, Pacer
+from mockserver.response_events import stream_events
+from mockserver.responses import plan_response
+from mockserver.schemas import ResponseCreateRequest
+from mockserver.state import ServerState
+
+HEADERS = {"authorization": "Bearer sk-mock-preview", "x-mock-output-tokens": "50"}
+
+
+def timed_events(body: dict[str, Any]) -> tuple[list[tuple[float, dict[str, Any]]], Any]:
+    clock = FakeClock(start=0.0)
+    state = ServerState(settings=Settings(time_scale=1.0), fixture=load_fixture(), clock=clock)
+    request = ResponseCreateRequest.model_validate({"model": "gpt-5.6-sol-ultrafast", **body})
+    admission = access.admit(state.fixture, state.fixture.accounts[0], HEADERS, request.model, None)
+    plan = plan_response(state, admission, request, body)
+
+    async def collect() -> list[tuple[float, dict[str, Any]]]:
+        out = []
+        async for raw in stream_events(plan, Pacer(clock, plan.schedule), per_chunk=1):
+            out.append((clock.now(), json.loads(raw.decode().split("data: ", 1)[1])))
+        return out
+
+    return asyncio.run(collect()), plan
+
+
+def test_reasoning_delays_the_first_text_delta_by_its_tokens() -> None:
+    events, plan = timed_events({"input": "Hi", "reasoning": {"effort": "medium", "summary": "auto"}})
+    schedule = plan.schedule
+    first_text = next(t for t, e in events if e["type"] == "response.output_text.delta")
+    first_summary = next(t for t, e in events if e["type"] == "response.reasoning_summary_text.delta")
+    assert events[0][0] == 0.0  # response.created goes out at once
+    assert first_summary == schedule.due_at(256 - 48)  # the summary is the last 48 of 256 reasoning tokens
+    assert first_text == schedule.due_at(256)
+    assert abs(first_text - (0.2 + 256 / 750)) < 2 / 750  # ttft + reasoning at 750 tok/s, within jitter
+    assert events[-1][0] == schedule.end and events[-1][1]["type"] == "response.completed"
+    assert plan.schedule.total_tokens == 256 + 50 == events[-1][1]["response"]["usage"]["output_tokens"]
+
+
+def test_text_deltas_follow_the_deadlines() -> None:
+    events, plan = timed_events({"input": "Hi"})
+    times = [t for t, e in events if e["type"] == "response.output_text.delta"]
+    assert len(times) == 50
+    assert times == [plan.schedule.due_at(k) for k in range(50)]

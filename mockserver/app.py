@@ -16,7 +16,7 @@ from mockserver.config import Fixture, Settings, load_fixture
 from mockserver.middleware import RequestContextMiddleware
 from mockserver.pacing import Clock, MonotonicClock
 from mockserver.reply_headers import openai_headers
-from mockserver.routes import BODY_SCHEMAS, chat, health, models
+from mockserver.routes import BODY_SCHEMAS, chat, health, models, usage
 from mockserver.state import ServerState
 
 DESCRIPTION = (
@@ -43,6 +43,7 @@ def create_app(
     app.include_router(health.router)
     app.include_router(models.router)
     app.include_router(chat.router)
+    app.include_router(usage.router)
     state.hooks.on_response_start.append(openai_headers(state.store, state.clock, lambda: state.fixture))
     state.hooks.on_complete.append(ledger.recorder(state.store, lambda: state.fixture))
 

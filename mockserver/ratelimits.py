@@ -142,18 +142,23 @@ MAX_RETRY_AFTER_S = 120.0  # the Python SDK ignores (and does not retry) anythin
 
 def retry_delay(seconds: float) -> float:
     """A wait the SDKs will honour: whole milliseconds, at least 1 ms, at most 120 s."""
-    return min(MAX_RETRY_AFTER_S, max(0.001, math.ceil(seconds * 1000) / 1000))
+    return min(MAX_RETRY_AFTER_S, max(0.001, _ceil_ms(seconds) / 1000))
 
 
 def retry_headers(seconds: float) -> dict[str, str]:
     """``retry-after-ms`` (which the SDKs prefer) and ``retry-after`` in whole seconds, rounded up."""
-    ms = math.ceil(seconds * 1000)
+    ms = _ceil_ms(seconds)
     return {"retry-after-ms": str(ms), "retry-after": str(max(1, math.ceil(ms / 1000)))}
+
+
+def _ceil_ms(seconds: float) -> int:
+    """Whole milliseconds, rounded up, ignoring float noise (100.0000001 ms is 100 ms)."""
+    return math.ceil(round(seconds * 1000, 6))
 
 
 def go_duration(seconds: float) -> str:
     """Format like Go's ``time.Duration``, as the live headers do: ``20ms``, ``1s``, ``1.5s``, ``6m0s``."""
-    ms = max(0, math.ceil(round(seconds * 1000, 6)))
+    ms = max(0, _ceil_ms(seconds))
     if ms == 0:
         return "0s"
     if ms < 1000:

@@ -163,7 +163,7 @@ class MemoryStore:
                 excess = used + allowance.amount - allowance.limit
                 if excess > 0:
                     wait = excess * WINDOW_SECONDS / allowance.limit
-                    return Shortfall(index, round(used), wait)
+                    return Shortfall(index, math.ceil(used - 1e-9), wait)
             for allowance, used in zip(allowances, levels, strict=True):
                 self._buckets[allowance.bucket] = _Bucket(used + allowance.amount, now)
             return None

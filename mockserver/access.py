@@ -1,8 +1,11 @@
-"""Who is calling and what they may see: API keys, model visibility and admission.
+"""Who is calling and what they may do: API keys, model visibility and admission.
 
-:func:`admit` is the one gate every inference request passes: it authenticates
-the key, finds the model the key may see, and resolves the service tier. Each
-refusal is a typed error from :mod:`mockserver.errors` with the live wording.
+:func:`authenticate` finds the key's account and refuses it as the live API would
+(:mod:`mockserver.accounts`). :func:`admit` is the one gate every inference request
+passes: it finds the model the key may use and resolves the service tier, then, inside
+a request, checks the organization's quota, takes an Ultrafast capacity slot (or
+downgrades) and counts the request against the rate windows. Each refusal is a typed
+error from :mod:`mockserver.errors` with the live wording.
 """
 
 from __future__ import annotations
@@ -10,18 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mockserver import errors
-from mockserver.config import Account, Fixture, ModelSpec, TimingProfile
+from mockserver import accounts, capacity, context, errors, ratelimits
+from mockserver.accounts import bearer_key
+from mockserver.config import Account, Fixture, ModelSpec, Tier, TimingProfile
 from mockserver.tiers import Overrides, TierDecision, resolve_tier
 
-
-def bearer_key(headers: Mapping[str, str]) -> str | None:
-    """The API key from ``Authorization: Bearer <key>``, or None when absent."""
-    value = headers.get("authorization", "").strip()
-    scheme, _, key = value.partition(" ")
-    if scheme.lower() != "bearer" or not key.strip():
-        return None
-    return key.strip()
+__all__ = ["Admission", "admit", "authenticate", "bearer_key", "can_see", "find_model", "visible_models"]
 
 
 def authenticate(fixture: Fixture, headers: Mapping[str, str]) -> Account:
@@ -31,6 +28,7 @@ def authenticate(fixture: Fixture, headers: Mapping[str, str]) -> Account:
     account = fixture.account(key)
     if account is None:
         raise errors.invalid_api_key(key)
+    accounts.check_key(fixture, account, headers)
     return account
 
 
@@ -52,6 +50,16 @@ def find_model(fixture: Fixture, account: Account, model_id: str) -> ModelSpec:
     return model
 
 
+def inference_model(fixture: Fixture, account: Account, model_id: str) -> ModelSpec:
+    """The model for an inference request: 404 if unknown or hidden, 403 if the project may not use it."""
+    model = fixture.model(model_id)
+    if model is None or (model.forced_tier is not None and model.forced_tier not in account.tiers):
+        raise errors.model_not_found(model_id)
+    if account.models is not None and model.id not in account.models:
+        raise errors.project_model_access(account.project, model.id)
+    return model
+
+
 @dataclass(frozen=True)
 class Admission:
     """Everything decided about a request before any token is produced."""
@@ -64,11 +72,59 @@ class Admission:
 
 
 def admit(
-    fixture: Fixture, account: Account, headers: Mapping[str, str], model_id: str, service_tier: str | None
+    fixture: Fixture,
+    account: Account,
+    headers: Mapping[str, str],
+    model_id: str,
+    service_tier: str | None,
+    *,
+    request: context.RequestContext | None = None,
 ) -> Admission:
-    """Find the model and resolve the tier for an authenticated key, or raise the refusal."""
+    """Find the model and resolve the tier for an authenticated key, or raise the refusal.
+
+    ``request`` defaults to the request being served (:func:`mockserver.context.current`).
+    """
     overrides = Overrides.from_headers(headers)
-    model = find_model(fixture, account, model_id)
+    model = inference_model(fixture, account, model_id)
     decision = resolve_tier(fixture, account, model, service_tier)
+    request = request or context.current()
+    if request is not None:
+        decision = _take_shared_resources(request, fixture, account, model, decision)
     profile = overrides.apply(fixture.profile(model, decision.tier))
     return Admission(account, model, decision, profile, overrides)
+
+
+def _take_shared_resources(
+    request: context.RequestContext, fixture: Fixture, account: Account, model: ModelSpec, decision: TierDecision
+) -> TierDecision:
+    """Quota, then an Ultrafast slot (which may downgrade the tier), then the rate windows of the tier served.
+
+    Whatever the outcome, the exchange keeps the model's ``x-ratelimit-*`` headers as of now.
+    A request refused by the rate limit gives its slot back at once; an admitted one keeps it
+    on the exchange until the reply ends (:func:`mockserver.serving.respond`).
+    """
+    exchange, store, now = request.exchange, request.store, request.clock.now()
+    exchange.account, exchange.model = account, model.id
+
+    def window(tier: Tier) -> ratelimits.Target:
+        return ratelimits.target_for(account.key, model.id, ratelimits.limits_for(fixture, account, model.id, tier))
+
+    slot = None
+    try:
+        accounts.check_quota(store, fixture, account)
+        if decision.tier == "ultrafast":
+            slot = capacity.acquire(store, fixture, account.organization, model.id)
+            if slot is None:
+                decision = TierDecision(decision.requested, "default", downgraded=True)
+        exchange.tier = decision.tier
+        requested = ratelimits.requested_tokens(fixture, exchange.request_body)
+        exchange.rate_limit_headers = ratelimits.take(
+            store, now, fixture, account, model.id, window(decision.tier), requested
+        )
+    except errors.MockAPIError:
+        exchange.rate_limit_headers = ratelimits.headers(store, now, window(decision.tier))
+        if slot is not None:
+            slot.release()
+        raise
+    exchange.capacity_slot = slot
+    return decision

@@ -11,11 +11,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from mockserver import __version__, errors, validation
+from mockserver import __version__, errors, ledger, validation
 from mockserver.config import Fixture, Settings, load_fixture
 from mockserver.middleware import RequestContextMiddleware
 from mockserver.pacing import Clock, MonotonicClock
-from mockserver.routes import BODY_SCHEMAS, chat, health, models, responses
+from mockserver.reply_headers import openai_headers
+from mockserver.routes import BODY_SCHEMAS, chat, health, models, responses, usage
 from mockserver.state import ServerState
 
 DESCRIPTION = (
@@ -43,6 +44,9 @@ def create_app(
     app.include_router(models.router)
     app.include_router(chat.router)
     app.include_router(responses.router)
+    app.include_router(usage.router)
+    state.hooks.on_response_start.append(openai_headers(state.store, state.clock, lambda: state.fixture))
+    state.hooks.on_complete.append(ledger.recorder(state.store, lambda: state.fixture))
 
     @app.exception_handler(errors.MockAPIError)
     async def api_error(request: Request, exc: errors.MockAPIError) -> JSONResponse:

@@ -36,6 +36,10 @@ class ConfigError(Exception):
 # -- Fixture schema ---------------------------------------------------------------------------
 
 
+def _standard_tiers() -> list[Tier]:
+    return ["default", "priority", "flex"]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -73,7 +77,7 @@ class ModelSpec(_Strict):
     id: str
     created: int = 1786000000
     owned_by: str = "system"
-    tiers: list[Tier] = Field(default_factory=lambda: ["default", "priority", "flex"])
+    tiers: list[Tier] = Field(default_factory=_standard_tiers)
     forced_tier: Tier | None = Field(
         default=None, description="Always serve this id on one tier, e.g. gpt-5.6-sol-ultrafast."
     )
@@ -89,21 +93,119 @@ class ModelSpec(_Strict):
         return self
 
 
+KeyStatus = Literal["active", "revoked", "deactivated"]
+
+
+class Limit(_Strict):
+    """Requests and tokens per minute. ``None`` leaves the value to the next, more general level."""
+
+    rpm: int | None = Field(default=None, ge=1, description="Requests per minute.")
+    tpm: int | None = Field(default=None, ge=1, description="Tokens per minute (estimated prompt + max output).")
+
+
+class RateLimits(Limit):
+    """Rate limits at one level (the fixture's defaults, or one key's overrides).
+
+    The most specific value wins: ``models[<id>]``, then ``tiers[<tier>]``, then ``rpm``/``tpm``;
+    a key's own values win over the fixture's at each step. A tier listed under ``tiers`` gets its
+    own window; every other tier shares the model's window (as priority and flex do on the live API).
+    """
+
+    models: dict[str, Limit] = Field(default_factory=dict, description="Per-model limits.")
+    tiers: dict[Tier, Limit] = Field(default_factory=dict, description="Per-service-tier limits.")
+
+
+DEFAULT_RATE_LIMITS = RateLimits(rpm=10_000, tpm=30_000_000)
+
+
 class Account(_Strict):
-    """An API key and what it may use."""
+    """An API key: the organization and project it belongs to, and what it may use."""
 
     key: str = Field(min_length=1)
     organization: str = "org-mock"
     project: str = "proj_mock"
+    status: KeyStatus = Field(
+        default="active",
+        description=(
+            "'revoked': the key was deleted (401 invalid_api_key); 'deactivated': the account behind it "
+            "was deactivated (401 account_deactivated)."
+        ),
+    )
     tiers: list[Tier] = Field(
-        default_factory=lambda: ["default", "priority", "flex"],
+        default_factory=_standard_tiers,
         description="Tiers this key is entitled to. 'ultrafast' here means Ultrafast preview access.",
     )
-    models: list[str] | None = Field(default=None, description="Model ids this key may use; null means all.")
+    models: list[str] | None = Field(default=None, description="Model ids this key's project may use; null means all.")
+    rate_limits: RateLimits | None = Field(default=None, description="Overrides of the fixture's rate limits.")
 
     @property
     def has_preview(self) -> bool:
         return "ultrafast" in self.tiers
+
+
+class Quota(_Strict):
+    """What an organization may spend in all before requests fail with 429 ``insufficient_quota``."""
+
+    spend_usd: float | None = Field(default=None, ge=0, description="Budget in US dollars; null: unlimited.")
+    tokens: int | None = Field(default=None, ge=0, description="Budget in tokens (input + output); null: unlimited.")
+
+
+class Organization(_Strict):
+    """Properties shared by every key of one organization. Undeclared organizations get the defaults."""
+
+    id: str = Field(min_length=1)
+    name: str = "Mock organization"
+    region_blocked: bool = Field(
+        default=False, description="Answer every request with 403 unsupported_country_region_territory."
+    )
+    quota: Quota = Field(default_factory=Quota)
+    ultrafast_concurrency: int | None = Field(
+        default=None, ge=0, description="Ultrafast requests this organization may have in flight; null: no own cap."
+    )
+
+
+class Capacity(_Strict):
+    """The limited Ultrafast preview capacity, shared by the whole server."""
+
+    ultrafast_concurrency: int | None = Field(
+        default=16, ge=0, description="Ultrafast requests (streams and non-streaming) in flight at once; null: no cap."
+    )
+    when_full: Literal["reject", "downgrade"] = Field(
+        default="reject",
+        description="Past the cap: 'reject' answers reject_status; 'downgrade' serves the request at 'default'.",
+    )
+    reject_status: Literal[429, 503] = 429
+    retry_after_ms: int = Field(
+        default=1000, ge=1, le=120_000, description="The retry-after sent with a capacity rejection."
+    )
+
+
+class Price(_Strict):
+    """Standard-tier prices in US dollars per million tokens. Reasoning tokens are billed as output."""
+
+    input_per_million: float = Field(ge=0)
+    output_per_million: float = Field(ge=0)
+
+
+DEFAULT_TIER_MULTIPLIERS: dict[Tier, float] = {"default": 1.0, "priority": 2.0, "flex": 0.5, "ultrafast": 5.0}
+
+
+class Pricing(_Strict):
+    models: dict[str, Price] = Field(default_factory=dict, description="Standard prices per model id.")
+    default: Price = Field(
+        default_factory=lambda: Price(input_per_million=0, output_per_million=0),
+        description="Prices of a model not listed under models.",
+    )
+    tier_multipliers: dict[Tier, float] = Field(
+        default_factory=lambda: dict(DEFAULT_TIER_MULTIPLIERS),
+        description="Price factor per service tier. Ultrafast's price is unpublished: 5x is an assumption.",
+    )
+
+    def price(self, model_id: str) -> Price:
+        return self.models.get(model_id, self.default)
+
+    def multiplier(self, tier: str) -> float:
+        return next((factor for name, factor in self.tier_multipliers.items() if name == tier), 1.0)
 
 
 class Policies(_Strict):
@@ -123,7 +225,7 @@ class Policies(_Strict):
     )
 
 
-DEFAULT_REASONING_TOKENS: dict[str, int] = {
+DEFAULT_REASONING_TOKENS: dict[ReasoningEffort, int] = {
     "none": 0,
     "minimal": 16,
     "low": 64,
@@ -140,6 +242,10 @@ class Fixture(_Strict):
     profiles: dict[Tier, TimingProfile]
     models: list[ModelSpec] = Field(min_length=1)
     accounts: list[Account] = Field(min_length=1)
+    organizations: list[Organization] = Field(default_factory=list)
+    rate_limits: RateLimits = Field(default_factory=lambda: DEFAULT_RATE_LIMITS)
+    capacity: Capacity = Field(default_factory=Capacity)
+    pricing: Pricing = Field(default_factory=Pricing)
     policies: Policies = Field(default_factory=Policies)
     output_tokens: OutputLength = Field(default_factory=OutputLength)
     reasoning_tokens: dict[ReasoningEffort, int] = Field(
@@ -161,6 +267,9 @@ class Fixture(_Strict):
         keys = [a.key for a in self.accounts]
         if len(keys) != len(set(keys)):
             raise ValueError("accounts has duplicate keys")
+        orgs = [o.id for o in self.organizations]
+        if len(orgs) != len(set(orgs)):
+            raise ValueError("organizations has duplicate ids")
         return self
 
     def model(self, model_id: str) -> ModelSpec | None:
@@ -168,6 +277,10 @@ class Fixture(_Strict):
 
     def account(self, key: str) -> Account | None:
         return next((a for a in self.accounts if a.key == key), None)
+
+    def organization(self, org_id: str) -> Organization:
+        """The organization's settings; one that is not declared gets the defaults."""
+        return next((o for o in self.organizations if o.id == org_id), None) or Organization(id=org_id)
 
     def profile(self, model: ModelSpec, tier: Tier) -> TimingProfile:
         return model.profiles.get(tier) or self.profiles[tier]

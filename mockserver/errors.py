@@ -132,6 +132,96 @@ def tier_not_entitled(project: str, model: str) -> PermissionDeniedError:
     )
 
 
+def revoked_api_key(key: str) -> AuthenticationError:
+    """A deleted (revoked) key: the live API cannot tell it from a wrong one."""
+    return invalid_api_key(key)
+
+
+def account_deactivated() -> AuthenticationError:
+    return AuthenticationError(
+        "The OpenAI account associated with this API key has been deactivated. If you are the developer for "
+        "this OpenAI app, please check your email for more information. If you are seeing this error while "
+        "using another app or site, please reach out to them for more help.",
+        code="account_deactivated",
+    )
+
+
+def mismatched_organization() -> AuthenticationError:
+    """The ``OpenAI-Organization`` header names another organization than the key's."""
+    return AuthenticationError(
+        "OpenAI-Organization header should match organization for API key", code="mismatched_organization"
+    )
+
+
+def mismatched_project() -> AuthenticationError:
+    """The ``OpenAI-Project`` header names another project than the key's."""
+    return AuthenticationError("OpenAI-Project header should match project for API key", code="mismatched_project")
+
+
+def unsupported_region() -> PermissionDeniedError:
+    return PermissionDeniedError(
+        "Country, region, or territory not supported",
+        type="request_forbidden",
+        code="unsupported_country_region_territory",
+    )
+
+
+def project_model_access(project: str, model: str) -> PermissionDeniedError:
+    """The model exists, but the key's project is not allowed to use it."""
+    return PermissionDeniedError(f"Project `{project}` does not have access to model `{model}`", code="model_not_found")
+
+
+def insufficient_quota() -> RateLimitError:
+    """Out of credits. ``x-should-retry: false``: retrying cannot help, so the SDKs must not."""
+    return RateLimitError(
+        "You exceeded your current quota, please check your plan and billing details. For more "
+        f"information on this error, read the docs: {ERROR_CODES_URL}.",
+        type="insufficient_quota",
+        code="insufficient_quota",
+        headers={"x-should-retry": "false"},
+    )
+
+
+_LIMIT_NAMES = {"requests": "requests per min (RPM)", "tokens": "tokens per min (TPM)"}
+
+
+def rate_limited(
+    kind: str, model: str, organization: str, limit: int, used: int, requested: int, wait: str
+) -> RateLimitError:
+    """A request or token window is full. ``kind`` is ``requests`` or ``tokens``, which is also the ``type``."""
+    return RateLimitError(
+        f"Rate limit reached for {model} in organization {organization} on {_LIMIT_NAMES[kind]}: "
+        f"Limit {limit}, Used {used}, Requested {requested}. Please try again in {wait}. "
+        f"Visit {RATE_LIMITS_URL} to learn more.",
+        type=kind,
+        code="rate_limit_exceeded",
+    )
+
+
+def request_too_large(model: str, organization: str, limit: int, requested: int) -> RateLimitError:
+    """The request alone needs more tokens than the per-minute limit: it can never fit."""
+    return RateLimitError(
+        f"Request too large for {model} in organization {organization} on tokens per min (TPM): "
+        f"Limit {limit}, Requested {requested}. The input or output tokens must be reduced in order to run "
+        f"successfully. Visit {RATE_LIMITS_URL} to learn more.",
+        type="tokens",
+        code="rate_limit_exceeded",
+    )
+
+
+def ultrafast_capacity(model: str, status: int, wait: str) -> MockAPIError:
+    """The limited Ultrafast preview is full. Retryable: ``x-should-retry: true``."""
+    message = (
+        f"The ultrafast service tier is at capacity for model `{model}`. Please try again in {wait}, "
+        "or send the request with service_tier 'default'."
+    )
+    if status == 503:
+        return ServiceUnavailableError(
+            message, type="service_unavailable_error", code="server_is_overloaded", param="service_tier"
+        )
+    return RateLimitError(message, type="requests", code="rate_limit_exceeded", param="service_tier")
+
+
 def tier_not_supported(model: str, tier: str, supported: list[str]) -> InvalidRequestError:
     return InvalidRequestError(
         f"The service tier '{tier}' is not supported for model `{model}`. "

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockserver.config import Account
+
+if TYPE_CHECKING:
+    from mockserver.capacity import Slot
 
 
 @dataclass
@@ -47,6 +50,15 @@ class Exchange:
     finished_at: float | None = None
     disconnected: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    request_body: bytes = b""  # the raw body as received, for estimating requested tokens
+    completed: bool = False  # the whole inference reply went out (the ledger records only these)
+    rate_limit_headers: dict[str, str] | None = None  # x-ratelimit-* as of admission
+    capacity_slot: Slot | None = None  # an Ultrafast slot held until the reply ends
+
+    def release_capacity(self) -> None:
+        """Give back the Ultrafast slot, if any. Safe to call any number of times."""
+        if self.capacity_slot is not None:
+            self.capacity_slot.release()
 
 
 HeaderHook = Callable[[Exchange], dict[str, str]]

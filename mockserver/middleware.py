@@ -1,6 +1,12 @@
 """The outermost layer: every request gets an :class:`~mockserver.exchange.Exchange` and an
 ``x-request-id``, observers see every reply, and nothing leaks a traceback.
 
+The exchange is labelled with the caller's account as soon as the key is known (so even
+an error reply carries ``openai-organization`` and the key's rate-limit headers), the raw
+request body is kept on it as the app reads it, and the request is bound as the current
+:mod:`~mockserver.context` for the admission step. When the exchange closes, any capacity
+slot still held is given back before the observers run.
+
 Pure ASGI rather than Starlette's ``BaseHTTPMiddleware``, which would buffer and
 slow every streamed event.
 """
@@ -12,7 +18,7 @@ import logging
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mockserver import errors
+from mockserver import accounts, context, errors
 from mockserver.exchange import Exchange
 from mockserver.state import ServerState
 
@@ -44,7 +50,17 @@ class RequestContextMiddleware:
             started_at=state.clock.now(),
         )
         scope.setdefault("state", {})["exchange"] = exchange
+        exchange.account = accounts.identify(state.fixture, exchange.headers)
         started = False
+        received = bytearray()
+
+        async def receive_and_keep() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                received.extend(message.get("body", b""))
+                if not message.get("more_body", False):
+                    exchange.request_body = bytes(received)
+            return message
 
         async def send_with_headers(message: Message) -> None:
             nonlocal started
@@ -58,8 +74,9 @@ class RequestContextMiddleware:
                 message = {**message, "headers": headers}
             await send(message)
 
+        bound = context.bind(context.RequestContext(exchange, state.store, state.clock))
         try:
-            await self.app(scope, receive, send_with_headers)
+            await self.app(scope, receive_and_keep, send_with_headers)
         except Exception:
             logger.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
             if started:
@@ -75,5 +92,7 @@ class RequestContextMiddleware:
             )
             await send({"type": "http.response.body", "body": body})
         finally:
+            context.unbind(bound)
+            exchange.release_capacity()
             exchange.finished_at = state.clock.now()
             state.hooks.complete(exchange)

@@ -2,11 +2,18 @@
 
 Chat Completions and the Responses API share this path, so both get the same
 pacing, the same bookkeeping and the same streaming behaviour.
+
+An Ultrafast request holds its capacity slot (taken at admission) for the reply's
+whole life: until the non-streaming body is ready, or until the stream's generator
+ends, fails or is cancelled because the client went away. The slot is released in a
+``finally`` here, and once more, harmlessly, when the exchange closes (for replies
+that never got this far).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from typing import Any
 
 from fastapi import Request
@@ -14,7 +21,7 @@ from fastapi.responses import JSONResponse
 from starlette.responses import Response
 
 from mockserver.access import Admission
-from mockserver.exchange import Usage
+from mockserver.exchange import Exchange, Usage
 from mockserver.middleware import exchange_of
 from mockserver.pacing import Pacer, Schedule
 from mockserver.routes import server_state
@@ -43,9 +50,26 @@ async def respond(
 ) -> Response:
     """Stream ``events`` on the schedule, or hold the whole ``body`` until the schedule ends."""
     state = server_state(request)
-    exchange_of(request.scope).usage = usage
+    exchange = exchange_of(request.scope)
+    exchange.usage = usage
     pacer = Pacer(state.clock, schedule)
     if stream:
-        return EventStreamResponse(events(pacer))
-    await pacer.wait_for_end()
-    return JSONResponse(body())
+        return EventStreamResponse(_held_until_done(events(pacer), exchange))
+    try:
+        await pacer.wait_for_end()
+        reply = JSONResponse(body())
+        exchange.completed = True
+        return reply
+    finally:
+        exchange.release_capacity()
+
+
+async def _held_until_done(events: AsyncIterator[bytes], exchange: Exchange) -> AsyncIterator[bytes]:
+    """Pass the stream through; mark it complete only if every event went out; always release the slot."""
+    try:
+        async with aclosing(events):  # type: ignore[type-var]
+            async for event in events:
+                yield event
+        exchange.completed = True
+    finally:
+        exchange.release_capacity()

@@ -1,8 +1,9 @@
 """The state one server holds, behind one object with :meth:`ServerState.reset`.
 
 Routes reach it as ``request.app.state.mock``. It owns the fixture in force, the
-clock, and the seeded random source for ids, so a run is reproducible from
-``--seed``. Tests never reach into module globals.
+clock, the seeded random source for ids, so a run is reproducible from
+``--seed``, and the :class:`~mockserver.store.Store` of rate windows, capacity
+counters and the usage ledger. Tests never reach into module globals.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from mockserver.exchange import ExchangeHooks
 from mockserver.generation import TextGenerator
 from mockserver.pacing import Clock, MonotonicClock
 from mockserver.response_store import ResponseStore
+from mockserver.store import MemoryStore, Store
 
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
@@ -54,6 +56,7 @@ class ServerState:
     generator: TextGenerator = field(default_factory=TextGenerator)
     wall_clock: Callable[[], float] = time.time
     hooks: ExchangeHooks = field(default_factory=ExchangeHooks)
+    store: Store = field(default_factory=MemoryStore)
 
     def __post_init__(self) -> None:
         self._initial_fixture = self.fixture
@@ -62,7 +65,10 @@ class ServerState:
         self.responses = ResponseStore(self.clock.now)
 
     def reset(self) -> None:
-        """Back to how the server started: the original fixture, a fresh id sequence, no stored responses."""
+        """Back to how the server started: the original fixture, a fresh id sequence, no stored
+        responses, empty rate windows and an empty ledger. Ultrafast slots of replies still in
+        flight stay held until those replies end, so the capacity cap stays exact across a reset."""
         self.fixture = self._initial_fixture
         self.ids = IdFactory(self.settings.seed)
         self.responses.reset()
+        self.store.reset()

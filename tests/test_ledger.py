@@ -1,0 +1,77 @@
+"""Prices, the ledger's rows and report, and quota checks, without a server."""
+
+from __future__ import annotations
+
+import pytest
+
+from mockserver import accounts, errors, ledger
+from mockserver.config import Account, Fixture, load_fixture
+from mockserver.exchange import Usage
+from mockserver.store import MemoryStore, UsageEntry
+
+FIXTURE = load_fixture()
+MILLION = Usage(input_tokens=1_000_000, output_tokens=1_000_000, reasoning_tokens=200_000)
+
+
+@pytest.mark.parametrize(
+    ("tier", "cost"), [("default", 35.0), ("priority", 70.0), ("flex", 17.5), ("ultrafast", 175.0)]
+)
+def test_gpt_5_6_sol_prices_per_tier(tier: str, cost: float) -> None:
+    # $5 per M input + $30 per M output on standard; reasoning tokens are part of the output.
+    assert ledger.cost_usd(FIXTURE, "gpt-5.6-sol", tier, MILLION) == pytest.approx(cost)
+
+
+def test_unlisted_models_use_the_default_price() -> None:
+    assert ledger.cost_usd(FIXTURE, "no-such-model", "default", MILLION) == 0
+
+
+def entry(key: str = "sk-a", model: str = "gpt-5.6-sol", tier: str = "default", org: str = "org-a") -> UsageEntry:
+    return UsageEntry(key, org, "proj", model, tier, input_tokens=10, output_tokens=20, reasoning_tokens=5,
+                      cost_usd=0.5)  # fmt: skip
+
+
+def test_report_totals_breakdowns_and_filters() -> None:
+    store = MemoryStore()
+    for e in [entry(), entry(), entry(tier="priority"), entry(key="sk-b", model="gpt-5.6-mini", org="org-b")]:
+        store.record(e)
+    everything = ledger.report(store, ledger.UsageFilter())
+    assert everything["totals"] == {
+        "requests": 4, "input_tokens": 40, "output_tokens": 80, "reasoning_tokens": 20, "total_tokens": 120,
+        "cost_usd": 2.0,
+    }  # fmt: skip
+    assert everything["by_key"]["sk-a"]["requests"] == 3
+    assert everything["by_tier"]["priority"]["requests"] == 1
+    assert everything["by_organization"]["org-b"]["input_tokens"] == 10
+    assert len(everything["rows"]) == 3
+    only = ledger.report(store, ledger.UsageFilter(key="sk-a", tier="default"))
+    assert only["totals"]["requests"] == 2 and only["filters"] == {"key": "sk-a", "tier": "default"}
+    store.reset()
+    assert ledger.report(store, ledger.UsageFilter())["totals"]["requests"] == 0
+
+
+def quota_fixture(**quota: object) -> Fixture:
+    data = load_fixture().model_dump()
+    data["organizations"] = [{"id": "org-a", "quota": quota}]
+    return Fixture.model_validate(data)
+
+
+def test_quota_by_spend_lets_the_crossing_reply_finish_then_refuses() -> None:
+    store, fx, acct = MemoryStore(), quota_fixture(spend_usd=1.0), Account(key="sk-a", organization="org-a")
+    accounts.check_quota(store, fx, acct)
+    store.record(entry())  # $0.5
+    accounts.check_quota(store, fx, acct)
+    store.record(entry())  # $1.0: the budget is spent
+    with pytest.raises(errors.RateLimitError) as caught:
+        accounts.check_quota(store, fx, acct)
+    error = caught.value
+    assert (error.type, error.code, error.headers) == ("insufficient_quota", "insufficient_quota",
+                                                       {"x-should-retry": "false"})  # fmt: skip
+    assert error.message.startswith("You exceeded your current quota, please check your plan and billing details.")
+    accounts.check_quota(store, fx, Account(key="sk-b", organization="org-b"))  # other organizations are unaffected
+
+
+def test_quota_by_tokens() -> None:
+    store, fx, acct = MemoryStore(), quota_fixture(tokens=30), Account(key="sk-a", organization="org-a")
+    store.record(entry())  # 10 input + 20 output
+    with pytest.raises(errors.RateLimitError):
+        accounts.check_quota(store, fx, acct)

@@ -18,8 +18,10 @@ A key without Ultrafast preview access that asks for ``service_tier:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from mockserver import errors
 from mockserver.config import Account, Fixture, ModelSpec, Tier, TimingProfile
@@ -73,6 +75,8 @@ def _requestable_for(model: ModelSpec) -> list[str]:
 
 # -- Per-request timing overrides -------------------------------------------------------------
 
+Number = TypeVar("Number", int, float)
+
 HEADER_TOKENS_PER_SECOND = "x-mock-tokens-per-second"
 HEADER_TTFT_MS = "x-mock-ttft-ms"
 HEADER_OUTPUT_TOKENS = "x-mock-output-tokens"
@@ -103,15 +107,18 @@ class Overrides:
         return profile.model_copy(update=changes) if changes else profile
 
 
-def _header_number(headers: Mapping[str, str], name: str, kind: type, *, positive: bool) -> float | int | None:
+def _header_number(
+    headers: Mapping[str, str], name: str, kind: Callable[[str], Number], *, positive: bool
+) -> Number | None:
+    """A finite, non-negative (or positive) number from a header, or a 400 naming the header."""
     raw = headers.get(name)
     if raw is None:
         return None
     try:
-        value = kind(raw)
+        value: Number | None = kind(raw)
     except ValueError:
         value = None
-    if value is None or value != value or value in (float("inf"), float("-inf")) or value < 0 or (positive and value == 0):
+    if value is None or not math.isfinite(value) or value < 0 or (positive and value == 0):
         bound = "a number above 0" if positive else "a number of 0 or more"
         raise errors.InvalidRequestError(
             f"Invalid value for header '{name}': '{raw}'. Expected {bound}.", param=name, code="invalid_value"

@@ -13,6 +13,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 from starlette.responses import Response
 
+from mockserver import faults
 from mockserver.access import Admission
 from mockserver.exchange import Usage
 from mockserver.middleware import exchange_of
@@ -41,9 +42,19 @@ async def respond(
     events: Callable[[Pacer], AsyncIterator[bytes]],
     body: Callable[[], dict[str, Any]],
 ) -> Response:
-    """Stream ``events`` on the schedule, or hold the whole ``body`` until the schedule ends."""
+    """Stream ``events`` on the schedule, or hold the whole ``body`` until the schedule ends.
+
+    A request that draws a fault (header, fixture rule or probability) is served by
+    :func:`mockserver.faults.respond_with` instead, for every API that comes through here.
+    """
     state = server_state(request)
-    exchange_of(request.scope).usage = usage
+    exchange = exchange_of(request.scope)
+    exchange.usage = usage
+    fault = faults.choose(state, request, exchange)
+    if fault is not None:
+        return await faults.respond_with(
+            fault, request, state=state, schedule=schedule, stream=stream, events=events, body=body
+        )
     pacer = Pacer(state.clock, schedule)
     if stream:
         return EventStreamResponse(events(pacer))

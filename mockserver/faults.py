@@ -184,7 +184,7 @@ async def respond_with(
     exchange.extra["fault"] = spec.describe()
     exchange.extra["fault_source"] = chosen.source
     clock = state.clock
-    pause = _pauser(request, clock)
+    pause = _pauser(request)
     shift = 0.0
     if spec.ttft_ms:
         before = clock.now()
@@ -234,14 +234,17 @@ def _client_gone(exchange: Exchange) -> Response:
     return Response(status_code=CLIENT_CLOSED_STATUS)
 
 
-def _pauser(request: Request, clock: Any) -> Callable[[float | None], Any]:
+def _pauser(request: Request) -> Callable[[float | None], Any]:
     """``pause(seconds)``: wait, or until the client disconnects (False). ``None`` waits for the disconnect."""
+
+    exchange: Exchange = request.scope["state"]["exchange"]
 
     async def pause(seconds: float | None) -> bool:
         with anyio.move_on_after(seconds):
             while True:
                 message = await request.receive()
                 if message["type"] == "http.disconnect":
+                    exchange.disconnected = True
                     return False
         return True
 
@@ -251,8 +254,10 @@ def _pauser(request: Request, clock: Any) -> Callable[[float | None], Any]:
 def _aborter(request: Request) -> Callable[[], Any]:
     """Close the connection under the reply, so the client sees a transport error rather than an end."""
     close = request.scope["state"].get("close_connection")
+    exchange: Exchange = request.scope["state"]["exchange"]
 
     async def abort() -> None:
+        exchange.disconnected = True
         if close is None:
             raise ConnectionAbortedError("mockserver fault: connection dropped")
         close()

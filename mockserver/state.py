@@ -83,7 +83,7 @@ class ServerState:
         """The configuration in force (both parts are immutable), to :meth:`restore` later."""
         return self.settings, self.fixture
 
-    def configure(self, patch: dict[str, Any]) -> None:
+    def configure(self, patch: Any) -> None:
         """Apply a merge patch to the configuration, atomically (see :mod:`mockserver.control`)."""
         self.restore(control.apply_patch(self.settings, self.fixture, patch, initial=self._initial_settings))
 

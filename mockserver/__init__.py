@@ -1,9 +1,40 @@
 """mockserver: an OpenAI-compatible fake inference server for offline tests."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from mockserver.app import create_app
-from mockserver.config import ConfigError, Fixture, Settings, load_fixture
-from mockserver.server import MockServer
-
 __all__ = ["ConfigError", "Fixture", "MockServer", "Settings", "__version__", "create_app", "load_fixture"]
+
+# The public names are imported on first use, so that importing a submodule (the pytest
+# plugin, loaded in every test session of a project that installs mockserver) stays cheap.
+_LAZY = {
+    "create_app": "mockserver.app",
+    "ConfigError": "mockserver.config",
+    "Fixture": "mockserver.config",
+    "Settings": "mockserver.config",
+    "load_fixture": "mockserver.config",
+    "MockServer": "mockserver.server",
+}
+
+if TYPE_CHECKING:
+    from mockserver.app import create_app
+    from mockserver.config import ConfigError, Fixture, Settings, load_fixture
+    from mockserver.server import MockServer
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mockserver' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -13,10 +13,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mockserver import __version__, errors, ledger, validation
 from mockserver.config import Fixture, Settings, load_fixture
-from mockserver.middleware import RequestContextMiddleware
+from mockserver.middleware import RequestContextMiddleware, expose_connection_closer
 from mockserver.pacing import Clock, MonotonicClock
 from mockserver.reply_headers import openai_headers
-from mockserver.routes import BODY_SCHEMAS, chat, health, models, responses, usage
+from mockserver.routes import BODY_SCHEMAS, chat, control, health, models, responses, usage
 from mockserver.state import ServerState
 
 DESCRIPTION = (
@@ -45,8 +45,11 @@ def create_app(
     app.include_router(chat.router)
     app.include_router(responses.router)
     app.include_router(usage.router)
+    app.include_router(control.router)
     state.hooks.on_response_start.append(openai_headers(state.store, state.clock, lambda: state.fixture))
+    state.hooks.on_response_start.append(state.journal.on_response_start)
     state.hooks.on_complete.append(ledger.recorder(state.store, lambda: state.fixture))
+    state.hooks.on_complete.append(state.journal.on_complete)
 
     @app.exception_handler(errors.MockAPIError)
     async def api_error(request: Request, exc: errors.MockAPIError) -> JSONResponse:
@@ -65,6 +68,7 @@ def create_app(
         return render(errors.MockAPIError(str(exc.detail), type="invalid_request_error"), status=exc.status_code)
 
     app.add_middleware(RequestContextMiddleware, state=state)
+    expose_connection_closer(app)
     _document_bodies(app)
     return app
 

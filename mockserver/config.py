@@ -18,6 +18,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from mockserver.fault_spec import Faults
+
 Tier = Literal["default", "priority", "flex", "ultrafast"]
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 
@@ -26,6 +28,7 @@ DEFAULT_PORT = 8000
 DEFAULT_TIME_SCALE = 1.0
 DEFAULT_SEED = 0
 DEFAULT_LOG_LEVEL = "info"
+DEFAULT_JOURNAL_SIZE = 1000
 ENV_PREFIX = "MOCKSERVER_"
 
 
@@ -255,6 +258,9 @@ class Fixture(_Strict):
     default_reasoning_effort: ReasoningEffort | None = Field(
         default=None, description="Effort used by reasoning models when the request sets none."
     )
+    faults: Faults = Field(
+        default_factory=Faults, description="Fault injection: rules matched per request, and a server-wide probability."
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Fixture:
@@ -343,6 +349,7 @@ class Settings:
     time_scale: float = DEFAULT_TIME_SCALE
     seed: int = DEFAULT_SEED
     log_level: str = DEFAULT_LOG_LEVEL
+    journal_size: int = field(default=DEFAULT_JOURNAL_SIZE, metadata={"help": "requests kept in the journal"})
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -364,6 +371,8 @@ class Settings:
             raise ConfigError(f"time_scale must be 0 or more, got {self.time_scale}")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port must be between 0 and 65535, got {self.port}")
+        if self.journal_size < 1:
+            raise ConfigError(f"journal_size must be 1 or more, got {self.journal_size}")
 
 
 def _coerce(name: str, raw: str, annotation: Any) -> Any:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 
 import orjson
+from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockserver import accounts, context, errors
@@ -51,16 +52,25 @@ class RequestContextMiddleware:
         )
         scope.setdefault("state", {})["exchange"] = exchange
         exchange.account = accounts.identify(state.fixture, exchange.headers)
-        started = False
+        started = finished = False
         received = bytearray()
 
         async def receive_and_keep() -> Message:
+            # Keep the raw body: rate limits estimate requested tokens from it, and the journal
+            # shows what a refused request sent too.
             message = await receive()
             if message["type"] == "http.request":
                 received.extend(message.get("body", b""))
                 if not message.get("more_body", False):
                     exchange.request_body = bytes(received)
             return message
+
+        def finish() -> None:
+            nonlocal finished
+            if not finished:
+                finished = True
+                exchange.finished_at = state.clock.now()
+                state.hooks.complete(exchange)
 
         async def send_with_headers(message: Message) -> None:
             nonlocal started
@@ -72,6 +82,10 @@ class RequestContextMiddleware:
                 for name, value in state.hooks.headers_for(exchange).items():
                     headers.append((name.encode(), value.encode()))
                 message = {**message, "headers": headers}
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                # Record before the client can see the end of the reply, so a test that asserts
+                # on the journal right after a call never misses it.
+                finish()
             await send(message)
 
         bound = context.bind(context.RequestContext(exchange, state.store, state.clock))
@@ -94,5 +108,33 @@ class RequestContextMiddleware:
         finally:
             context.unbind(bound)
             exchange.release_capacity()
-            exchange.finished_at = state.clock.now()
-            state.hooks.complete(exchange)
+            if not finished and started:
+                exchange.disconnected = True  # the reply never ended: the client left, or a fault closed it
+            finish()
+
+
+def expose_connection_closer(app: Starlette) -> None:
+    """Put ``scope["state"]["close_connection"]`` on every request: a way to close the TCP
+    connection under a reply (for the ``drop_after`` fault), or None.
+
+    ASGI has no message for "abort the connection", so this reaches uvicorn's transport
+    through the ``send`` uvicorn hands the app (``send.__self__`` is uvicorn's request
+    cycle). It must be taken before Starlette's own outer middleware wraps ``send``,
+    hence a wrapper around the whole middleware stack. The client then sees the
+    connection close mid-body: a transport error, not a clean end.
+    """
+    build = app.build_middleware_stack
+
+    def build_with_closer() -> ASGIApp:
+        inner = build()
+
+        async def outer(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http":
+                transport = getattr(getattr(send, "__self__", None), "transport", None)
+                close = getattr(transport, "close", None)
+                scope.setdefault("state", {})["close_connection"] = close if callable(close) else None
+            await inner(scope, receive, send)
+
+        return outer
+
+    app.build_middleware_stack = build_with_closer  # type: ignore[method-assign]

@@ -2,8 +2,12 @@
 
 For scripts, unittest and pytest::
 
-    with MockServer() as server:
-        client = openai.OpenAI(base_url=server.base_url, api_key="sk-mock-preview")
+    with MockServer(time_scale=0) as server:
+        client = server.client("sk-mock-preview")          # or openai.OpenAI(base_url=server.base_url, ...)
+        server.configure(faults=["once status=503"])       # same powers as PATCH /_mock/config
+        client.chat.completions.create(...)
+        server.requests.assert_called_once(path="/v1/chat/completions")
+        server.reset()                                      # config, journal and fault counters
 
 It binds port 0 by default, waits until uvicorn has started, and on exit asks
 uvicorn to stop and joins the thread.
@@ -13,14 +17,20 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from fastapi import FastAPI
 
 from mockserver.config import Fixture, Settings
+from mockserver.journal import TEST_ID_HEADER, entry
 from mockserver.state import ServerState
+from mockserver.testing import DEFAULT_KEY, Call, Calls, config_patch, key_digest
+
+if TYPE_CHECKING:
+    import openai
 
 STARTUP_TIMEOUT_S = 10.0
 
@@ -64,6 +74,62 @@ class MockServer:
     def base_url(self) -> str:
         """What to give the SDK as ``base_url`` (or ``OPENAI_BASE_URL``)."""
         return f"{self.url}/v1"
+
+    # -- test powers: the same as the /_mock/ control plane, in process ---------------------
+
+    def configure(self, patch: Mapping[str, Any] | None = None, /, **changes: Any) -> None:
+        """Apply a configuration merge patch atomically, or raise the 400 it would get over HTTP.
+
+        ``server.configure(time_scale=0, tokens_per_second={"ultrafast": 2000}, faults=["status=503"])``;
+        see :func:`mockserver.testing.config_patch` for the conveniences.
+        """
+        self.state.configure(config_patch(patch, **changes))
+
+    def reset(self) -> None:
+        """Back to the start: configuration, journal, fault counters and ids."""
+        self.state.reset()
+
+    @property
+    def requests(self) -> Calls:
+        """The whole journal, oldest first."""
+        return self.calls()
+
+    def calls(self, test_id: str | None = None, *, include_unscoped: bool = False, since: int = 0) -> Calls:
+        """The journal (one test's, with ``test_id``), after in-flight replies were recorded."""
+        journal = self.state.journal
+        journal.settle(test_id)
+        if include_unscoped and test_id is not None:
+            journal.settle(None)
+        known = [a.key for a in self.state.fixture.accounts]
+        records = journal.select(test_id=test_id, include_unscoped=include_unscoped, since=since)
+        return Calls([Call(entry(r, known), key_digest(r.key)) for r in records])
+
+    def client(
+        self, key: str = DEFAULT_KEY, *, strict: bool = False, test_id: str | None = None, **kwargs: Any
+    ) -> openai.OpenAI:
+        """An ``openai.OpenAI`` pointed at this server. ``strict`` sets ``_strict_response_validation``."""
+        import openai
+
+        return openai.OpenAI(**self._client_options(key, strict, test_id, kwargs))
+
+    def async_client(
+        self, key: str = DEFAULT_KEY, *, strict: bool = False, test_id: str | None = None, **kwargs: Any
+    ) -> openai.AsyncOpenAI:
+        import openai
+
+        return openai.AsyncOpenAI(**self._client_options(key, strict, test_id, kwargs))
+
+    def _client_options(self, key: str, strict: bool, test_id: str | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        headers = dict(kwargs.pop("default_headers", None) or {})
+        if test_id is not None:
+            headers.setdefault(TEST_ID_HEADER, test_id)
+        options: dict[str, Any] = {"base_url": self.base_url, "api_key": key, "default_headers": headers or None}
+        if strict:
+            options["_strict_response_validation"] = True
+        options.update(kwargs)
+        return options
+
+    # -- lifecycle -----------------------------------------------------------------------
 
     def start(self) -> MockServer:
         if self._thread is not None:

@@ -20,6 +20,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 from starlette.responses import Response
 
+from mockserver import faults
 from mockserver.access import Admission
 from mockserver.exchange import Exchange, Usage
 from mockserver.middleware import exchange_of
@@ -48,10 +49,27 @@ async def respond(
     events: Callable[[Pacer], AsyncIterator[bytes]],
     body: Callable[[], dict[str, Any]],
 ) -> Response:
-    """Stream ``events`` on the schedule, or hold the whole ``body`` until the schedule ends."""
+    """Stream ``events`` on the schedule, or hold the whole ``body`` until the schedule ends.
+
+    A request that draws a fault (header, fixture rule or probability) is served by
+    :func:`mockserver.faults.respond_with` instead, for every API that comes through here.
+    """
     state = server_state(request)
     exchange = exchange_of(request.scope)
     exchange.usage = usage
+    fault = faults.choose(state, request, exchange)
+    if fault is not None:
+        reply = await faults.respond_with(
+            fault, request, state=state, schedule=schedule, stream=stream, events=events, body=body
+        )
+        # A reply that only arrives late is still delivered whole, usage included, so it counts as
+        # complete; one cut short by its fault does not. The middleware releases the slot either way.
+        if fault.spec.delivers_whole_reply and not exchange.disconnected:
+            if isinstance(reply, EventStreamResponse):
+                reply.body_iterator = _held_until_done(reply.body_iterator, exchange)
+            else:
+                exchange.completed = True
+        return reply
     pacer = Pacer(state.clock, schedule)
     if stream:
         return EventStreamResponse(_held_until_done(events(pacer), exchange))

@@ -12,10 +12,14 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from mockserver import control
 from mockserver.config import Fixture, Settings
 from mockserver.exchange import ExchangeHooks
+from mockserver.faults import FaultState
 from mockserver.generation import TextGenerator
+from mockserver.journal import Journal
 from mockserver.pacing import Clock, MonotonicClock
 from mockserver.response_store import ResponseStore
 from mockserver.store import MemoryStore, Store
@@ -60,15 +64,40 @@ class ServerState:
 
     def __post_init__(self) -> None:
         self._initial_fixture = self.fixture
+        self._initial_settings = self.settings
         self.ids = IdFactory(self.settings.seed)
         self.system_fingerprint = IdFactory(self.settings.seed ^ 0xF1).fingerprint()
         self.responses = ResponseStore(self.clock.now)
+        self.journal = Journal(self.settings.journal_size, wall_clock=self.wall_clock)
+        self.fault_state = FaultState(self.settings.seed)
 
     def reset(self) -> None:
-        """Back to how the server started: the original fixture, a fresh id sequence, no stored
-        responses, empty rate windows and an empty ledger. Ultrafast slots of replies still in
-        flight stay held until those replies end, so the capacity cap stays exact across a reset."""
-        self.fixture = self._initial_fixture
+        """Back to how the server started: the original fixture and settings, a fresh id sequence,
+        no stored responses, empty rate windows, ledger and journal, and fresh fault counters.
+        Ultrafast slots of replies still in flight stay held until those replies end, so the
+        capacity cap stays exact across a reset."""
+        self.restore((self._initial_settings, self._initial_fixture))
         self.ids = IdFactory(self.settings.seed)
         self.responses.reset()
         self.store.reset()
+        self.journal.clear()
+        self.fault_state.clear()
+
+    def reset_scope(self, test_id: str) -> None:
+        """Forget one test's journal entries and fault counters; the configuration is shared and stays."""
+        self.journal.clear(test_id)
+        self.fault_state.clear(test_id)
+
+    def snapshot(self) -> tuple[Settings, Fixture]:
+        """The configuration in force (both parts are immutable), to :meth:`restore` later."""
+        return self.settings, self.fixture
+
+    def configure(self, patch: Any) -> None:
+        """Apply a merge patch to the configuration, atomically (see :mod:`mockserver.control`)."""
+        self.restore(control.apply_patch(self.settings, self.fixture, patch, initial=self._initial_settings))
+
+    def restore(self, snapshot: tuple[Settings, Fixture]) -> None:
+        settings, fixture = snapshot
+        if settings.seed != self.settings.seed:
+            self.fault_state = FaultState(settings.seed)
+        self.settings, self.fixture = settings, fixture

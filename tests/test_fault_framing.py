@@ -1,0 +1,126 @@
+"""Fault syntax and stream framing, without a server: the Responses framing is checked here
+against synthetic events, since /v1/responses is built in parallel."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import httpx
+import orjson
+import pytest
+from pydantic import ValidationError
+
+from mockserver.fault_spec import FaultSpec, parse_fault
+from mockserver.fault_streams import FaultPacer, error_event, is_terminal_event, is_token_event, with_fault
+from mockserver.pacing import FakeClock, Schedule
+from mockserver.streaming import DONE, data_event, typed_event
+from mockserver.testing import MockServerHandle
+
+
+def test_parse_fault_syntax() -> None:
+    assert parse_fault("once status=503") == {"times": 1, "status": "503"}
+    assert parse_fault(" stall_ms=20 ; at=mid ") == {"stall_ms": "20", "at": "mid"}
+    spec = FaultSpec.model_validate("once status=429;code=insufficient_quota;retry=false")
+    assert (spec.status, spec.code, spec.retry, spec.times) == (429, "insufficient_quota", False, 1)
+    assert spec.describe() == "status=429;code=insufficient_quota;retry=false;times=1"
+    assert FaultSpec.model_validate("stall;at=3").stall_after == 3
+    assert FaultSpec.model_validate("truncate=0").truncate == 0
+    with pytest.raises(ValidationError, match="choose one of"):
+        FaultSpec.model_validate("truncate;drop_after=1")
+
+
+def _responses_events() -> list[bytes]:
+    kinds = ["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]
+    kinds += ["response.output_text.delta"] * 4
+    kinds += ["response.output_text.done", "response.content_part.done", "response.output_item.done"]
+    kinds += ["response.completed"]
+    return [typed_event({"type": kind, "sequence_number": n}) for n, kind in enumerate(kinds)]
+
+
+def _chat_events() -> list[bytes]:
+    envelope = {"id": "chatcmpl-x", "object": "chat.completion.chunk"}
+    first = data_event({**envelope, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})
+    tokens = [data_event({**envelope, "choices": [{"index": 0, "delta": {"content": w}}]}) for w in "abcd"]
+    finish = data_event({**envelope, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    return [first, *tokens, finish, DONE]
+
+
+def _run(events: list[bytes], spec: str, *, responses: bool) -> list[bytes]:
+    async def source() -> AsyncIterator[bytes]:
+        for event in events:
+            yield event
+
+    async def pause(seconds: float | None) -> bool:
+        return True
+
+    async def abort() -> None:
+        raise ConnectionAbortedError
+
+    async def collect() -> list[bytes]:
+        pacer = FaultPacer(FakeClock(), Schedule.build(start=0, ttft=0, tokens_per_second=10, total_tokens=4))
+        wrapped = with_fault(
+            source(), FaultSpec.model_validate(spec), responses=responses, pacer=pacer, pause=pause, abort=abort
+        )
+        return [event async for event in wrapped]
+
+    return asyncio.run(collect())
+
+
+def test_event_classification() -> None:
+    chat, responses = _chat_events(), _responses_events()
+    assert [is_token_event(e, False) for e in chat] == [False, True, True, True, True, False, False]
+    assert sum(is_token_event(e, True) for e in responses) == 4
+    assert [is_terminal_event(e, True) for e in responses][-1] and not is_terminal_event(responses[-2], True)
+    assert is_terminal_event(DONE, False)
+
+
+def test_responses_error_event_is_flat_with_the_next_sequence_number() -> None:
+    out = _run(_responses_events(), "error_event_after=2", responses=True)
+    last = out[-1]
+    assert last.startswith(b"event: error\ndata: ")
+    payload = orjson.loads(last.split(b"data: ", 1)[1])
+    assert payload == {
+        "type": "error",
+        "sequence_number": 6,
+        "code": "server_error",
+        "message": "The server had an error while processing your request. Sorry about that!",
+        "param": None,
+    }
+    assert len(out) == 7  # 4 opening events + 2 deltas + the error
+
+
+def test_responses_nested_error_event_carries_an_error_object() -> None:
+    payload = orjson.loads(error_event(True, 3, "too_many_requests", "nested").split(b"data: ", 1)[1])
+    assert payload["error"]["code"] == "too_many_requests" and payload["sequence_number"] == 3
+
+
+def test_chat_error_event_is_a_data_only_error_object() -> None:
+    out = _run(_chat_events(), "error_event_after=1", responses=False)
+    assert out[-1].startswith(b'data: {"error":{"message":')
+    assert len(out) == 3
+
+
+def test_truncate_drops_only_the_terminal_event() -> None:
+    assert _run(_responses_events(), "truncate", responses=True) == _responses_events()[:-1]
+    assert _run(_chat_events(), "truncate", responses=False) == _chat_events()[:-1]
+
+
+def test_a_fault_whose_n_is_never_reached_fires_at_the_terminal_event() -> None:
+    out = _run(_responses_events(), "error_event_after=50", responses=True)
+    assert out[:-1] == _responses_events()[:-1] and out[-1].startswith(b"event: error")
+    with pytest.raises(ConnectionAbortedError):
+        _run(_chat_events(), "drop_after=9", responses=False)
+
+
+def test_responses_route_framing_at_the_raw_sse_level(mockserver: MockServerHandle) -> None:
+    """Runs once /v1/responses exists on this branch."""
+    body = {"model": "gpt-5.6-sol", "input": "hello", "stream": True}
+    headers = {"authorization": "Bearer sk-mock-preview", "x-mock-fault": "error_event_after=2", **mockserver.headers}
+    reply = httpx.post(f"{mockserver.base_url}/responses", json=body, headers=headers)
+    if reply.status_code == 404:
+        pytest.skip("/v1/responses is not on this branch yet")
+    assert reply.status_code == 200
+    events = [e for e in reply.text.split("\n\n") if e]
+    assert events[-1].startswith("event: error\ndata: ")
+    assert orjson.loads(events[-1].split("data: ", 1)[1])["type"] == "error"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
-from typing import Any
+from typing import Any, cast
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
@@ -66,7 +66,7 @@ async def respond(
         # complete; one cut short by its fault does not. The middleware releases the slot either way.
         if fault.spec.delivers_whole_reply and not exchange.disconnected:
             if isinstance(reply, EventStreamResponse):
-                reply.body_iterator = _held_until_done(reply.body_iterator, exchange)
+                reply.body_iterator = _held_until_done(cast(AsyncIterator[bytes], reply.body_iterator), exchange)
             else:
                 exchange.completed = True
         return reply

@@ -105,6 +105,8 @@ def _take_shared_resources(
     """
     exchange, store, now = request.exchange, request.store, request.clock.now()
     exchange.account, exchange.model = account, model.id
+    # Recorded before any refusal, so the journal shows which tier a refused request asked for.
+    exchange.requested_tier, exchange.tier = decision.requested, decision.tier
 
     def window(tier: Tier) -> ratelimits.Target:
         return ratelimits.target_for(account.key, model.id, ratelimits.limits_for(fixture, account, model.id, tier))

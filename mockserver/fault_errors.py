@@ -60,13 +60,9 @@ def _quota(ctx: ErrorContext) -> errors.MockAPIError:
     )
 
 
-def _capacity_429(ctx: ErrorContext) -> errors.MockAPIError:
-    return errors.RateLimitError(
-        f"The `{ctx.tier}` service tier for model `{ctx.model}` is at capacity. "
-        "Please try again later, or send the request without service_tier to use the default tier.",
-        type="requests",
-        code="resource_unavailable",
-    )
+def _capacity(status: int) -> Callable[[ErrorContext], errors.MockAPIError]:
+    """The same body a full Ultrafast preview capacity answers with (see ``capacity.py``)."""
+    return lambda ctx: errors.ultrafast_capacity(ctx.model, status, "1s")
 
 
 def _overloaded_503(ctx: ErrorContext) -> errors.MockAPIError:
@@ -111,10 +107,10 @@ CATALOGUE: dict[int, dict[str, Maker]] = {
         "rate_limit_exceeded": _rpm,
         "tokens": _tpm,
         "insufficient_quota": _quota,
-        "resource_unavailable": _capacity_429,
+        "capacity": _capacity(429),
     },
     500: {"server_error": lambda ctx: errors.InternalServerError()},
-    503: {"engine_overloaded": _engine_503, "server_is_overloaded": _overloaded_503},
+    503: {"engine_overloaded": _engine_503, "server_is_overloaded": _overloaded_503, "capacity": _capacity(503)},
 }
 RETRY_AFTER_STATUSES = {429, 503}
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from mockserver import accounts, capacity, context, errors, ratelimits
 from mockserver.accounts import bearer_key
 from mockserver.config import Account, Fixture, ModelSpec, Tier, TimingProfile
+from mockserver.pacing import Clock
 from mockserver.tiers import Overrides, TierDecision, resolve_tier
 
 __all__ = ["Admission", "admit", "authenticate", "bearer_key", "can_see", "find_model", "visible_models"]
@@ -69,6 +70,12 @@ class Admission:
     tier: TierDecision
     profile: TimingProfile
     overrides: Overrides
+    received_at: float | None = None  # when the request arrived, on the server clock
+
+    def start_time(self, clock: Clock) -> float:
+        """Where the reply's schedule starts: at the request's arrival, so the time spent parsing
+        and generating is part of the TTFT instead of being added to it."""
+        return self.received_at if self.received_at is not None else clock.now()
 
 
 def admit(
@@ -91,7 +98,8 @@ def admit(
     if request is not None:
         decision = _take_shared_resources(request, fixture, account, model, decision)
     profile = overrides.apply(fixture.profile(model, decision.tier))
-    return Admission(account, model, decision, profile, overrides)
+    received_at = request.exchange.started_at if request is not None else None
+    return Admission(account, model, decision, profile, overrides, received_at)
 
 
 def _take_shared_resources(

@@ -40,6 +40,7 @@ def create_app(
 
     app = FastAPI(title="mockserver", version=__version__, description=DESCRIPTION)
     app.state.mock = state
+    state.generator.warm()
     app.include_router(health.router)
     app.include_router(models.router)
     app.include_router(chat.router)

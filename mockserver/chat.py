@@ -131,7 +131,7 @@ def plan_chat_completion(
     steps = max((len(c.text) for c in choices), default=0)
     profile = admission.profile
     schedule = Schedule.build(
-        start=state.clock.now(),
+        start=admission.start_time(state.clock),
         ttft=profile.ttft_ms / 1000,
         tokens_per_second=profile.tokens_per_second,
         total_tokens=reasoning + steps,

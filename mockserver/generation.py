@@ -50,27 +50,34 @@ class Text:
         return Text(self.tokens[:limit])
 
 
+# Faker instances are costly to build (~40 ms each), so one per locale serves every server in the
+# process. Faker keeps its random state on the instance, and several servers may share this
+# process (tests start them in threads), so generation holds one lock.
+_FAKERS: dict[str, Faker] = {}
+_FAKER_LOCK = threading.Lock()
+
+
+def _faker(language: str) -> Faker:
+    locale = LOCALES.get(language, LOCALES["en"])
+    if locale not in _FAKERS:
+        _FAKERS[locale] = Faker(locale)
+    return _FAKERS[locale]
+
+
 class TextGenerator:
     """Makes token sequences of an exact length from a seed."""
 
-    def __init__(self) -> None:
-        self._fakers: dict[str, Faker] = {}
-        # Several servers may share this process (tests start them in threads); Faker keeps
-        # its random state on the instance, so generation is serialised.
-        self._lock = threading.Lock()
-
-    def _faker(self, language: str) -> Faker:
-        locale = LOCALES.get(language, LOCALES["en"])
-        if locale not in self._fakers:
-            self._fakers[locale] = Faker(locale)
-        return self._fakers[locale]
+    def warm(self) -> None:
+        """Build the English generator now, so the first request doesn't pay for it."""
+        with _FAKER_LOCK:
+            _faker("en")
 
     def generate(self, seed: int, length: int, language: str = "en") -> Text:
         """Exactly ``length`` tokens of prose."""
         if length <= 0:
             return Text(())
-        with self._lock:
-            fake = self._faker(language)
+        with _FAKER_LOCK:
+            fake = _faker(language)
             fake.seed_instance(seed)
             out: list[str] = []
             while len(out) < length:

@@ -196,7 +196,7 @@ def plan_response(
 
     profile = admission.profile
     schedule = Schedule.build(
-        start=state.clock.now(),
+        start=admission.start_time(state.clock),
         ttft=profile.ttft_ms / 1000,
         tokens_per_second=profile.tokens_per_second,
         total_tokens=produced,

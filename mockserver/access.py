@@ -11,7 +11,7 @@ error from :mod:`mockserver.errors` with the live wording.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mockserver import accounts, capacity, context, errors, ratelimits
 from mockserver.accounts import bearer_key
@@ -19,7 +19,17 @@ from mockserver.config import Account, Fixture, ModelSpec, Tier, TimingProfile
 from mockserver.pacing import Clock
 from mockserver.tiers import Overrides, TierDecision, resolve_tier
 
-__all__ = ["Admission", "admit", "authenticate", "bearer_key", "can_see", "find_model", "visible_models"]
+__all__ = [
+    "Admission",
+    "admit",
+    "authenticate",
+    "bearer_key",
+    "can_see",
+    "find_model",
+    "resolve",
+    "take_resources",
+    "visible_models",
+]
 
 
 def authenticate(fixture: Fixture, headers: Mapping[str, str]) -> Account:
@@ -78,6 +88,45 @@ class Admission:
         return self.received_at if self.received_at is not None else clock.now()
 
 
+def resolve(
+    fixture: Fixture,
+    account: Account,
+    headers: Mapping[str, str],
+    model_id: str,
+    service_tier: str | None,
+    *,
+    received_at: float | None = None,
+) -> Admission:
+    """Find the model and resolve the tier for an authenticated key, or raise the refusal.
+
+    Has no side effects: nothing is counted or held until :func:`take_resources`.
+    """
+    overrides = Overrides.from_headers(headers)
+    model = inference_model(fixture, account, model_id)
+    decision = resolve_tier(fixture, account, model, service_tier)
+    profile = overrides.apply(fixture.profile(model, decision.tier))
+    return Admission(account, model, decision, profile, overrides, received_at)
+
+
+def take_resources(
+    fixture: Fixture, admission: Admission, *, request: context.RequestContext | None = None
+) -> Admission:
+    """Check the quota, take an Ultrafast slot (or downgrade) and count the request against the
+    rate windows. Returns the admission as served: its tier and profile change on a downgrade.
+
+    ``request`` defaults to the request being served (:func:`mockserver.context.current`);
+    outside a request there is no shared state, and the admission is returned as it is.
+    """
+    request = request or context.current()
+    if request is None:
+        return admission
+    decision = _take_shared_resources(request, fixture, admission.account, admission.model, admission.tier)
+    if decision == admission.tier:
+        return admission
+    profile = admission.overrides.apply(fixture.profile(admission.model, decision.tier))
+    return replace(admission, tier=decision, profile=profile)
+
+
 def admit(
     fixture: Fixture,
     account: Account,
@@ -87,19 +136,11 @@ def admit(
     *,
     request: context.RequestContext | None = None,
 ) -> Admission:
-    """Find the model and resolve the tier for an authenticated key, or raise the refusal.
-
-    ``request`` defaults to the request being served (:func:`mockserver.context.current`).
-    """
-    overrides = Overrides.from_headers(headers)
-    model = inference_model(fixture, account, model_id)
-    decision = resolve_tier(fixture, account, model, service_tier)
+    """:func:`resolve`, then :func:`take_resources`: the whole gate in one call."""
     request = request or context.current()
-    if request is not None:
-        decision = _take_shared_resources(request, fixture, account, model, decision)
-    profile = overrides.apply(fixture.profile(model, decision.tier))
     received_at = request.exchange.started_at if request is not None else None
-    return Admission(account, model, decision, profile, overrides, received_at)
+    resolved = resolve(fixture, account, headers, model_id, service_tier, received_at=received_at)
+    return take_resources(fixture, resolved, request=request)
 
 
 def _take_shared_resources(

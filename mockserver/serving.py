@@ -14,19 +14,53 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
 from starlette.responses import Response
 
-from mockserver import faults
+from mockserver import access, faults
 from mockserver.access import Admission
+from mockserver.config import Account
 from mockserver.exchange import Exchange, Usage
 from mockserver.middleware import exchange_of
 from mockserver.pacing import Pacer, Schedule
 from mockserver.routes import server_state
 from mockserver.streaming import EventStreamResponse
+
+Plan = TypeVar("Plan")
+
+
+def admit(
+    request: Request,
+    account: Account,
+    *,
+    model: str,
+    service_tier: str | None,
+    raw_body: Any,
+    stream: bool,
+    plan: Callable[[Admission], Plan],
+) -> tuple[Admission, Plan]:
+    """Admit an inference request and plan its reply, in the order that keeps refusals free.
+
+    The model and tier are resolved first, then the reply is planned, which is where the
+    request's content is validated (tools, formats, earlier responses). Only a request
+    that passes both takes shared resources: quota, an Ultrafast slot, the rate windows.
+    A capacity downgrade changes the tier, so the reply is planned again for the tier served.
+    """
+    state = server_state(request)
+    exchange = exchange_of(request.scope)
+    resolved = access.resolve(
+        state.fixture, account, request.headers, model, service_tier, received_at=exchange.started_at
+    )
+    record_admission(request, resolved, raw_body, stream)
+    planned = plan(resolved)
+    admission = access.take_resources(state.fixture, resolved)
+    if admission.tier != resolved.tier:
+        record_admission(request, admission, raw_body, stream)
+        planned = plan(admission)
+    return admission, planned
 
 
 def record_admission(request: Request, admission: Admission, body: Any, stream: bool) -> None:

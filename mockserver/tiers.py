@@ -77,6 +77,11 @@ def _requestable_for(model: ModelSpec) -> list[str]:
 
 Number = TypeVar("Number", int, float)
 
+# Bounds that keep one request from tying the server up: 128k tokens is the largest output the
+# simulated models produce, and the SDKs give up on a reply after 10 minutes by default.
+MAX_OVERRIDE_OUTPUT_TOKENS = 128_000
+MAX_OVERRIDE_TTFT_MS = 600_000
+
 HEADER_TOKENS_PER_SECOND = "x-mock-tokens-per-second"
 HEADER_TTFT_MS = "x-mock-ttft-ms"
 HEADER_OUTPUT_TOKENS = "x-mock-output-tokens"
@@ -94,8 +99,10 @@ class Overrides:
     def from_headers(cls, headers: Mapping[str, str]) -> Overrides:
         return cls(
             tokens_per_second=_header_number(headers, HEADER_TOKENS_PER_SECOND, float, positive=True),
-            ttft_ms=_header_number(headers, HEADER_TTFT_MS, float, positive=False),
-            output_tokens=_header_number(headers, HEADER_OUTPUT_TOKENS, int, positive=False),
+            ttft_ms=_header_number(headers, HEADER_TTFT_MS, float, positive=False, most=MAX_OVERRIDE_TTFT_MS),
+            output_tokens=_header_number(
+                headers, HEADER_OUTPUT_TOKENS, int, positive=False, most=MAX_OVERRIDE_OUTPUT_TOKENS
+            ),
         )
 
     def apply(self, profile: TimingProfile) -> TimingProfile:
@@ -108,9 +115,14 @@ class Overrides:
 
 
 def _header_number(
-    headers: Mapping[str, str], name: str, kind: Callable[[str], Number], *, positive: bool
+    headers: Mapping[str, str],
+    name: str,
+    kind: Callable[[str], Number],
+    *,
+    positive: bool,
+    most: float = math.inf,
 ) -> Number | None:
-    """A finite, non-negative (or positive) number from a header, or a 400 naming the header."""
+    """A finite, non-negative (or positive) number up to ``most`` from a header, or a 400 naming it."""
     raw = headers.get(name)
     if raw is None:
         return None
@@ -118,8 +130,10 @@ def _header_number(
         value: Number | None = kind(raw)
     except ValueError:
         value = None
-    if value is None or not math.isfinite(value) or value < 0 or (positive and value == 0):
+    if value is None or not math.isfinite(value) or value < 0 or (positive and value == 0) or value > most:
         bound = "a number above 0" if positive else "a number of 0 or more"
+        if math.isfinite(most):
+            bound += f" and at most {most:g}"
         raise errors.InvalidRequestError(
             f"Invalid value for header '{name}': '{raw}'. Expected {bound}.", param=name, code="invalid_value"
         )

@@ -8,8 +8,9 @@ import time
 import httpx
 import pytest
 
-from mockserver import MockServer
+from mockserver import MockServer, Settings, create_app
 from mockserver.exchange import Exchange
+from mockserver.pacing import FakeClock
 
 CHAT = "/v1/chat/completions"
 GOOD = {"model": "gpt-5.6-sol", "messages": [{"role": "user", "content": "hi"}]}
@@ -116,3 +117,28 @@ def test_disconnect_mid_stream_stops_the_producer() -> None:
         assert done.wait(5), "the stream kept running after the client went away"
         assert time.monotonic() - started < 5
         assert finished[0].status == 200
+
+
+@pytest.mark.parametrize(
+    ("header", "value"),
+    [("x-mock-output-tokens", "1000000000"), ("x-mock-ttft-ms", "1e12"), ("x-mock-tokens-per-second", "inf")],
+)
+def test_override_headers_are_bounded(http: httpx.Client, header: str, value: str) -> None:
+    error = assert_openai_error(http.post(CHAT, json=GOOD, headers={header: value}), 400)
+    assert error["param"] == header
+
+
+def test_refused_requests_do_not_use_up_the_rate_limit() -> None:
+    headers = {"authorization": "Bearer sk-mock-low-limits"}
+    invalid = {**GOOD, "response_format": {"type": "json_object"}}  # json_object needs "json" in the prompt
+    settings = Settings(port=0, time_scale=0)
+    frozen = MockServer(settings, app=create_app(settings, clock=FakeClock()))  # windows don't refill
+    with frozen, httpx.Client(base_url=frozen.url, headers=headers) as c:
+        before = c.post(CHAT, json=GOOD)
+        assert before.status_code == 200
+        remaining = int(before.headers["x-ratelimit-remaining-requests"])
+        for _ in range(remaining + 1):
+            assert_openai_error(c.post(CHAT, json=invalid), 400)
+        after = c.post(CHAT, json=GOOD)
+        assert after.status_code == 200
+        assert int(after.headers["x-ratelimit-remaining-requests"]) == remaining - 1

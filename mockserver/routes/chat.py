@@ -18,9 +18,15 @@ async def create_chat_completion(request: Request) -> Response:
     state = server_state(request)
     account = access.authenticate(state.fixture, request.headers)
     body, raw = await parse_body(request, ChatCompletionRequest)
-    admission = access.admit(state.fixture, account, request.headers, body.model, body.service_tier)
-    serving.record_admission(request, admission, raw, bool(body.stream))
-    plan = chat.plan_chat_completion(state, admission, body, raw)
+    admission, plan = serving.admit(
+        request,
+        account,
+        model=body.model,
+        service_tier=body.service_tier,
+        raw_body=raw,
+        stream=bool(body.stream),
+        plan=lambda admitted: chat.plan_chat_completion(state, admitted, body, raw),
+    )
     return await serving.respond(
         request,
         usage=plan.exchange_usage(),

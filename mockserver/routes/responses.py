@@ -19,9 +19,15 @@ async def create_response(request: Request) -> Response:
     state = server_state(request)
     account = access.authenticate(state.fixture, request.headers)
     body, raw = await parse_body(request, ResponseCreateRequest)
-    admission = access.admit(state.fixture, account, request.headers, body.model, body.service_tier)
-    serving.record_admission(request, admission, raw, bool(body.stream))
-    plan = responses.plan_response(state, admission, body, raw)
+    admission, plan = serving.admit(
+        request,
+        account,
+        model=body.model,
+        service_tier=body.service_tier,
+        raw_body=raw,
+        stream=bool(body.stream),
+        plan=lambda admitted: responses.plan_response(state, admitted, body, raw),
+    )
     responses.remember(state, plan)
     return await serving.respond(
         request,

@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from mockserver import errors, generation, response_input, structured, tokens
 from mockserver.access import Admission
 from mockserver.config import Fixture
@@ -186,6 +188,9 @@ async def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Asyn
     def choice(index: int, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         return {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
 
+    # Text deltas are the per-token hot path: their bytes around the text are encoded once.
+    content_frames = {c.index: _frame_around(chunk([choice(c.index, {"content": _SLOT})])) for c in plan.choices}
+
     first = plan.reasoning_tokens
     await pacer.wait_for_token(first)
     for c in plan.choices:
@@ -202,7 +207,8 @@ async def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Asyn
             if not piece:
                 continue
             if c.tool_name is None:
-                yield chunk([choice(c.index, {"content": piece})])
+                before, after = content_frames[c.index]
+                yield before + orjson.dumps(piece) + after
             else:
                 yield chunk([choice(c.index, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})])
     await pacer.wait_for_end()
@@ -279,6 +285,15 @@ def response_format(fmt: dict[str, Any] | None, texts: list[str]) -> dict[str, A
     if not isinstance(schema, dict):
         raise errors.invalid_type("response_format.json_schema.schema", "an object", describe(schema))
     return {"type": "json_schema", "name": inner["name"], "schema": schema}
+
+
+_SLOT = "\x00slot\x00"
+
+
+def _frame_around(event: bytes) -> tuple[bytes, bytes]:
+    """Split an encoded event at the text placeholder ``_SLOT``: the bytes before and after it."""
+    before, after = event.split(orjson.dumps(_SLOT))
+    return before, after
 
 
 def _envelope(plan: ChatPlan) -> dict[str, Any]:

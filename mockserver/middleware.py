@@ -133,6 +133,7 @@ def expose_connection_closer(app: Starlette) -> None:
                 transport = getattr(getattr(send, "__self__", None), "transport", None)
                 close = getattr(transport, "close", None)
                 scope.setdefault("state", {})["close_connection"] = close if callable(close) else None
+                scope["state"]["server_send"] = send
             await inner(scope, receive, send)
 
         return outer

@@ -73,6 +73,11 @@ class Schedule:
     interval: float
     total_tokens: int
     offsets: tuple[float, ...] = field(default=(), repr=False)
+    first_token_at: float = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Read for every token; stored once rather than summed on each call.
+        object.__setattr__(self, "first_token_at", self.start + self.ttft)
 
     @classmethod
     def build(
@@ -100,10 +105,6 @@ class Schedule:
             spread = jitter * interval
             offsets = (0.0, *tuple(spread * (rng.random() - 0.5) for _ in range(total_tokens - 1)))
         return cls(start=start, ttft=ttft * time_scale, interval=interval, total_tokens=total_tokens, offsets=offsets)
-
-    @property
-    def first_token_at(self) -> float:
-        return self.start + self.ttft
 
     @property
     def end(self) -> float:
@@ -144,12 +145,14 @@ class Pacer:
         On schedule, each range holds ``per_chunk`` tokens. After a late wake-up it
         holds every token due by then, so the stream catches up in one chunk.
         """
+        clock, schedule = self.clock, self.schedule
         sent = first
         while sent < stop:
-            target = min(sent + per_chunk, stop)
-            await self.clock.sleep_until(self.schedule.due_at(target - 1))
-            due = min(stop, self.schedule.due_count(self.clock.now()))
-            hi = max(target, due)
+            hi = min(sent + per_chunk, stop)
+            await clock.sleep_until(schedule.due_at(hi - 1))
+            if hi < stop and schedule.due_at(hi) <= clock.now():
+                # Woke up late: the next token is already due, so send every token due by now.
+                hi = min(stop, schedule.due_count(clock.now()))
             yield sent, hi
             sent = hi
 

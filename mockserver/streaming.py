@@ -45,12 +45,19 @@ class EventStreamResponse(StreamingResponse):
     def __init__(self, content: AsyncIterator[bytes], headers: dict[str, str] | None = None) -> None:
         super().__init__(content, headers={**SSE_HEADERS, **(headers or {})}, media_type=self.media_type)
 
+    async def stream_events(self, send: Send, server_send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async for chunk in self.body_iterator:
+            await server_send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        server_send = scope.get("state", {}).get("server_send") or send
         async with anyio.create_task_group() as group:
 
             async def stream_then_stop() -> None:
                 with contextlib.suppress(OSError):  # the client went away mid-write
-                    await self.stream_response(send)
+                    await self.stream_events(send, server_send)
                 group.cancel_scope.cancel()
 
             async def stop_on_disconnect() -> None:

@@ -1,0 +1,146 @@
+"""Capacity at Ultrafast speed: how many concurrent 750 tokens/s streams one worker keeps on rate.
+
+Same set-up as ``pacing.py``: mockserver and the bare-asyncio floor server each in
+their own process on core 0, the lean SSE client here on core 1. For each level of
+concurrency it runs that many streams at once, one token per event, and reports:
+
+- the slowest stream's achieved rate as a ratio of 750 tokens/s;
+- TTFT overhead (first text event minus the configured TTFT), p50 and p99;
+- server CPU per event in µs, read from /proc, for mockserver and for the floor,
+  and their ratio: what the framework, routing and JSON cost on top of the floor.
+
+Figures go to ``benchmarks/results/capacity.json``.
+
+    python benchmarks/capacity.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _sse_client import StreamTrace, stream  # noqa: E402
+from pacing import CHAT_PATH, TTFT_MS, free_port, start, wait_for_port  # noqa: E402
+
+RATE = 750.0
+LEVELS = [10, 25, 50, 100]
+STREAM_SECONDS = 3.0
+RESULTS = HERE / "results" / "capacity.json"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+async def run_level(port: int, pid: int, concurrency: int, seconds: float) -> dict[str, float]:
+    tokens = int(RATE * seconds)
+    headers = {
+        "authorization": "Bearer sk-mock-preview",
+        "x-mock-tokens-per-second": str(RATE),
+        "x-mock-ttft-ms": str(TTFT_MS),
+        "x-mock-output-tokens": str(tokens),
+    }
+    body = {"model": "gpt-5.6-sol", "messages": [{"role": "user", "content": "capacity"}], "stream": True}
+    cpu_before = cpu_seconds(pid)
+    traces: list[StreamTrace] = list(
+        await asyncio.gather(
+            *(stream("127.0.0.1", port, CHAT_PATH, {**body, "seed": i}, headers) for i in range(concurrency))
+        )
+    )
+    cpu = cpu_seconds(pid) - cpu_before
+    ratios, ttfts, events = [], [], 0
+    for trace in traces:
+        if trace.status != 200:
+            raise RuntimeError(f"stream failed with HTTP {trace.status}")
+        times = trace.content_times()
+        events += len(trace.events)
+        ratios.append((tokens - 1) / (times[-1] - times[0]) / RATE)
+        ttfts.append((times[0] - trace.sent_at) * 1000 - TTFT_MS)
+    ttfts.sort()
+    return {
+        "streams": concurrency,
+        "slowest_rate_ratio": min(ratios),
+        "worst_rate_error_pct": max(abs(r - 1) for r in ratios) * 100,
+        "ttft_overhead_ms_p50": statistics.median(ttfts),
+        "ttft_overhead_ms_p99": ttfts[min(len(ttfts) - 1, int(len(ttfts) * 0.99))],
+        "events": events,
+        "server_cpu_s": cpu,
+        "server_cpu_us_per_event": cpu / events * 1e6 if events else 0.0,
+    }
+
+
+async def run_all(ports: dict[str, int], pids: dict[str, int], seconds: float) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for level in LEVELS:
+        ours = await run_level(ports["mockserver"], pids["mockserver"], level, seconds)
+        floor = await run_level(ports["floor"], pids["floor"], level, seconds)
+        ratio = ours["server_cpu_us_per_event"] / floor["server_cpu_us_per_event"] if floor["events"] else None
+        rows.append(
+            {"concurrent_streams": level, "mockserver": ours, "raw_floor": floor, "cpu_per_event_vs_floor": ratio}
+        )
+        print(
+            f"{level:4d} streams x 750 tok/s: slowest {ours['slowest_rate_ratio']:.4f} of target "
+            f"(floor {floor['slowest_rate_ratio']:.4f}), TTFT overhead p50/p99 "
+            f"{ours['ttft_overhead_ms_p50']:.1f}/{ours['ttft_overhead_ms_p99']:.1f} ms "
+            f"(floor {floor['ttft_overhead_ms_p50']:.1f}/{floor['ttft_overhead_ms_p99']:.1f}), server CPU "
+            f"{ours['server_cpu_us_per_event']:.1f} µs/event (floor {floor['server_cpu_us_per_event']:.1f}, "
+            f"x{ratio:.2f})",
+            flush=True,
+        )
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="one-second streams, for a smoke run")
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    seconds = 1.0 if args.quick else STREAM_SECONDS
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
+        os.sched_setaffinity(0, {1})
+    ports = {"mockserver": free_port(), "floor": free_port()}
+    servers = {
+        "mockserver": start(
+            [sys.executable, "-m", "mockserver", "serve", "--port", str(ports["mockserver"]), "--log-level", "warning"]
+        ),
+        "floor": start([sys.executable, str(HERE / "_floor_server.py"), str(ports["floor"])]),
+    }
+    try:
+        for port in ports.values():
+            wait_for_port(port)
+        rows = asyncio.run(run_all(ports, {k: p.pid for k, p in servers.items()}, seconds))
+    finally:
+        for server in servers.values():
+            server.terminate()
+            server.wait(timeout=10)
+    held = [r["concurrent_streams"] for r in rows if r["mockserver"]["worst_rate_error_pct"] < 1.0]  # type: ignore[index]
+    report = {
+        "benchmark": "capacity",
+        "command": "python benchmarks/capacity.py" + (" --quick" if args.quick else ""),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "tokens_per_second": RATE,
+        "stream_seconds": seconds,
+        "most_streams_within_1_pct": max(held, default=0),
+        "levels": rows,
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    held_max = report["most_streams_within_1_pct"]
+    print(f"most concurrent 750 tok/s streams all within 1% of rate: {held_max} -> {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

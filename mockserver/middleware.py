@@ -115,7 +115,9 @@ class RequestContextMiddleware:
 
 def expose_connection_closer(app: Starlette) -> None:
     """Put ``scope["state"]["close_connection"]`` on every request: a way to close the TCP
-    connection under a reply (for the ``drop_after`` fault), or None.
+    connection under a reply (for the ``drop_after`` fault), or None; and
+    ``scope["state"]["server_send"]``, the server's own ``send``, which streamed events
+    use to skip the middleware stack (see :mod:`mockserver.streaming`).
 
     ASGI has no message for "abort the connection", so this reaches uvicorn's transport
     through the ``send`` uvicorn hands the app (``send.__self__`` is uvicorn's request

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mockserver import errors, generation, reasoning, tokens
+from mockserver import errors, generation, output_limits, reasoning, tokens
 from mockserver.access import Admission
 from mockserver.exchange import Usage
 from mockserver.generation import Text
@@ -134,6 +134,7 @@ def plan_response(
     state: ServerState, admission: Admission, body: ResponseCreateRequest, raw_body: dict[str, Any]
 ) -> ResponsePlan:
     fixture = state.fixture
+    output_limits.check_limit(admission, "max_output_tokens", body.max_output_tokens)
     items = read_input(body.input)
     if body.input is None and body.previous_response_id is None and body.prompt is None:
         raise errors.missing_parameter("input")
@@ -165,13 +166,11 @@ def plan_response(
     summary_full = state.generator.generate(
         seed ^ 0x5A, reasoning.summary_tokens(summary_style, planned_reasoning), language
     )
-    limit = body.max_output_tokens
-    planned = planned_reasoning + len(reply.text)
-    produced = planned if limit is None else min(limit, planned)
-    reasoning_made = min(planned_reasoning, produced)
+    cut = reasoning.cut_output(planned_reasoning, len(reply.text), body.max_output_tokens)
+    reasoning_made = cut.reasoning
     hidden_made = min(planned_reasoning - len(summary_full), reasoning_made)
-    visible = reply.text.cut(produced - reasoning_made)
-    incomplete = produced < planned
+    visible = reply.text.cut(cut.visible)
+    incomplete = cut.incomplete
 
     reasoning_part = None
     if planned_reasoning > 0:
@@ -199,7 +198,7 @@ def plan_response(
         start=admission.start_time(state.clock),
         ttft=profile.ttft_ms / 1000,
         tokens_per_second=profile.tokens_per_second,
-        total_tokens=produced,
+        total_tokens=cut.produced,
         jitter=profile.jitter,
         time_scale=state.settings.time_scale,
         rng=random.Random(seed),

@@ -19,11 +19,31 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ToolCallFunction(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    arguments: str
+
+
+class ChatToolCall(BaseModel):
+    """One entry of an assistant message's ``tool_calls``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    type: Literal["function", "custom"]
+    function: ToolCallFunction | None = None
+    custom: dict[str, Any] | None = None
+
+
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     role: Literal["developer", "system", "user", "assistant", "tool", "function"]
     content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[ChatToolCall] | None = None
+    tool_call_id: str | None = None
 
     def text(self) -> str:
         """The message's text, with list content flattened."""

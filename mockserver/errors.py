@@ -317,6 +317,11 @@ def cannot_cancel_synchronous() -> InvalidRequestError:
     return InvalidRequestError("Cannot cancel a synchronous response.")
 
 
+def background_without_store() -> InvalidRequestError:
+    """``background: true`` with ``store: false``: nothing could be polled or cancelled."""
+    return InvalidRequestError("Background responses require 'store' to be true.", param="store", code="invalid_value")
+
+
 def invalid_json() -> InvalidRequestError:
     return InvalidRequestError(
         "We could not parse the JSON body of your request. (HINT: This likely means you aren't using "

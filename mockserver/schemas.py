@@ -176,3 +176,20 @@ class ResponseCreateRequest(_Body):
     access_programs: dict[str, Any] | None = None
     background_options: dict[str, Any] | None = None
     image: dict[str, Any] | None = None
+
+
+class InputTokenCountRequest(_Body):
+    """``POST /v1/responses/input_tokens``: what a ``POST /v1/responses`` would read, without generating."""
+
+    model: str | None = None
+    input: str | list[Any] | None = None
+    instructions: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    previous_response_id: str | None = None
+    conversation: str | dict[str, Any] | None = None
+    reasoning: ReasoningParam | None = None
+    text: TextParam | None = None
+    truncation: Literal["auto", "disabled"] | None = None
+    personality: str | None = None

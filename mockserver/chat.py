@@ -14,13 +14,13 @@ from typing import Any
 
 import orjson
 
-from mockserver import errors, generation, response_input, structured, tokens
+from mockserver import chat_checks, errors, generation, output_limits, response_input, structured, tokens
 from mockserver.access import Admission
 from mockserver.config import Fixture
 from mockserver.exchange import Usage
 from mockserver.generation import Text
 from mockserver.pacing import Pacer, Schedule
-from mockserver.reasoning import reasoning_tokens_for
+from mockserver.reasoning import cut_output, reasoning_tokens_for
 from mockserver.replies import plan_reply
 from mockserver.schemas import ChatCompletionRequest, ChatMessage
 from mockserver.state import ServerState
@@ -34,6 +34,7 @@ class ChatChoice:
     index: int
     text: Text  # the message content, or the tool call's arguments when ``tool_name`` is set
     finish_reason: str
+    reasoning_tokens: int = 0  # reasoning produced before the text, after any cut by the output limit
     tool_name: str | None = None
     tool_call_id: str | None = None
 
@@ -53,10 +54,14 @@ class ChatPlan:
     service_tier: str
     system_fingerprint: str
     prompt_tokens: int
-    reasoning_tokens: int
     choices: tuple[ChatChoice, ...]
     include_usage: bool
     schedule: Schedule
+
+    @property
+    def reasoning_steps(self) -> int:
+        """Token steps of reasoning before any text; choices think side by side."""
+        return max((c.reasoning_tokens for c in self.choices), default=0)
 
     @property
     def text_steps(self) -> int:
@@ -64,12 +69,15 @@ class ChatPlan:
         return max((len(c.text) for c in self.choices), default=0)
 
     @property
+    def reasoning_tokens(self) -> int:
+        return sum(c.reasoning_tokens for c in self.choices)
+
+    @property
     def completion_tokens(self) -> int:
-        return sum(len(c.text) for c in self.choices) + self.reasoning_tokens * len(self.choices)
+        return sum(len(c.text) for c in self.choices) + self.reasoning_tokens
 
     def exchange_usage(self) -> Usage:
-        reasoning = self.reasoning_tokens * len(self.choices)
-        return Usage(self.prompt_tokens, self.completion_tokens, reasoning)
+        return Usage(self.prompt_tokens, self.completion_tokens, self.reasoning_tokens)
 
     def usage(self) -> dict[str, Any]:
         return {
@@ -78,7 +86,7 @@ class ChatPlan:
             "total_tokens": self.prompt_tokens + self.completion_tokens,
             "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
             "completion_tokens_details": {
-                "reasoning_tokens": self.reasoning_tokens * len(self.choices),
+                "reasoning_tokens": self.reasoning_tokens,
                 "audio_tokens": 0,
                 "accepted_prediction_tokens": 0,
                 "rejected_prediction_tokens": 0,
@@ -97,6 +105,19 @@ def plan_chat_completion(
     state: ServerState, admission: Admission, body: ChatCompletionRequest, raw_body: Any
 ) -> ChatPlan:
     fixture = state.fixture
+    chat_checks.check_request(body)
+    limit = body.output_limit
+    for param in ("max_completion_tokens", "max_tokens"):
+        output_limits.check_limit(admission, param, getattr(body, param))
+    planned_reasoning = reasoning_tokens_for(fixture, admission, body.reasoning_effort)
+    output_limits.check_choices(
+        fixture,
+        admission,
+        choices=body.n or 1,
+        reasoning=planned_reasoning,
+        limit=limit,
+        limit_param="max_tokens" if body.max_completion_tokens is None and body.max_tokens else "max_completion_tokens",
+    )
     items = [(m.role, message_text(m)) for m in body.messages]
     texts = [text for _, text in items]
     tools = function_tools(body.tools)
@@ -104,7 +125,6 @@ def plan_chat_completion(
     fmt = response_format(body.response_format, texts)
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
     language = generation.language_of([m.text() for m in body.messages if m.role == "user"] or texts)
-    limit = body.output_limit
     choices = []
     for index in range(body.n or 1):
         reply = plan_reply(
@@ -117,20 +137,20 @@ def plan_chat_completion(
             answered=response_input.answered(items),
             output_format=fmt,
         )
-        text, finish = reply.text, "stop"
+        text = reply.text
         if reply.tool is None:
             text, _ = generation.apply_stop(text, body.stop_sequences)
-        else:
-            finish = "tool_calls"
-        if limit is not None and len(text) > limit:
-            text, finish = text.cut(limit), "length"
-        if reply.tool is None:
-            choices.append(ChatChoice(index, text, finish))
+        # Reasoning counts against the limit too, per choice: a low limit can end a choice inside it.
+        cut = cut_output(planned_reasoning, len(text), limit)
+        text = text.cut(cut.visible)
+        finish = "length" if cut.incomplete else ("stop" if reply.tool is None else "tool_calls")
+        if reply.tool is None or len(text) == 0:
+            choices.append(ChatChoice(index, text, finish, cut.reasoning))
         else:
             call_id = f"call_{state.ids.token(24)}"
-            choices.append(ChatChoice(index, text, finish, reply.tool.name, call_id))
-    reasoning = reasoning_tokens_for(fixture, admission, body.reasoning_effort)
-    steps = max((len(c.text) for c in choices), default=0)
+            choices.append(ChatChoice(index, text, finish, cut.reasoning, reply.tool.name, call_id))
+    reasoning = max(c.reasoning_tokens for c in choices)
+    steps = max(len(c.text) for c in choices)
     profile = admission.profile
     schedule = Schedule.build(
         start=admission.start_time(state.clock),
@@ -148,7 +168,6 @@ def plan_chat_completion(
         service_tier=reported_tier(fixture, admission.tier.tier),
         system_fingerprint=state.system_fingerprint,
         prompt_tokens=tokens.count_messages(texts) + response_input.tool_definition_tokens(body.tools),
-        reasoning_tokens=reasoning,
         choices=tuple(choices),
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
         schedule=schedule,
@@ -191,7 +210,7 @@ async def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Asyn
     # Text deltas are the per-token hot path: their bytes around the text are encoded once.
     content_frames = {c.index: _frame_around(chunk([choice(c.index, {"content": _SLOT})])) for c in plan.choices}
 
-    first = plan.reasoning_tokens
+    first = plan.reasoning_steps
     await pacer.wait_for_token(first)
     for c in plan.choices:
         opening: dict[str, Any]
@@ -234,10 +253,9 @@ def _message(c: ChatChoice) -> dict[str, Any]:
 def message_text(message: ChatMessage) -> str:
     """What a message contributes to the prompt: its text, plus any tool calls it carries."""
     text = message.text()
-    for call in (message.model_extra or {}).get("tool_calls") or []:
-        function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict):
-            text += f"{function.get('name', '')}{function.get('arguments', '')}"
+    for call in message.tool_calls or []:
+        if call.function is not None:
+            text += f"{call.function.name}{call.function.arguments}"
     return text
 
 

@@ -29,6 +29,7 @@ DEFAULT_TIME_SCALE = 1.0
 DEFAULT_SEED = 0
 DEFAULT_LOG_LEVEL = "info"
 DEFAULT_JOURNAL_SIZE = 1000
+DEFAULT_MAX_OUTPUT_TOKENS = 128_000
 ENV_PREFIX = "MOCKSERVER_"
 
 
@@ -85,6 +86,11 @@ class ModelSpec(_Strict):
         default=None, description="Always serve this id on one tier, e.g. gpt-5.6-sol-ultrafast."
     )
     reasoning: bool = Field(default=True, description="Whether reasoning effort adds reasoning tokens.")
+    max_output_tokens: int = Field(
+        default=DEFAULT_MAX_OUTPUT_TOKENS,
+        ge=1,
+        description="The most output tokens one answer may ask for: a larger max_tokens is refused with 400.",
+    )
     profiles: dict[Tier, TimingProfile] = Field(
         default_factory=dict, description="Per-tier timing overrides for this model."
     )

@@ -253,6 +253,75 @@ def invalid_type(param: str, expected: str, got: str) -> InvalidRequestError:
     )
 
 
+def output_limit_too_large(param: str, value: int, most: int) -> InvalidRequestError:
+    """``max_tokens`` / ``max_completion_tokens`` / ``max_output_tokens`` above the model's output cap."""
+    return InvalidRequestError(
+        f"{param} is too large: {value}. This model supports at most {most} completion tokens, "
+        f"whereas you provided {value}.",
+        param=param,
+        code="invalid_value",
+    )
+
+
+def request_output_too_large(choices: int, per_choice: int, most: int, limit_param: str) -> InvalidRequestError:
+    """``n`` choices of this length would produce more than one request may (a mock-only guard)."""
+    return InvalidRequestError(
+        f"Invalid 'n': {choices} choices of up to {per_choice} output tokens each is {choices * per_choice} tokens, "
+        f"more than the {most} output tokens this server produces for one request. "
+        f"Lower 'n' or '{limit_param}'.",
+        param="n",
+        code="invalid_value",
+    )
+
+
+def stream_options_without_stream() -> InvalidRequestError:
+    return InvalidRequestError(
+        "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+        param="stream_options",
+        code="invalid_value",
+    )
+
+
+def tool_message_without_tool_calls(index: int) -> InvalidRequestError:
+    """A ``tool`` message that follows no assistant message with ``tool_calls`` (the live API misspells it)."""
+    return InvalidRequestError(
+        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+        param=f"messages[{index}].role",
+    )
+
+
+def tool_call_id_missing(index: int) -> InvalidRequestError:
+    return InvalidRequestError(
+        "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.",
+        param=f"messages[{index}].tool_call_id",
+    )
+
+
+def tool_call_id_not_found(index: int, tool_call_id: str) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"Invalid parameter: 'tool_call_id' of '{tool_call_id}' not found in 'tool_calls' of previous message.",
+        param=f"messages[{index}].tool_call_id",
+    )
+
+
+def tool_calls_unanswered(index: int, call_ids: list[str]) -> InvalidRequestError:
+    return InvalidRequestError(
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+        f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(call_ids)}",
+        param=f"messages[{index}].role",
+    )
+
+
+def cannot_cancel_synchronous() -> InvalidRequestError:
+    """``POST /v1/responses/{id}/cancel`` on a response not created with ``background: true``."""
+    return InvalidRequestError("Cannot cancel a synchronous response.")
+
+
+def background_without_store() -> InvalidRequestError:
+    """``background: true`` with ``store: false``: nothing could be polled or cancelled."""
+    return InvalidRequestError("Background responses require 'store' to be true.", param="store", code="invalid_value")
+
+
 def invalid_json() -> InvalidRequestError:
     return InvalidRequestError(
         "We could not parse the JSON body of your request. (HINT: This likely means you aren't using "

@@ -12,6 +12,8 @@ many reasoning tokens are billed, with or without a summary, on both APIs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mockserver.access import Admission
 from mockserver.config import Fixture
 
@@ -36,3 +38,29 @@ def summary_tokens(summary: str | None, reasoning_tokens: int) -> int:
     if not summary or reasoning_tokens <= 0:
         return 0
     return min(reasoning_tokens, SUMMARY_TOKENS.get(summary, SUMMARY_TOKENS["auto"]))
+
+
+@dataclass(frozen=True)
+class OutputCut:
+    """Where an output limit ends one answer: reasoning first, then the visible tokens.
+
+    ``max_output_tokens`` (Responses) and ``max_completion_tokens`` / ``max_tokens`` (Chat)
+    count reasoning tokens too, as on the live API, so a low limit can end an answer inside
+    its reasoning, with no visible text at all.
+    """
+
+    reasoning: int  # reasoning tokens produced
+    visible: int  # visible tokens produced
+    incomplete: bool  # the limit cut something
+
+    @property
+    def produced(self) -> int:
+        return self.reasoning + self.visible
+
+
+def cut_output(reasoning_tokens: int, visible_tokens: int, limit: int | None) -> OutputCut:
+    """Apply ``limit`` to an answer of ``reasoning_tokens`` followed by ``visible_tokens``."""
+    planned = reasoning_tokens + visible_tokens
+    produced = planned if limit is None else min(limit, planned)
+    reasoning = min(reasoning_tokens, produced)
+    return OutputCut(reasoning=reasoning, visible=produced - reasoning, incomplete=produced < planned)

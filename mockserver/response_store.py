@@ -3,14 +3,16 @@
 Each response is kept with the project that created it; another project's key
 sees a 404, as if it did not exist. A stored response reads ``in_progress`` until
 its schedule ends, then its final body, so ``GET`` during a paced stream shows
-what the live API would. The whole store goes with :meth:`ResponseStore.reset`.
+what the live API would. A ``background`` response reads ``queued`` until its
+first token is due, and can be cancelled until its schedule ends; cancelling any
+other response is refused, as live. The whole store goes with :meth:`ResponseStore.reset`.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mockserver import errors
@@ -27,9 +29,19 @@ class StoredResponse:
     in_progress_body: dict[str, Any]
     ready_at: float
     conversation: tuple[ConversationItem, ...]  # input and output of this turn and every turn before it
+    input_items: tuple[dict[str, Any], ...] = ()  # this turn's input, as GET .../input_items lists it
+    background: bool = False
+    started_at: float = 0.0  # a background response is queued until then
+    cancelled: bool = False
 
     def body_at(self, now: float) -> dict[str, Any]:
-        return self.final_body if now >= self.ready_at else self.in_progress_body
+        if self.cancelled:
+            return {**self.in_progress_body, "status": "cancelled"}
+        if now >= self.ready_at:
+            return self.final_body
+        if self.background and now < self.started_at:
+            return {**self.in_progress_body, "status": "queued"}
+        return self.in_progress_body
 
 
 class ResponseStore:
@@ -58,6 +70,25 @@ class ResponseStore:
         if found is None:
             raise previous_response_not_found(response_id)
         return found
+
+    def input_items(self, project: str, response_id: str) -> tuple[dict[str, Any], ...]:
+        found = self.find(project, response_id)
+        if found is None:
+            raise response_not_found(response_id)
+        return found.input_items
+
+    def cancel(self, project: str, response_id: str) -> dict[str, Any]:
+        """Cancel a background response still queued or in progress; a finished one is returned as it is."""
+        now = self._now()
+        with self._lock:
+            found = self._items.get(response_id)
+            if found is None or found.project != project:
+                raise response_not_found(response_id)
+            if not found.background:
+                raise errors.cannot_cancel_synchronous()
+            if not found.cancelled and now < found.ready_at:
+                found = self._items[response_id] = replace(found, cancelled=True)
+        return found.body_at(now)
 
     def delete(self, project: str, response_id: str) -> dict[str, Any]:
         with self._lock:

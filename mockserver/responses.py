@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import base64
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from mockserver import errors, generation, reasoning, tokens
+from mockserver import errors, generation, output_limits, reasoning, response_items, tokens
 from mockserver.access import Admission
 from mockserver.exchange import Usage
 from mockserver.generation import Text
@@ -99,7 +100,9 @@ class ResponsePlan:
     incomplete: bool
     schedule: Schedule
     conversation: tuple[ConversationItem, ...]
+    input_items: tuple[dict[str, Any], ...]
     store: bool
+    background: bool
 
     @property
     def reasoning_tokens(self) -> int:
@@ -134,15 +137,14 @@ def plan_response(
     state: ServerState, admission: Admission, body: ResponseCreateRequest, raw_body: dict[str, Any]
 ) -> ResponsePlan:
     fixture = state.fixture
-    items = read_input(body.input)
+    output_limits.check_limit(admission, "max_output_tokens", body.max_output_tokens)
+    if body.background and body.store is False:
+        raise errors.background_without_store()
     if body.input is None and body.previous_response_id is None and body.prompt is None:
         raise errors.missing_parameter("input")
+    context = read_context(state, admission.account.project, body.input, body.previous_response_id)
     tools = function_tools(body.tools)
     check_tool_choice(tools, body.tool_choice)
-    history: tuple[ConversationItem, ...] = ()
-    if body.previous_response_id is not None:
-        history = state.responses.previous(admission.account.project, body.previous_response_id).conversation
-    context = [*history, *items]
     prompt_texts = [body.instructions or "", *(text for _, text in context)]
     fmt = output_format(body.text.format if body.text else None, prompt_texts, param="text.format")
 
@@ -165,13 +167,11 @@ def plan_response(
     summary_full = state.generator.generate(
         seed ^ 0x5A, reasoning.summary_tokens(summary_style, planned_reasoning), language
     )
-    limit = body.max_output_tokens
-    planned = planned_reasoning + len(reply.text)
-    produced = planned if limit is None else min(limit, planned)
-    reasoning_made = min(planned_reasoning, produced)
+    cut = reasoning.cut_output(planned_reasoning, len(reply.text), body.max_output_tokens)
+    reasoning_made = cut.reasoning
     hidden_made = min(planned_reasoning - len(summary_full), reasoning_made)
-    visible = reply.text.cut(produced - reasoning_made)
-    incomplete = produced < planned
+    visible = reply.text.cut(cut.visible)
+    incomplete = cut.incomplete
 
     reasoning_part = None
     if planned_reasoning > 0:
@@ -199,28 +199,47 @@ def plan_response(
         start=admission.start_time(state.clock),
         ttft=profile.ttft_ms / 1000,
         tokens_per_second=profile.tokens_per_second,
-        total_tokens=produced,
+        total_tokens=cut.produced,
         jitter=profile.jitter,
         time_scale=state.settings.time_scale,
         rng=random.Random(seed),
     )
-    input_tokens = tokens.count_messages(prompt_texts if body.instructions else prompt_texts[1:])
-    input_tokens += tool_definition_tokens(body.tools)
     plan = ResponsePlan(
         id=state.ids.prefixed("resp"),
         created_at=int(state.wall_clock()),
         duration=schedule.end - schedule.start,
         project=admission.account.project,
         echo=_echo(body, admission, fmt, reasoning.effort_for(fixture, admission, effort_param)),
-        input_tokens=input_tokens,
+        input_tokens=count_input_tokens(body.instructions, context, body.tools),
         reasoning=reasoning_part,
         answer=answer,
         incomplete=incomplete,
         schedule=schedule,
         conversation=(*context, *_output_items(reasoning_part, answer)),
+        input_items=tuple(response_items.input_items(body.input, state.ids.prefixed)),
         store=body.store is not False,
+        background=bool(body.background),
     )
     return plan
+
+
+def read_context(
+    state: ServerState, project: str, raw_input: str | list[Any] | None, previous_response_id: str | None
+) -> list[ConversationItem]:
+    """What the model reads: the earlier turns of ``previous_response_id``, then this ``input``."""
+    items = read_input(raw_input)
+    history: tuple[ConversationItem, ...] = ()
+    if previous_response_id is not None:
+        history = state.responses.previous(project, previous_response_id).conversation
+    return [*history, *items]
+
+
+def count_input_tokens(
+    instructions: str | None, context: Sequence[ConversationItem], tools: Sequence[Any] | None
+) -> int:
+    """Input tokens, as ``usage.input_tokens`` and ``POST /v1/responses/input_tokens`` report them."""
+    texts = [instructions] if instructions else []
+    return tokens.count_messages([*texts, *(text for _, text in context)]) + tool_definition_tokens(tools)
 
 
 def remember(state: ServerState, plan: ResponsePlan) -> None:
@@ -276,9 +295,9 @@ def _echo(body: ResponseCreateRequest, admission: Admission, fmt: dict[str, Any]
 # -- Rendering ----------------------------------------------------------------------------------
 
 
-def response_object(plan: ResponsePlan, *, final: bool = True) -> dict[str, Any]:
-    """The ``Response`` object: final (completed or incomplete), or as it looks while in progress."""
-    status = plan.status if final else "in_progress"
+def response_object(plan: ResponsePlan, *, final: bool = True, status: str = "in_progress") -> dict[str, Any]:
+    """The ``Response`` object: final (completed or incomplete), or as it looks while ``status``."""
+    status = plan.status if final else status
     return {
         "id": plan.id,
         "object": "response",
@@ -301,4 +320,21 @@ def stored(plan: ResponsePlan) -> StoredResponse:
         in_progress_body=response_object(plan, final=False),
         ready_at=plan.schedule.end,
         conversation=plan.conversation,
+        input_items=plan.input_items,
+        background=plan.background,
+        started_at=plan.schedule.first_token_at,
     )
+
+
+def first_reply(plan: ResponsePlan, *, stream: bool) -> tuple[Schedule, Callable[[], dict[str, Any]]]:
+    """When the reply to ``POST /v1/responses`` is due, and its body.
+
+    A non-streaming ``background`` response is answered at once, ``queued``; the client polls
+    ``GET`` for the rest. Otherwise the reply waits for the schedule (or streams on it).
+    """
+    if plan.background and not stream:
+        start = plan.schedule.start
+        return Schedule(start=start, ttft=0, interval=0, total_tokens=0), partial(
+            response_object, plan, final=False, status="queued"
+        )
+    return plan.schedule, partial(response_object, plan)

@@ -19,11 +19,31 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ToolCallFunction(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    arguments: str
+
+
+class ChatToolCall(BaseModel):
+    """One entry of an assistant message's ``tool_calls``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    type: Literal["function", "custom"]
+    function: ToolCallFunction | None = None
+    custom: dict[str, Any] | None = None
+
+
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     role: Literal["developer", "system", "user", "assistant", "tool", "function"]
     content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[ChatToolCall] | None = None
+    tool_call_id: str | None = None
 
     def text(self) -> str:
         """The message's text, with list content flattened."""
@@ -156,3 +176,20 @@ class ResponseCreateRequest(_Body):
     access_programs: dict[str, Any] | None = None
     background_options: dict[str, Any] | None = None
     image: dict[str, Any] | None = None
+
+
+class InputTokenCountRequest(_Body):
+    """``POST /v1/responses/input_tokens``: what a ``POST /v1/responses`` would read, without generating."""
+
+    model: str | None = None
+    input: str | list[Any] | None = None
+    instructions: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    previous_response_id: str | None = None
+    conversation: str | dict[str, Any] | None = None
+    reasoning: ReasoningParam | None = None
+    text: TextParam | None = None
+    truncation: Literal["auto", "disabled"] | None = None
+    personality: str | None = None

@@ -1,4 +1,5 @@
-"""``POST /v1/responses``, ``GET`` and ``DELETE /v1/responses/{response_id}``."""
+"""``POST /v1/responses``, ``POST /v1/responses/input_tokens``, and per stored response: ``GET``,
+``DELETE``, ``POST .../cancel`` and ``GET .../input_items``."""
 
 from functools import partial
 
@@ -6,42 +7,55 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.responses import Response
 
-from mockserver import access, response_events, responses, serving
+from mockserver import access, response_events, response_items, response_tokens, responses, serving
 from mockserver.routes import body_schema, parse_body, server_state
-from mockserver.schemas import ResponseCreateRequest
+from mockserver.schemas import InputTokenCountRequest, ResponseCreateRequest
 
 router = APIRouter(prefix="/v1", tags=["responses"])
 
 
 @router.post("/responses", response_model=None, openapi_extra=body_schema(ResponseCreateRequest))
 async def create_response(request: Request) -> Response:
-    """Create a response, paced at the resolved service tier's speed, and store it unless ``store`` is false."""
+    """Create a response, paced at the resolved service tier's speed, and store it unless ``store`` is false.
+    A ``background`` response is answered at once, ``queued``; poll ``GET`` for the rest."""
     state = server_state(request)
     account = access.authenticate(state.fixture, request.headers)
     body, raw = await parse_body(request, ResponseCreateRequest)
+    stream = bool(body.stream)
     admission, plan = serving.admit(
         request,
         account,
         model=body.model,
         service_tier=body.service_tier,
         raw_body=raw,
-        stream=bool(body.stream),
+        stream=stream,
         plan=lambda admitted: responses.plan_response(state, admitted, body, raw),
     )
     responses.remember(state, plan)
+    schedule, reply_body = responses.first_reply(plan, stream=stream)
     return await serving.respond(
         request,
         usage=plan.exchange_usage(),
-        schedule=plan.schedule,
-        stream=bool(body.stream),
+        schedule=schedule,
+        stream=stream,
         events=partial(response_events.stream_events, plan, per_chunk=admission.profile.tokens_per_chunk),
-        body=partial(responses.response_object, plan),
+        body=reply_body,
     )
+
+
+# Declared before the /responses/{response_id} routes, which would otherwise shadow it.
+@router.post("/responses/input_tokens", response_model=None, openapi_extra=body_schema(InputTokenCountRequest))
+async def count_input_tokens(request: Request) -> Response:
+    """The input tokens a response to this request would be billed, without creating it."""
+    state = server_state(request)
+    account = access.authenticate(state.fixture, request.headers)
+    body, _ = await parse_body(request, InputTokenCountRequest)
+    return JSONResponse(response_tokens.input_token_count(state, account, body))
 
 
 @router.get("/responses/{response_id}", response_model=None)
 async def retrieve_response(request: Request, response_id: str) -> Response:
-    """A stored response of the caller's project: in progress until its schedule ends."""
+    """A stored response of the caller's project: queued (background) or in progress until its schedule ends."""
     state = server_state(request)
     account = access.authenticate(state.fixture, request.headers)
     return JSONResponse(state.responses.get(account.project, response_id))
@@ -52,3 +66,20 @@ async def delete_response(request: Request, response_id: str) -> Response:
     state = server_state(request)
     account = access.authenticate(state.fixture, request.headers)
     return JSONResponse(state.responses.delete(account.project, response_id))
+
+
+@router.post("/responses/{response_id}/cancel", response_model=None)
+async def cancel_response(request: Request, response_id: str) -> Response:
+    """Cancel a background response; any other response answers 400, as live."""
+    state = server_state(request)
+    account = access.authenticate(state.fixture, request.headers)
+    return JSONResponse(state.responses.cancel(account.project, response_id))
+
+
+@router.get("/responses/{response_id}/input_items", response_model=None)
+async def list_input_items(request: Request, response_id: str) -> Response:
+    """The input items of a stored response, as a cursor page (``after``, ``limit``, ``order``)."""
+    state = server_state(request)
+    account = access.authenticate(state.fixture, request.headers)
+    items = state.responses.input_items(account.project, response_id)
+    return JSONResponse(response_items.page(items, request.query_params))

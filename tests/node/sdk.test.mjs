@@ -111,3 +111,40 @@ test('access denied: ultrafast without preview is 403', async () => {
     (err) => err instanceof OpenAI.PermissionDeniedError && err.param === 'service_tier',
   );
 });
+
+test('responses.inputItems.list pages the input, newest first', async () => {
+  const input = [
+    { role: 'developer', content: 'Be brief.' },
+    { role: 'user', content: 'Hello' },
+    { id: 'msg_mine', type: 'message', role: 'user', content: 'Again' },
+  ];
+  const response = await client.responses.create({ model: MODEL, input });
+  const page = await client.responses.inputItems.list(response.id, { limit: 2 });
+  assert.equal(page.data[0].id, 'msg_mine');
+  assert.equal(page.has_more, true);
+  const ids = [];
+  for await (const item of client.responses.inputItems.list(response.id, { limit: 2 })) ids.push(item.id);
+  assert.equal(ids.length, 3);
+  assert.equal(ids[0], 'msg_mine');
+});
+
+test('responses.inputTokens.count matches the usage of create', async () => {
+  const body = { model: MODEL, input: 'Count me', instructions: 'Be brief.' };
+  const counted = await client.responses.inputTokens.count(body);
+  const created = await client.responses.create(body);
+  assert.equal(counted.object, 'response.input_tokens');
+  assert.equal(counted.input_tokens, created.usage.input_tokens);
+});
+
+test('responses.cancel: background responses only', async () => {
+  const background = await client.responses.create({ model: MODEL, input: 'Hello', background: true });
+  assert.equal(background.background, true);
+  const polled = await client.responses.retrieve(background.id);
+  assert.ok(['queued', 'in_progress', 'completed'].includes(polled.status));
+  const sync = await client.responses.create({ model: MODEL, input: 'Hello' });
+  await assert.rejects(client.responses.cancel(sync.id), (err) => {
+    assert.ok(err instanceof OpenAI.BadRequestError);
+    assert.match(err.message, /Cannot cancel a synchronous response\./);
+    return true;
+  });
+});

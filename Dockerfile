@@ -13,5 +13,5 @@ ENV MOCKSERVER_HOST=0.0.0.0 \
 EXPOSE 8000
 USER nobody
 HEALTHCHECK --interval=5s --timeout=2s --retries=10 \
-    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/health')"
+    CMD python -c "import os, urllib.request; urllib.request.urlopen(f'http://127.0.0.1:{os.environ[\"MOCKSERVER_PORT\"]}/health')"
 CMD ["mockserver", "serve"]

@@ -134,8 +134,12 @@ async def run_all(mock_port: int, floor_port: int, seconds: float) -> list[dict[
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="one-second streams, for a smoke run")
-    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--output", type=Path, help=f"where to write the figures (default {RESULTS.name}; quick: *-quick.json)"
+    )
     args = parser.parse_args()
+    if args.output is None:
+        args.output = RESULTS.with_name(RESULTS.stem + "-quick.json") if args.quick else RESULTS
     seconds = 1.0 if args.quick else STREAM_SECONDS
 
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:

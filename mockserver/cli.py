@@ -65,6 +65,13 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
         choices=LOG_LEVELS,
         help="uvicorn log level [env MOCKSERVER_LOG_LEVEL]",
     )
+    serve.add_argument(
+        "--journal-size",
+        type=int,
+        default=defaults.journal_size,
+        metavar="N",
+        help="requests kept in the journal at GET /_mock/requests, oldest dropped first [env MOCKSERVER_JOURNAL_SIZE]",
+    )
     return parser
 
 
@@ -79,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             time_scale=args.time_scale,
             seed=args.seed,
             log_level=args.log_level,
+            journal_size=args.journal_size,
         )
         fixture = load_fixture(settings.config)
     except ConfigError as exc:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockserver.config import Fixture
+from mockserver.errors import mask_api_key
 from mockserver.exchange import Exchange, Usage
 from mockserver.store import Store, UsageEntry, UsageRow
 
@@ -97,24 +98,25 @@ def report(store: Store, selection: UsageFilter) -> dict[str, Any]:
     """Totals, breakdowns by key/model/tier/organization, and the raw rows, for the rows selected."""
     rows = sorted((r for r in store.usage() if selection.matches(r)), key=lambda r: (r.key, r.model, r.tier))
 
-    def by(attribute: str) -> dict[str, Any]:
+    def by(attribute: str, show: Callable[[str], str] = str) -> dict[str, Any]:
         groups: dict[str, list[UsageRow]] = {}
         for row in rows:
-            groups.setdefault(getattr(row, attribute), []).append(row)
+            groups.setdefault(show(getattr(row, attribute)), []).append(row)
         return {name: totals(group) for name, group in sorted(groups.items())}
 
     return {
         "object": "usage",
         "currency": "usd",
-        "filters": {k: v for k, v in vars(selection).items() if v is not None},
+        "filters": {k: mask_api_key(v) if k == "key" else v for k, v in vars(selection).items() if v is not None},
         "totals": totals(rows),
-        "by_key": by("key"),
+        # Keys are shown masked, as everywhere on the control plane; filter with the real key.
+        "by_key": by("key", mask_api_key),
         "by_model": by("model"),
         "by_tier": by("tier"),
         "by_organization": by("organization"),
         "rows": [
             {
-                "key": r.key,
+                "key": mask_api_key(r.key),
                 "organization": r.organization,
                 "project": r.project,
                 "model": r.model,

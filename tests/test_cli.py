@@ -26,7 +26,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 def test_serve_help_explains_every_option() -> None:
     result = run_cli("serve", "--help")
     assert result.returncode == 0
-    for option in ("--host", "--port", "--config", "--time-scale", "--seed", "--log-level"):
+    for option in ("--host", "--port", "--config", "--time-scale", "--seed", "--log-level", "--journal-size"):
         assert option in result.stdout
     for variable in ("MOCKSERVER_HOST", "MOCKSERVER_PORT", "MOCKSERVER_CONFIG", "MOCKSERVER_TIME_SCALE"):
         assert variable in result.stdout

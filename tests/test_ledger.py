@@ -25,26 +25,28 @@ def test_unlisted_models_use_the_default_price() -> None:
     assert ledger.cost_usd(FIXTURE, "no-such-model", "default", MILLION) == 0
 
 
-def entry(key: str = "sk-a", model: str = "gpt-5.6-sol", tier: str = "default", org: str = "org-a") -> UsageEntry:
+def entry(key: str = "sk-key-alpha", model: str = "gpt-5.6-sol", tier: str = "default", org: str = "org-a") -> UsageEntry:
     return UsageEntry(key, org, "proj", model, tier, input_tokens=10, output_tokens=20, reasoning_tokens=5,
                       cost_usd=0.5)  # fmt: skip
 
 
 def test_report_totals_breakdowns_and_filters() -> None:
     store = MemoryStore()
-    for e in [entry(), entry(), entry(tier="priority"), entry(key="sk-b", model="gpt-5.6-mini", org="org-b")]:
+    for e in [entry(), entry(), entry(tier="priority"), entry(key="sk-key-bravo", model="gpt-5.6-mini", org="org-b")]:
         store.record(e)
     everything = ledger.report(store, ledger.UsageFilter())
     assert everything["totals"] == {
         "requests": 4, "input_tokens": 40, "output_tokens": 80, "reasoning_tokens": 20, "total_tokens": 120,
         "cost_usd": 2.0,
     }  # fmt: skip
-    assert everything["by_key"]["sk-a"]["requests"] == 3
+    # Keys are shown masked; the report is filtered with the real key.
+    assert everything["by_key"]["sk-key***lpha"]["requests"] == 3
+    assert all("sk-key-alpha" not in str(row) for row in everything["rows"])
     assert everything["by_tier"]["priority"]["requests"] == 1
     assert everything["by_organization"]["org-b"]["input_tokens"] == 10
     assert len(everything["rows"]) == 3
-    only = ledger.report(store, ledger.UsageFilter(key="sk-a", tier="default"))
-    assert only["totals"]["requests"] == 2 and only["filters"] == {"key": "sk-a", "tier": "default"}
+    only = ledger.report(store, ledger.UsageFilter(key="sk-key-alpha", tier="default"))
+    assert only["totals"]["requests"] == 2 and only["filters"] == {"key": "sk-key***lpha", "tier": "default"}
     store.reset()
     assert ledger.report(store, ledger.UsageFilter())["totals"]["requests"] == 0
 

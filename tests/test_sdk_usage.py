@@ -65,7 +65,7 @@ def test_ledger_totals_equal_the_usage_blocks_received() -> None:
         for tier in PRICES:
             assert ledger["by_tier"][tier]["output_tokens"] == sum(u.completion_tokens for t, u in received
                                                                    if t == tier)  # fmt: skip
-        assert ledger["by_key"]["sk-mock-standard"]["requests"] == 1
+        assert ledger["by_key"]["sk-moc******dard"]["requests"] == 1
         assert report(server, key="sk-mock-preview", tier="flex")["totals"]["requests"] == 2
         assert {row["tier"] for row in report(server, model="gpt-5.6-sol")["rows"]} == set(PRICES)
 

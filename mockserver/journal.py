@@ -99,6 +99,8 @@ class Journal:
         model: str | None = None,
         key: str | None = None,
         method: str | None = None,
+        tier: str | None = None,
+        status: int | None = None,
         since: int = 0,
         include_unscoped: bool = False,
     ) -> list[_Record]:
@@ -118,6 +120,10 @@ class Journal:
             if key is not None and r.key != key:
                 continue
             if method is not None and r.exchange.method != method.upper():
+                continue
+            if tier is not None and r.exchange.tier != tier:
+                continue
+            if status is not None and r.exchange.status != status:
                 continue
             chosen.append(r)
         return chosen

@@ -72,7 +72,10 @@ def test_journal_entry_fields_and_filters(mockserver: MockServerHandle, http: ht
     by_key = http.get("/_mock/requests", params={"key": "sk-mock-standard"}).json()["data"]
     assert [(e["tier"], e["requested_tier"]) for e in by_key] == [("flex", "flex")]
     assert len(http.get("/_mock/requests", params={"path": "/v1/models"}).json()["data"]) == 1
-    assert len(http.get("/_mock/requests", params={"limit": 2}).json()["data"]) == 2
+    newest = http.get("/_mock/requests", params={"limit": 2}).json()["data"]
+    assert [e["path"] for e in newest] == ["/v1/chat/completions", "/v1/models"]  # the newest two, oldest first
+    flex = http.get("/_mock/requests", params={"tier": "flex", "status": 200}).json()["data"]
+    assert [e["key"] for e in flex] == ["sk-moc******dard"]
 
     calls = mockserver.requests
     calls.assert_called(path="/v1/models")

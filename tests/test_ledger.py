@@ -25,7 +25,9 @@ def test_unlisted_models_use_the_default_price() -> None:
     assert ledger.cost_usd(FIXTURE, "no-such-model", "default", MILLION) == 0
 
 
-def entry(key: str = "sk-key-alpha", model: str = "gpt-5.6-sol", tier: str = "default", org: str = "org-a") -> UsageEntry:
+def entry(
+    key: str = "sk-key-alpha", model: str = "gpt-5.6-sol", tier: str = "default", org: str = "org-a"
+) -> UsageEntry:
     return UsageEntry(key, org, "proj", model, tier, input_tokens=10, output_tokens=20, reasoning_tokens=5,
                       cost_usd=0.5)  # fmt: skip
 

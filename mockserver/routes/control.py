@@ -129,13 +129,19 @@ async def list_requests(
     model: str | None = Query(default=None, description="Only this model (as resolved or as requested)."),
     key: str | None = Query(default=None, description="Only this API key (shown masked)."),
     method: str | None = Query(default=None, description="Only this HTTP method."),
+    tier: str | None = Query(default=None, description="Only requests served (or refused) on this tier."),
+    status: int | None = Query(default=None, description="Only replies with this HTTP status."),
     test_id: str | None = Query(
         default=None, description="Only this test's requests; default: the x-mock-test-id header."
     ),
-    limit: int | None = Query(default=None, ge=1, description="Only the last N matching entries."),
+    limit: int | None = Query(
+        default=None, ge=1, description="Only the newest N matching entries (still oldest first)."
+    ),
 ) -> JSONResponse:
     state = server_state(request)
-    records = state.journal.select(test_id=_scope(request, test_id), path=path, model=model, key=key, method=method)
+    records = state.journal.select(
+        test_id=_scope(request, test_id), path=path, model=model, key=key, method=method, tier=tier, status=status
+    )
     if limit is not None:
         records = records[-limit:]
     known = [a.key for a in state.fixture.accounts]

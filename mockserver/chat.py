@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from mockserver import chat_checks, errors, generation, output_limits, response_input, structured, tokens
+from mockserver import chat_checks, errors, generation, output_limits, response_input, scripts, structured, tokens
 from mockserver.access import Admission
 from mockserver.config import Fixture
 from mockserver.exchange import Usage
@@ -125,6 +125,7 @@ def plan_chat_completion(
     fmt = response_format(body.response_format, texts)
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
     language = generation.language_of([m.text() for m in body.messages if m.role == "user"] or texts)
+    script = scripts.choose(state, admission, items, tools, body.tool_choice)
     choices = []
     for index in range(body.n or 1):
         reply = plan_reply(
@@ -136,6 +137,7 @@ def plan_chat_completion(
             tool_choice=body.tool_choice,
             answered=response_input.answered(items),
             output_format=fmt,
+            script=script,
         )
         text = reply.text
         if reply.tool is None:

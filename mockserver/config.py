@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mockserver.fault_spec import Faults
+from mockserver.script_spec import ScriptRule
 
 Tier = Literal["default", "priority", "flex", "ultrafast"]
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -266,6 +267,10 @@ class Fixture(_Strict):
     )
     faults: Faults = Field(
         default_factory=Faults, description="Fault injection: rules matched per request, and a server-wide probability."
+    )
+    scripts: list[ScriptRule] = Field(
+        default_factory=list,
+        description="Scripted replies: the first rule that matches a request answers it; otherwise text is generated.",
     )
 
     @model_validator(mode="after")

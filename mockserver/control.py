@@ -1,6 +1,6 @@
 """Runtime configuration: the document behind ``GET`` / ``PATCH /_mock/config``.
 
-The document is the fixture (profiles, models, accounts, policies, faults, ...)
+The document is the fixture (profiles, models, accounts, policies, faults, scripts, ...)
 plus the runtime settings ``time_scale`` and ``seed``, flat at the top level.
 A change is a JSON merge patch (RFC 7396): objects merge key by key, lists and
 scalars replace, and ``null`` puts a field back to its default. The merged
@@ -35,6 +35,7 @@ def document(settings: Settings, fixture: Fixture) -> dict[str, Any]:
     for rule, shown in zip(fixture.faults.rules, faults["rules"], strict=True):
         shown["fault"] = rule.fault.describe()
         shown["match"] = {k: v for k, v in shown["match"].items() if v is not None}
+    data["scripts"] = [rule.model_dump(mode="json", exclude_none=True) for rule in fixture.scripts]
     return data
 
 

@@ -194,6 +194,7 @@ def entry(record: _Record, known_keys: Iterable[str]) -> dict[str, Any]:
         "status": ex.status,
         "usage": usage,
         "fault": fault,
+        "script": ex.extra.get("script"),
         "disconnected": ex.disconnected,
         "started_at": round(record.finished_wall - (duration or 0) / 1000, 6),
         "duration_ms": duration,

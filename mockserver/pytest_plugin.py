@@ -15,6 +15,9 @@ and ``openai`` are imported when the fixture is first used.
     @pytest.mark.mockserver(config="scenario.yaml", time_scale=0, faults=["status=429"], tokens_per_second=750)
     def test_with_marker(mockserver): ...
 
+    @pytest.mark.mockserver(scripts={"(?i)capital of france": "Paris."})
+    def test_scripted(mockserver): ...
+
 Fixtures:
 
 - ``mockserver_server``: the running :class:`~mockserver.server.MockServer`. Its scope is
@@ -40,10 +43,10 @@ if TYPE_CHECKING:
 
 SCOPES = ("session", "package", "module", "class", "function")
 MARKER_HELP = (
-    "mockserver(config=None, time_scale=None, faults=None, tokens_per_second=None, ttft_ms=None, **patch): "
-    "configure the mockserver for this test: a scenario YAML (a whole fixture, or a partial one merged in; "
-    "relative to the test file), runtime settings, faults (e.g. 'once status=503'), tier speeds, or any "
-    "other /_mock/config field."
+    "mockserver(config=None, time_scale=None, faults=None, scripts=None, tokens_per_second=None, ttft_ms=None, "
+    "**patch): configure the mockserver for this test: a scenario YAML (a whole fixture, or a partial one merged "
+    "in; relative to the test file), runtime settings, faults (e.g. 'once status=503'), scripted replies (e.g. "
+    "{'(?i)^ping$': 'pong'}), tier speeds, or any other /_mock/config field."
 )
 
 

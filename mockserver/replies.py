@@ -1,5 +1,7 @@
 """What one answer says, for either API: prose, a JSON document, or a tool call's arguments.
 
+A scripted reply (:mod:`mockserver.scripts`) takes the place of the generated one.
+
 The visible tokens are decided here, before any pacing, so Chat Completions and
 the Responses API pick tools and shape JSON the same way, and the streamed and
 non-streamed forms of one request carry the same tokens.
@@ -12,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mockserver import generation, structured, tokens
+from mockserver import generation, scripts, structured, tokens
 from mockserver.access import Admission
 from mockserver.generation import Text
+from mockserver.scripts import Scripted
 from mockserver.state import ServerState
 from mockserver.structured import FunctionSpec
 
@@ -38,7 +41,11 @@ def plan_reply(
     tool_choice: str | Mapping[str, Any] | None,
     answered: bool,
     output_format: Mapping[str, Any],
+    script: Scripted | None = None,
 ) -> Reply:
+    """The reply's visible tokens: the ``script`` rule's reply when one applies, else generated ones."""
+    if script is not None:
+        return _scripted(state, admission, script, tools)
     rng = random.Random(seed ^ _STRUCTURED_SALT)
     tool = structured.pick_tool(tools, tool_choice, answered=answered, rng=rng)
     if tool is not None:
@@ -53,6 +60,16 @@ def plan_reply(
         bounds = state.fixture.output_tokens
         length = generation.natural_length(seed, bounds.min, bounds.max)
     return Reply(state.generator.generate(seed, length, language))
+
+
+def _scripted(state: ServerState, admission: Admission, script: Scripted, tools: Sequence[FunctionSpec]) -> Reply:
+    reply = script.reply
+    if reply.error is not None:
+        raise scripts.error_for(reply.error, admission, state.settings.time_scale)
+    if reply.tool_calls is not None:
+        tool, arguments = scripts.tool_for(reply, tools)
+        return Reply(Text(tuple(tokens.split(arguments))), tool)
+    return Reply(Text(tuple(tokens.split(reply.text or ""))))
 
 
 def _json_text(value: Any) -> Text:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from mockserver import errors, generation, output_limits, reasoning, response_items, tokens
+from mockserver import errors, generation, output_limits, reasoning, response_items, scripts, tokens
 from mockserver.access import Admission
 from mockserver.exchange import Usage
 from mockserver.generation import Text
@@ -159,6 +159,7 @@ def plan_response(
         tool_choice=body.tool_choice,
         answered=answered(context),
         output_format=fmt,
+        script=scripts.choose(state, admission, context, tools, body.tool_choice),
     )
 
     effort_param = body.reasoning.effort if body.reasoning else None

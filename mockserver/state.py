@@ -22,6 +22,7 @@ from mockserver.generation import TextGenerator
 from mockserver.journal import Journal
 from mockserver.pacing import Clock, MonotonicClock
 from mockserver.response_store import ResponseStore
+from mockserver.scripts import ScriptState
 from mockserver.store import MemoryStore, Store
 
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -70,10 +71,12 @@ class ServerState:
         self.responses = ResponseStore(self.clock.now)
         self.journal = Journal(self.settings.journal_size, wall_clock=self.wall_clock)
         self.fault_state = FaultState(self.settings.seed)
+        self.script_state = ScriptState()
 
     def reset(self) -> None:
         """Back to how the server started: the original fixture and settings, a fresh id sequence,
-        no stored responses, empty rate windows, ledger and journal, and fresh fault counters.
+        no stored responses, empty rate windows, ledger and journal, fresh fault counters and
+        script sequences.
         Ultrafast slots of replies still in flight stay held until those replies end, so the
         capacity cap stays exact across a reset."""
         self.restore((self._initial_settings, self._initial_fixture))
@@ -82,11 +85,14 @@ class ServerState:
         self.store.reset()
         self.journal.clear()
         self.fault_state.clear()
+        self.script_state.clear()
 
     def reset_scope(self, test_id: str) -> None:
-        """Forget one test's journal entries and fault counters; the configuration is shared and stays."""
+        """Forget one test's journal entries, fault counters and script sequences; the configuration
+        is shared and stays."""
         self.journal.clear(test_id)
         self.fault_state.clear(test_id)
+        self.script_state.clear(test_id)
 
     def snapshot(self) -> tuple[Settings, Fixture]:
         """The configuration in force (both parts are immutable), to :meth:`restore` later."""

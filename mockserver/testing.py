@@ -3,7 +3,7 @@
 - :class:`Calls`: the journal as a list you can filter and assert on, in the
   style of respx (``calls.last``, ``calls.filter(model=...)``, ``assert_called_once()``).
 - :func:`config_patch`: keyword conveniences (``tokens_per_second=...``,
-  ``faults=[...]``) turned into a ``PATCH /_mock/config`` merge patch.
+  ``faults=[...]``, ``scripts=[...]``) turned into a ``PATCH /_mock/config`` merge patch.
 - :class:`MockServerHandle`: one test's view of a running server: clients that
   carry its ``x-mock-test-id``, its own journal, and ``configure``/``reset``.
 
@@ -141,6 +141,9 @@ def config_patch(patch: Mapping[str, Any] | None = None, /, **changes: Any) -> d
     - ``faults``: a list of faults (``"once status=503"``, ``{"status": 429}``, or whole rules
       ``{"match": {...}, "fault": ..., "count": "once"}``) replacing the rules; or the whole
       ``faults`` section as a mapping;
+    - ``scripts``: a list of script rules (``{"match": {...}, "reply": {...}}``), or of bare replies
+      (``"pong"`` for a text, ``{"tool_calls": [...]}``) that answer every request; or a mapping of
+      regexes over the latest user message to replies (``{"(?i)^ping$": "pong"}``), tried in order;
     - anything else (``time_scale``, ``seed``, ``policies``, ``accounts``, ...) as given.
     """
     result: dict[str, Any] = dict(patch or {})
@@ -155,6 +158,9 @@ def config_patch(patch: Mapping[str, Any] | None = None, /, **changes: Any) -> d
     faults = changes.pop("faults", None)
     if faults is not None:
         result["faults"] = dict(faults) if isinstance(faults, Mapping) else {"rules": [_rule(f) for f in faults]}
+    scripts = changes.pop("scripts", None)
+    if scripts is not None:
+        result["scripts"] = _script_rules(scripts)
     result.update(changes)
     return result
 
@@ -163,6 +169,18 @@ def _rule(fault: Any) -> Any:
     if isinstance(fault, Mapping) and "fault" in fault:
         return dict(fault)
     return {"fault": fault}
+
+
+def _script_rules(scripts: Any) -> list[Any]:
+    if isinstance(scripts, Mapping):
+        return [{"match": {"message": pattern}, "reply": _script_reply(reply)} for pattern, reply in scripts.items()]
+    if isinstance(scripts, str):
+        raise TypeError("scripts must be a list of rules or replies, or a mapping of regexes to replies")
+    return [dict(s) if isinstance(s, Mapping) and "reply" in s else {"reply": _script_reply(s)} for s in scripts]
+
+
+def _script_reply(reply: Any) -> Any:
+    return {"text": reply} if isinstance(reply, str) else reply
 
 
 class MockServerHandle:

@@ -118,3 +118,53 @@ def test_ini_options(pytester: pytest.Pytester) -> None:
         """
     )
     pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_marker_and_configure_script_replies(pytester: pytest.Pytester) -> None:
+    pytester.makefile(
+        ".yaml",
+        scenario='scripts:\n  - match: {message: "(?i)^ping$"}\n    reply: {text: pong}\n',
+    )
+    pytester.makepyfile(
+        """
+        import openai, pytest
+
+        def ask(mockserver, text):
+            return mockserver.client(strict=True).chat.completions.create(
+                model="gpt-5.6-sol", messages=[{"role": "user", "content": text}]
+            ).choices[0].message.content
+
+        @pytest.mark.mockserver(scripts={"(?i)capital of france": "Paris."})
+        def test_marker(mockserver):
+            assert ask(mockserver, "What is the capital of France?") == "Paris."
+            assert mockserver.requests.last.script == {"index": 0, "name": None, "step": None}
+
+        @pytest.mark.mockserver(scripts=[{"reply": {"sequence": [{"text": "one"}, {"text": "two"}]}}])
+        def test_sequence_first_run(mockserver):
+            assert [ask(mockserver, "x") for _ in range(3)] == ["one", "two", "two"]
+
+        @pytest.mark.mockserver(scripts=[{"reply": {"sequence": [{"text": "one"}, {"text": "two"}]}}])
+        def test_sequence_starts_again_in_the_next_test(mockserver):
+            assert ask(mockserver, "x") == "one"
+
+        @pytest.mark.mockserver(config="scenario.yaml")
+        def test_scenario_file(mockserver):
+            assert ask(mockserver, "ping") == "pong"
+            mockserver.configure(scripts=[{"error": "status=429"}])
+            with pytest.raises(openai.RateLimitError):
+                mockserver.client(max_retries=0).chat.completions.create(
+                    model="gpt-5.6-sol", messages=[{"role": "user", "content": "ping"}]
+                )
+
+        def test_no_scripts_after_the_marked_tests(mockserver):
+            assert mockserver.server.state.fixture.scripts == []
+            assert ask(mockserver, "ping") != "pong"
+
+        @pytest.mark.mockserver(scripts=[{"reply": {"text": "a", "error": "status=500"}}])
+        def test_bad_script_fails_with_the_reason(mockserver):
+            pass
+        """
+    )
+    result = pytester.runpytest("--strict-markers", "-W", "error")
+    result.assert_outcomes(passed=5, errors=1)
+    result.stdout.fnmatch_lines(["*@pytest.mark.mockserver: *a reply needs exactly one of text, tool_calls, error*"])

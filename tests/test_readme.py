@@ -23,7 +23,7 @@ def harness_test_blocks() -> list[str]:
 
 def test_readme_has_the_promised_examples() -> None:
     code = "\n".join(harness_test_blocks())
-    for promised in ("mockserver.requests", "x-mock-fault", "sk-mock-standard", "ultrafast_concurrency"):
+    for promised in ("mockserver.requests", "x-mock-fault", "sk-mock-standard", "ultrafast_concurrency", "scripts="):
         assert promised in code
 
 

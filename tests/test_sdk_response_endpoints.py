@@ -134,7 +134,7 @@ def test_input_tokens_refusals(client: openai.OpenAI, http: httpx.Client) -> Non
 def paced() -> Iterator[tuple[openai.OpenAI, FakeClock]]:
     """A server on a clock that moves only when the test says, so polling never sleeps."""
     clock = FakeClock()
-    settings = Settings(time_scale=1, seed=2)
+    settings = Settings(time_scale=1, seed=2, port=0)  # a free port: 8000 may be taken on this machine
     with MockServer(settings, app=create_app(settings, clock=clock)) as server:
         client = openai.OpenAI(
             base_url=server.base_url, api_key=PREVIEW_KEY, max_retries=0, _strict_response_validation=True

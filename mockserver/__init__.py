@@ -14,15 +14,16 @@ _LAZY = {
     "create_app": "mockserver.app",
     "ConfigError": "mockserver.config",
     "Fixture": "mockserver.config",
-    "Settings": "mockserver.config",
+    "Settings": "mockserver.settings",
     "load_fixture": "mockserver.config",
     "MockServer": "mockserver.server",
 }
 
 if TYPE_CHECKING:
     from mockserver.app import create_app
-    from mockserver.config import ConfigError, Fixture, Settings, load_fixture
+    from mockserver.config import ConfigError, Fixture, load_fixture
     from mockserver.server import MockServer
+    from mockserver.settings import Settings
 
 
 def __getattr__(name: str) -> Any:

@@ -12,11 +12,12 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mockserver import __version__, errors, ledger, validation
-from mockserver.config import Fixture, Settings, load_fixture
+from mockserver.config import Fixture, load_fixture
 from mockserver.middleware import RequestContextMiddleware, expose_connection_closer
 from mockserver.pacing import Clock, MonotonicClock
 from mockserver.reply_headers import openai_headers
 from mockserver.routes import BODY_SCHEMAS, chat, control, health, models, responses, usage
+from mockserver.settings import Settings
 from mockserver.state import ServerState
 
 DESCRIPTION = (

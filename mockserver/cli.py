@@ -8,7 +8,8 @@ import sys
 import uvicorn
 
 from mockserver import __version__
-from mockserver.config import ConfigError, Settings, load_fixture
+from mockserver.config import ConfigError, load_fixture
+from mockserver.settings import Settings
 
 LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
 

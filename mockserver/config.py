@@ -1,16 +1,15 @@
-"""Settings for one server process, and the fixture schema that describes the simulated world.
+"""The fixture schema that describes the simulated world, and how fixture files are loaded.
 
-``Settings`` holds the process options (host, port, seed, ...); each one has a
-``MOCKSERVER_*`` environment variable. A *fixture* is a YAML file with the models,
+A *fixture* is a YAML file with the models,
 tier timing profiles, accounts and policies; :func:`load_fixture` validates it
 against :class:`Fixture` and raises :class:`ConfigError` with a message that names
-the file, the field and the problem.
+the file, the field and the problem. The process options (host, port, seed, ...) are
+:class:`mockserver.settings.Settings`.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -24,14 +23,7 @@ from mockserver.script_spec import ScriptRule
 Tier = Literal["default", "priority", "flex", "ultrafast"]
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
-DEFAULT_TIME_SCALE = 1.0
-DEFAULT_SEED = 0
-DEFAULT_LOG_LEVEL = "info"
-DEFAULT_JOURNAL_SIZE = 1000
 DEFAULT_MAX_OUTPUT_TOKENS = 128_000
-ENV_PREFIX = "MOCKSERVER_"
 
 
 class ConfigError(Exception):
@@ -345,54 +337,3 @@ def describe_validation_error(exc: ValidationError) -> str:
         message = err["msg"].removeprefix("Value error, ")
         lines.append(f"{where}: {message}")
     return "; ".join(lines)
-
-
-# -- Process settings -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Options for one server process. Each has a ``MOCKSERVER_<NAME>`` environment variable."""
-
-    host: str = DEFAULT_HOST
-    port: int = DEFAULT_PORT
-    config: str | None = field(default=None, metadata={"help": "fixture YAML file; default: built-in"})
-    time_scale: float = DEFAULT_TIME_SCALE
-    seed: int = DEFAULT_SEED
-    log_level: str = DEFAULT_LOG_LEVEL
-    journal_size: int = field(default=DEFAULT_JOURNAL_SIZE, metadata={"help": "requests kept in the journal"})
-
-    @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
-        """Settings from ``MOCKSERVER_*`` variables; unset ones keep their defaults."""
-        environ = dict(os.environ if environ is None else environ)
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            raw = environ.get(ENV_PREFIX + f.name.upper())
-            if raw is None or raw == "":
-                continue
-            values[f.name] = _coerce(f.name, raw, f.type)
-        return cls(**values)
-
-    def with_overrides(self, **overrides: Any) -> Settings:
-        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
-
-    def __post_init__(self) -> None:
-        if self.time_scale < 0:
-            raise ConfigError(f"time_scale must be 0 or more, got {self.time_scale}")
-        if not 0 <= self.port <= 65535:
-            raise ConfigError(f"port must be between 0 and 65535, got {self.port}")
-        if self.journal_size < 1:
-            raise ConfigError(f"journal_size must be 1 or more, got {self.journal_size}")
-
-
-def _coerce(name: str, raw: str, annotation: Any) -> Any:
-    kind = str(annotation)
-    try:
-        if "int" in kind:
-            return int(raw)
-        if "float" in kind:
-            return float(raw)
-    except ValueError:
-        raise ConfigError(f"{ENV_PREFIX}{name.upper()}={raw!r} is not a number") from None
-    return raw

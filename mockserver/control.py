@@ -19,8 +19,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from mockserver import errors
-from mockserver.config import ConfigError, Fixture, Settings
+from mockserver.config import ConfigError, Fixture
 from mockserver.masking import Masker
+from mockserver.settings import Settings
 
 RUNTIME_FIELDS = ("time_scale", "seed")
 FIXED_SETTINGS = ("host", "port", "config", "log_level", "journal_size")

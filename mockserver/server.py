@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 from fastapi import FastAPI
 
-from mockserver.config import Fixture, Settings
+from mockserver.config import Fixture
 from mockserver.journal import TEST_ID_HEADER, entry
+from mockserver.settings import Settings
 from mockserver.state import ServerState
 from mockserver.testing import DEFAULT_KEY, Call, Calls, config_patch, key_digest
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mockserver import control
-from mockserver.config import Fixture, Settings
+from mockserver.config import Fixture
 from mockserver.exchange import ExchangeHooks
 from mockserver.faults import FaultState
 from mockserver.generation import TextGenerator
@@ -23,6 +23,7 @@ from mockserver.journal import Journal
 from mockserver.pacing import Clock, MonotonicClock
 from mockserver.response_store import ResponseStore
 from mockserver.scripts import ScriptState
+from mockserver.settings import Settings
 from mockserver.store import MemoryStore, Store
 
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from mockserver import cli
-from mockserver.config import ConfigError, Settings
+from mockserver.config import ConfigError
+from mockserver.settings import Settings
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

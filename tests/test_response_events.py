@@ -7,11 +7,12 @@ import json
 from typing import Any
 
 from mockserver import access
-from mockserver.config import Settings, load_fixture
+from mockserver.config import load_fixture
 from mockserver.pacing import FakeClock, Pacer
 from mockserver.response_events import stream_events
 from mockserver.responses import plan_response
 from mockserver.schemas import ResponseCreateRequest
+from mockserver.settings import Settings
 from mockserver.state import ServerState
 
 HEADERS = {"authorization": "Bearer sk-mock-preview", "x-mock-output-tokens": "50"}

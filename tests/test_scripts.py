@@ -10,10 +10,11 @@ import openai
 import pytest
 
 from mockserver import access, chat, errors, tokens
-from mockserver.config import ConfigError, Settings, load_fixture, parse_fixture
+from mockserver.config import ConfigError, load_fixture, parse_fixture
 from mockserver.pacing import FakeClock
 from mockserver.schemas import ChatCompletionRequest
 from mockserver.script_spec import ScriptRule
+from mockserver.settings import Settings
 from mockserver.state import ServerState
 from mockserver.testing import MockServerHandle, config_patch
 

@@ -9,9 +9,10 @@ import openai
 import pytest
 
 from mockserver import access, chat, output_limits
-from mockserver.config import Settings, load_fixture
+from mockserver.config import load_fixture
 from mockserver.pacing import FakeClock
 from mockserver.schemas import ChatCompletionRequest
+from mockserver.settings import Settings
 from mockserver.state import ServerState
 from tests.conftest import PREVIEW_KEY
 

@@ -11,9 +11,9 @@ import pytest
 
 from mockserver import MockServer
 from mockserver.app import create_app
-from mockserver.config import Settings
 from mockserver.pacing import FakeClock
 from mockserver.response_store import ResponseStore, StoredResponse
+from mockserver.settings import Settings
 from tests.conftest import PREVIEW_KEY
 
 MODEL = "gpt-5.6-sol"

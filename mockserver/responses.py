@@ -157,6 +157,7 @@ def plan_response(
         tool_choice=body.tool_choice,
         answered=answered(context),
         output_format=fmt,
+        schema_param="text.format.schema",
     )
 
     effort_param = body.reasoning.effort if body.reasoning else None

@@ -137,6 +137,7 @@ def plan_chat_completion(
             tool_choice=body.tool_choice,
             answered=response_input.answered(items),
             output_format=fmt,
+            schema_param="response_format.json_schema.schema",
             script=script,
         )
         text = reply.text
@@ -276,7 +277,7 @@ def function_tools(tools: list[dict[str, Any]] | None) -> list[FunctionSpec]:
         parameters = function.get("parameters")
         if parameters is not None and not isinstance(parameters, dict):
             raise errors.invalid_type(f"tools[{i}].function.parameters", "an object", describe(parameters))
-        specs.append(FunctionSpec(name, parameters or {}))
+        specs.append(FunctionSpec(name, parameters or {}, f"tools[{i}].function.parameters"))
     return specs
 
 

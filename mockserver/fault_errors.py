@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 
 from mockserver import errors
@@ -27,6 +27,7 @@ class ErrorContext:
     organization: str = "org-mock"
     project: str = "proj_mock"
     tier: str = "default"
+    wait: str = "1s"  # the "Please try again in ..." of the body, matching the retry headers sent
 
 
 Maker = Callable[[ErrorContext], errors.MockAPIError]
@@ -35,7 +36,7 @@ Maker = Callable[[ErrorContext], errors.MockAPIError]
 def _rpm(ctx: ErrorContext) -> errors.MockAPIError:
     return errors.RateLimitError(
         f"Rate limit reached for {ctx.model} in organization {ctx.organization} on requests per min (RPM): "
-        f"Limit 3, Used 3, Requested 1. Please try again in 1s. Visit {errors.RATE_LIMITS_URL} to learn more.",
+        f"Limit 3, Used 3, Requested 1. Please try again in {ctx.wait}. Visit {errors.RATE_LIMITS_URL} to learn more.",
         type="requests",
         code="rate_limit_exceeded",
     )
@@ -44,7 +45,7 @@ def _rpm(ctx: ErrorContext) -> errors.MockAPIError:
 def _tpm(ctx: ErrorContext) -> errors.MockAPIError:
     return errors.RateLimitError(
         f"Rate limit reached for {ctx.model} in organization {ctx.organization} on tokens per min (TPM): "
-        "Limit 30000, Used 29500, Requested 1200. Please try again in 1s. "
+        f"Limit 30000, Used 29500, Requested 1200. Please try again in {ctx.wait}. "
         f"Visit {errors.RATE_LIMITS_URL} to learn more.",
         type="tokens",
         code="rate_limit_exceeded",
@@ -62,7 +63,7 @@ def _quota(ctx: ErrorContext) -> errors.MockAPIError:
 
 def _capacity(status: int) -> Callable[[ErrorContext], errors.MockAPIError]:
     """The same body a full Ultrafast preview capacity answers with (see ``capacity.py``)."""
-    return lambda ctx: errors.ultrafast_capacity(ctx.model, status, "1s")
+    return lambda ctx: errors.ultrafast_capacity(ctx.model, status, ctx.wait)
 
 
 def _overloaded_503(ctx: ErrorContext) -> errors.MockAPIError:
@@ -137,6 +138,11 @@ def status_error(
     120 s means no retry" rule); otherwise 1 s scaled by the time scale, floored at
     1 ms, so a time-scale-0 test retries at once instead of backing off.
     """
+    # ratelimits imports config, which imports fault_spec and so this module: import it late.
+    from mockserver.ratelimits import go_duration
+
+    seconds = retry_after if retry_after is not None else max(DEFAULT_RETRY_AFTER_S * time_scale, 0.001)
+    ctx = replace(ctx, wait=go_duration(seconds))
     variants = CATALOGUE.get(status)
     if variants:
         maker = variants[code] if code in variants else next(iter(variants.values()))
@@ -147,7 +153,6 @@ def status_error(
     if code == "insufficient_quota" and retry is None:
         retry = False
     if retry_after is not None or (status in RETRY_AFTER_STATUSES and retry is not False):
-        seconds = retry_after if retry_after is not None else max(DEFAULT_RETRY_AFTER_S * time_scale, 0.001)
         headers["retry-after-ms"] = _number(seconds * 1000)
         headers["retry-after"] = str(math.ceil(seconds))
     if retry is not None:

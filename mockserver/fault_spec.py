@@ -18,7 +18,9 @@ and in ``configure(faults=...)``. Items are separated by ``;`` or spaces; each i
     none                             no fault, whatever the fixture's rules or probability say
 
 Fault durations are real milliseconds: they are not scaled by ``time_scale``,
-because they exist to trip client timeouts.
+because they exist to trip client timeouts. Every number must be finite and bounded
+(an hour for durations and ``retry_after``, a million for token-event counts), so a
+typo cannot park a worker forever or put ``inf`` in a header.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from mockserver.fault_errors import check_variant
 
 FAULT_HEADER = "x-mock-fault"
+# Bounds that keep a typo (or 1e309) from parking a worker forever or sending ``retry-after-ms: inf``.
+MAX_RETRY_AFTER_S = 3600.0
+MAX_DURATION_MS = 3_600_000.0  # one hour, for stall_ms and ttft_ms
+MAX_TOKEN_EVENTS = 1_000_000  # drop_after, error_event_after, truncate=N, at=N
+MAX_TIMES = 1_000_000
 _FLAGS = {"once": ("times", 1), "truncate": ("truncate", True), "stall": ("stall", True), "none": ("none", True)}
 _SEPARATORS = re.compile(r"[;,\s]+")
 
@@ -80,11 +87,17 @@ class FaultSpec(_Strict):
     retry_after: float | None = Field(
         default=None,
         ge=0,
+        le=MAX_RETRY_AFTER_S,
+        allow_inf_nan=False,
         description="Seconds sent in retry-after / retry-after-ms, verbatim. Unset: 1 s times the time scale.",
     )
     retry: bool | None = Field(default=None, description="Send x-should-retry: true / false.")
-    drop_after: int | None = Field(default=None, ge=0, description="Close the connection after N token events.")
-    error_event_after: int | None = Field(default=None, ge=0, description="Send an error event after N token events.")
+    drop_after: int | None = Field(
+        default=None, ge=0, le=MAX_TOKEN_EVENTS, description="Close the connection after N token events."
+    )
+    error_event_after: int | None = Field(
+        default=None, ge=0, le=MAX_TOKEN_EVENTS, description="Send an error event after N token events."
+    )
     error_form: Literal["flat", "nested"] = Field(
         default="flat",
         description="Responses error event: the documented flat fields, or the nested form the live API sends.",
@@ -93,14 +106,26 @@ class FaultSpec(_Strict):
         default=None, description="true: end without [DONE] / response.completed; N: end cleanly after N token events."
     )
     stall: bool | None = Field(default=None, description="Stop sending until the client goes away.")
-    stall_ms: float | None = Field(default=None, ge=0, description="Stop sending for this many milliseconds.")
+    stall_ms: float | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_DURATION_MS,
+        allow_inf_nan=False,
+        description="Stop sending for this many milliseconds.",
+    )
     at: Literal["first", "mid"] | int = Field(
         default="first",
         description="Where a stall happens: before the first event, after the first token event, or after N.",
     )
-    ttft_ms: float | None = Field(default=None, ge=0, description="Delay the whole reply, headers included.")
+    ttft_ms: float | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_DURATION_MS,
+        allow_inf_nan=False,
+        description="Delay the whole reply, headers included.",
+    )
     times: int | None = Field(
-        default=None, ge=1, description="Fire for the first N matching requests only ('once' = 1)."
+        default=None, ge=1, le=MAX_TIMES, description="Fire for the first N matching requests only ('once' = 1)."
     )
     none: bool | None = Field(default=None, description="Explicitly no fault (the header overrides rules).")
 
@@ -129,9 +154,9 @@ class FaultSpec(_Strict):
             if lowered in ("true", "false"):
                 return lowered == "true"
             if value.isdigit():
-                return int(value)
-        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
-            raise ValueError("must be true or a number of token events (0 or more)")
+                value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= MAX_TOKEN_EVENTS:
+            raise ValueError(f"must be true or a number of token events (0 to {MAX_TOKEN_EVENTS})")
         return value
 
     @model_validator(mode="after")
@@ -155,8 +180,8 @@ class FaultSpec(_Strict):
             check_variant(self.status, self.code)
         if self.code is not None and self.status is None and self.error_event_after is None:
             raise ValueError("code applies to status or error_event_after")
-        if isinstance(self.at, int) and self.at < 0:
-            raise ValueError("at must be 'first', 'mid' or a number of token events")
+        if isinstance(self.at, int) and not 0 <= self.at <= MAX_TOKEN_EVENTS:
+            raise ValueError(f"at must be 'first', 'mid' or a number of token events (0 to {MAX_TOKEN_EVENTS})")
         return self
 
     @property
@@ -253,7 +278,11 @@ class Faults(_Strict):
 
     rules: list[FaultRule] = Field(default_factory=list, description="Checked in order; the first match wins.")
     probability: float = Field(
-        default=0.0, ge=0, le=1, description="Chance that any other inference request gets a fault from 'choices'."
+        default=0.0,
+        ge=0,
+        le=1,
+        allow_inf_nan=False,
+        description="Chance that any other inference request gets a fault from 'choices'.",
     )
     choices: list[FaultSpec] = Field(
         default_factory=lambda: [FaultSpec(status=500)],

@@ -41,18 +41,28 @@ def plan_reply(
     tool_choice: str | Mapping[str, Any] | None,
     answered: bool,
     output_format: Mapping[str, Any],
+    schema_param: str,
     script: Scripted | None = None,
 ) -> Reply:
-    """The reply's visible tokens: the ``script`` rule's reply when one applies, else generated ones."""
+    """The reply's visible tokens: the ``script`` rule's reply when one applies, else generated ones.
+
+    ``schema_param`` is where the request put a ``json_schema`` format's schema, for the 400 refusing it.
+    """
+    rng = random.Random(seed ^ _STRUCTURED_SALT)
+    # Every tool's schema is checked, not only the one the seed picks, so a bad one fails every time.
+    for spec in tools:
+        structured.check_schema(spec.parameters, spec.source)
+    kind = output_format.get("type")
+    fmt_source = structured.SchemaSource.response_format(output_format.get("name"), schema_param)
+    if kind == "json_schema":
+        structured.check_schema(output_format.get("schema") or {}, fmt_source)
     if script is not None:
         return _scripted(state, admission, script, tools)
-    rng = random.Random(seed ^ _STRUCTURED_SALT)
     tool = structured.pick_tool(tools, tool_choice, answered=answered, rng=rng)
     if tool is not None:
-        return Reply(_json_text(structured.instance_for(tool.parameters, rng)), tool)
-    kind = output_format.get("type")
+        return Reply(_json_text(structured.instance_for(tool.parameters, rng, tool.source)), tool)
     if kind == "json_schema":
-        return Reply(_json_text(structured.instance_for(output_format.get("schema") or {}, rng)))
+        return Reply(_json_text(structured.instance_for(output_format.get("schema") or {}, rng, fmt_source)))
     if kind == "json_object":
         return Reply(_json_text(structured.json_object(rng)))
     length = admission.overrides.output_tokens

@@ -107,7 +107,7 @@ def function_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[FunctionSp
         parameters = tool.get("parameters")
         if parameters is not None and not isinstance(parameters, Mapping):
             raise errors.invalid_type(f"tools[{i}].parameters", "an object", describe(parameters))
-        specs.append(FunctionSpec(name, parameters or {}))
+        specs.append(FunctionSpec(name, parameters or {}, f"tools[{i}].parameters"))
     return specs
 
 

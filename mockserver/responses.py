@@ -159,6 +159,7 @@ def plan_response(
         tool_choice=body.tool_choice,
         answered=answered(context),
         output_format=fmt,
+        schema_param="text.format.schema",
         script=scripts.choose(state, admission, context, tools, body.tool_choice),
     )
 

@@ -3,9 +3,12 @@
 Two decisions live here, each deterministic under the request's seed:
 
 - :func:`instance_for` builds a JSON value that validates against a JSON Schema
-  (objects, required and optional properties, arrays, enums, consts, scalars with
-  their bounds, ``anyOf``/``oneOf``, nested objects and local ``$ref``/``$defs``).
-  It backs ``json_schema`` outputs and the arguments of every tool call.
+  (objects, arrays, ``prefixItems``, ``uniqueItems``, enums, consts, strings with
+  ``pattern``/``format``, numbers with bounds and ``multipleOf``, ``anyOf``/``oneOf``/
+  ``allOf``/``not`` and local ``$ref``s). It backs ``json_schema`` outputs and the
+  arguments of every tool call. A schema it cannot honour (malformed, over the limits
+  in ``structured_schema``, or unsatisfiable) is refused with an OpenAI-shaped 400
+  whose ``param`` says where the schema came from; see ``structured_build`` for how.
 - :func:`pick_tool` applies the tool-choice rule: with function tools present and
   ``tool_choice`` not ``none``, the reply calls a tool (the named one for a specific
   choice, otherwise a seeded pick), unless the conversation already holds a tool
@@ -14,44 +17,70 @@ Two decisions live here, each deterministic under the request's seed:
 
 from __future__ import annotations
 
+import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from mockserver import errors
+from mockserver.structured_build import Builder
+from mockserver.structured_schema import SchemaError, Schemas
+from mockserver.structured_strings import WORDS
 
 TOOL_CHOICE_OPTIONS = ("none", "auto", "required")
-# Deep or recursive schemas stop adding optional content past this depth.
-MAX_DEPTH = 6
-DEFAULT_ARRAY_ITEMS = (1, 3)
-WORDS = (
-    "alpha", "bravo", "cedar", "delta", "ember", "falcon", "garnet", "harbor", "indigo", "juniper",
-    "kestrel", "lumen", "meadow", "nimbus", "orchid", "pioneer", "quartz", "river", "summit", "tundra",
-    "umber", "velvet", "willow", "xenon", "yonder", "zephyr", "Paris", "Berlin", "Tokyo", "Lisbon",
-)  # fmt: skip
-_FORMATS = {
-    "date-time": lambda r: f"2026-{r.randint(1, 12):02d}-{r.randint(1, 28):02d}T{r.randint(0, 23):02d}:00:00Z",
-    "date": lambda r: f"2026-{r.randint(1, 12):02d}-{r.randint(1, 28):02d}",
-    "time": lambda r: f"{r.randint(0, 23):02d}:{r.randint(0, 59):02d}:00",
-    "email": lambda r: f"{r.choice(WORDS).lower()}@example.com",
-    "uri": lambda r: f"https://example.com/{r.choice(WORDS).lower()}",
-    "url": lambda r: f"https://example.com/{r.choice(WORDS).lower()}",
-    "uuid": lambda r: _uuid(r),
-    "ipv4": lambda r: f"10.{r.randint(0, 255)}.{r.randint(0, 255)}.{r.randint(1, 254)}",
-}
 
 
-def _uuid(rng: random.Random) -> str:
-    hexes = f"{rng.getrandbits(128):032x}"
-    return f"{hexes[:8]}-{hexes[8:12]}-4{hexes[13:16]}-8{hexes[17:20]}-{hexes[20:]}"
+@dataclass(frozen=True)
+class SchemaSource:
+    """Where a schema came from, for the 400 that refuses it."""
+
+    param: str = "schema"
+    label: str = "schema"
+    code: str = "invalid_value"
+
+    @classmethod
+    def function(cls, name: str, param: str) -> SchemaSource:
+        return cls(param, f"function '{name}'", "invalid_function_parameters")
+
+    @classmethod
+    def response_format(cls, name: Any, param: str) -> SchemaSource:
+        return cls(param, f"response_format '{name}'")
 
 
-def instance_for(schema: Any, rng: random.Random) -> Any:
-    """A value valid against ``schema``; the same ``rng`` state gives the same value."""
-    return _Builder(schema if isinstance(schema, Mapping) else {}, rng).build(schema, 0)
+def instance_for(schema: Any, rng: random.Random, source: SchemaSource | None = None) -> Any:
+    """A value valid against ``schema``; the same ``rng`` state gives the same value.
+
+    A schema that is malformed, asks for more than the limits in ``structured_schema``,
+    or cannot be satisfied is refused with a 400 naming ``source.param``.
+    """
+    with _refusing(source or SchemaSource()):
+        return Builder(Schemas(schema), rng).build(schema, 0, ())
+
+
+def check_schema(schema: Any, source: SchemaSource) -> None:
+    """Refuse ``schema`` now if it is malformed or over the limits, whatever the seed would pick."""
+    with _refusing(source):
+        Schemas(schema)
+
+
+@contextmanager
+def _refusing(source: SchemaSource) -> Iterator[None]:
+    try:
+        yield
+    except SchemaError as exc:
+        raise _invalid_schema(source, str(exc)) from None
+    except RecursionError:  # a last resort: the nesting limits are meant to stop this first
+        raise _invalid_schema(source, "In context=(), the schema nests too deeply") from None
+
+
+def _invalid_schema(source: SchemaSource, detail: str) -> errors.InvalidRequestError:
+    return errors.InvalidRequestError(
+        f"Invalid schema for {source.label}: {detail}", param=source.param, code=source.code
+    )
 
 
 def json_object(rng: random.Random) -> dict[str, Any]:
@@ -65,125 +94,10 @@ def json_object(rng: random.Random) -> dict[str, Any]:
 
 def dumps(value: Any) -> str:
     """JSON text as the live API writes it: compact."""
-    return orjson.dumps(value).decode()
-
-
-class _Builder:
-    def __init__(self, root: Mapping[str, Any], rng: random.Random) -> None:
-        self.root = root
-        self.rng = rng
-
-    def build(self, schema: Any, depth: int) -> Any:
-        if not isinstance(schema, Mapping):
-            return None if schema is False else {}
-        schema = self._resolve(schema)
-        if "const" in schema:
-            return schema["const"]
-        if schema.get("enum"):
-            return self.rng.choice(list(schema["enum"]))
-        for key in ("anyOf", "oneOf"):
-            if schema.get(key):
-                options = [self._resolve(s) for s in schema[key] if isinstance(s, Mapping)]
-                # Past the depth limit, prefer a branch that ends the recursion (null or a scalar).
-                if depth >= MAX_DEPTH:
-                    options.sort(key=lambda s: s.get("type") not in ("null", "string", "integer", "number", "boolean"))
-                return self.build(options[0] if depth >= MAX_DEPTH else self.rng.choice(options), depth)
-        if schema.get("allOf"):
-            merged: dict[str, Any] = {}
-            for part in schema["allOf"]:
-                for k, v in self._resolve(part).items():
-                    if k in ("properties", "required") and k in merged:
-                        merged[k] = {**merged[k], **v} if k == "properties" else [*merged[k], *v]
-                    else:
-                        merged[k] = v
-            return self.build(merged, depth)
-        kind = schema.get("type")
-        if isinstance(kind, list):
-            concrete = [k for k in kind if k != "null"]
-            kind = concrete[0] if concrete else "null"
-        if kind is None:
-            kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
-        return getattr(self, f"_{kind}", self._string)(schema, depth)
-
-    def _resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
-        seen = 0
-        while isinstance(schema.get("$ref"), str) and seen < 32:
-            ref: str = schema["$ref"]
-            target: Any = self.root
-            for part in ref.removeprefix("#").strip("/").split("/") if ref != "#" else []:
-                target = (
-                    target.get(part.replace("~1", "/").replace("~0", "~"), {}) if isinstance(target, Mapping) else {}
-                )
-            siblings = {k: v for k, v in schema.items() if k != "$ref"}
-            schema = {**(target if isinstance(target, Mapping) else {}), **siblings}
-            seen += 1
-        return schema
-
-    def _object(self, schema: Mapping[str, Any], depth: int) -> dict[str, Any]:
-        properties: Mapping[str, Any] = schema.get("properties") or {}
-        required = set(schema.get("required") or ())
-        out: dict[str, Any] = {}
-        for name, sub in properties.items():
-            if name in required or (depth < MAX_DEPTH and self.rng.random() < 0.5):
-                out[name] = self.build(sub, depth + 1)
-        return out
-
-    def _array(self, schema: Mapping[str, Any], depth: int) -> list[Any]:
-        low = int(schema.get("minItems", 0))
-        high = int(schema.get("maxItems", max(low, DEFAULT_ARRAY_ITEMS[1])))
-        count = low if depth >= MAX_DEPTH else self.rng.randint(max(low, min(DEFAULT_ARRAY_ITEMS[0], high)), high)
-        prefix = schema.get("prefixItems") or []
-        items = schema.get("items", {})
-        values = [self.build(prefix[i] if i < len(prefix) else items, depth + 1) for i in range(count)]
-        if schema.get("uniqueItems"):
-            unique: list[Any] = []
-            for value in values:
-                if value not in unique:
-                    unique.append(value)
-            values = unique if len(unique) >= low else values
-        return values
-
-    def _string(self, schema: Mapping[str, Any], depth: int) -> str:
-        fmt = schema.get("format")
-        if fmt in _FORMATS:
-            return str(_FORMATS[fmt](self.rng))
-        low = int(schema.get("minLength", 0))
-        high = int(schema.get("maxLength", max(low, 40)))
-        text = " ".join(self.rng.choice(WORDS) for _ in range(self.rng.randint(1, 4)))
-        while len(text) < low:
-            text += " " + self.rng.choice(WORDS)
-        return text[:high]
-
-    def _integer(self, schema: Mapping[str, Any], depth: int) -> int:
-        low, high = _bounds(schema, integer=True)
-        value = self.rng.randint(int(low), int(high))
-        step = schema.get("multipleOf")
-        if isinstance(step, int) and step > 0:
-            value = max(int(low) + (-int(low)) % step, value - value % step)
-        return value
-
-    def _number(self, schema: Mapping[str, Any], depth: int) -> float:
-        low, high = _bounds(schema, integer=False)
-        return round(low + (high - low) * self.rng.random(), 2) if high - low >= 0.02 else low
-
-    def _boolean(self, schema: Mapping[str, Any], depth: int) -> bool:
-        return self.rng.random() < 0.5
-
-    def _null(self, schema: Mapping[str, Any], depth: int) -> None:
-        return None
-
-
-def _bounds(schema: Mapping[str, Any], *, integer: bool) -> tuple[float, float]:
-    low = float(schema.get("minimum", 0 if "maximum" not in schema else float(schema["maximum"]) - 100))
-    high = float(schema.get("maximum", low + 100))
-    nudge = 1 if integer else 0.01
-    if "exclusiveMinimum" in schema:
-        low = float(schema["exclusiveMinimum"]) + nudge
-    if "exclusiveMaximum" in schema:
-        high = float(schema["exclusiveMaximum"]) - nudge
-    if integer:
-        low, high = float(int(-(-low // 1))), float(int(high // 1))
-    return low, max(low, high)
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:  # integers past 64 bits, which a schema's bounds or enum can ask for
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 # -- Tools --------------------------------------------------------------------------------------
@@ -195,6 +109,11 @@ class FunctionSpec:
 
     name: str
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    param: str = "parameters"  # where the request gave the parameters, e.g. tools[0].function.parameters
+
+    @property
+    def source(self) -> SchemaSource:
+        return SchemaSource.function(self.name, self.param)
 
 
 def pick_tool(

@@ -4,6 +4,7 @@ against synthetic events, since /v1/responses is built in parallel."""
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncIterator
 
 import httpx
@@ -11,7 +12,8 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
-from mockserver.fault_spec import FaultSpec, parse_fault
+from mockserver.fault_errors import ErrorContext, status_error
+from mockserver.fault_spec import MAX_DURATION_MS, MAX_RETRY_AFTER_S, FaultSpec, parse_fault
 from mockserver.fault_streams import FaultPacer, error_event, is_terminal_event, is_token_event, with_fault
 from mockserver.pacing import FakeClock, Schedule
 from mockserver.streaming import DONE, data_event, typed_event
@@ -28,6 +30,60 @@ def test_parse_fault_syntax() -> None:
     assert FaultSpec.model_validate("truncate=0").truncate == 0
     with pytest.raises(ValidationError, match="choose one of"):
         FaultSpec.model_validate("truncate;drop_after=1")
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "status=429;retry_after=1e308",
+        "status=429;retry_after=inf",
+        "status=429;retry_after=nan",
+        "status=429;retry_after=-1",
+        "stall_ms=1e309",
+        "stall_ms=nan",
+        "ttft_ms=1e309",
+        "ttft_ms=3600001",
+        "drop_after=1000001",
+        "error_event_after=1000001",
+        "truncate=1000001",
+        "stall;at=1000001",
+    ],
+)
+def test_durations_and_counts_must_be_finite_and_bounded(spec: str) -> None:
+    with pytest.raises(ValidationError):
+        FaultSpec.model_validate(spec)
+
+
+def test_the_bounds_themselves_are_accepted() -> None:
+    assert FaultSpec.model_validate(f"status=429;retry_after={MAX_RETRY_AFTER_S:g}").retry_after == MAX_RETRY_AFTER_S
+    assert FaultSpec.model_validate(f"stall_ms={MAX_DURATION_MS:.0f}").stall_ms == MAX_DURATION_MS
+    assert FaultSpec.model_validate(f"ttft_ms={MAX_DURATION_MS:.0f}").ttft_ms == MAX_DURATION_MS
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "retry_after", "wait"),
+    [
+        (429, None, 30.0, "30s"),
+        (429, "tokens", 1.5, "1.5s"),
+        (429, "capacity", 90.0, "1m30s"),
+        (503, "capacity", 3600.0, "1h0m0s"),
+        (429, None, None, "1s"),
+    ],
+)
+def test_the_body_says_to_wait_as_long_as_the_retry_headers(
+    status: int, code: str | None, retry_after: float | None, wait: str
+) -> None:
+    error = status_error(status, ErrorContext(), code=code, retry_after=retry_after)
+    assert f"Please try again in {wait}" in error.message
+    seconds = float(error.headers["retry-after-ms"]) / 1000
+    assert seconds == (retry_after if retry_after is not None else 1.0)
+    assert error.headers["retry-after"] == str(math.ceil(seconds))
+
+
+def test_the_default_wait_follows_the_time_scale() -> None:
+    error = status_error(429, ErrorContext(), time_scale=0)
+    assert error.headers["retry-after-ms"] == "1"
+    assert "Please try again in 1ms." in error.message
 
 
 def _responses_events() -> list[bytes]:

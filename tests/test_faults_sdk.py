@@ -213,6 +213,16 @@ def test_slow_first_token_on_a_stream(mockserver: MockServerHandle) -> None:
         "status=429;status=503",
         "=3",
         "",
+        "status=429;retry_after=1e308",
+        "status=429;retry_after=nan",
+        "status=503;retry_after=3601",
+        "stall_ms=1e309",
+        "ttft_ms=inf",
+        "ttft_ms=3600001",
+        "drop_after=1000001",
+        "truncate=99999999",
+        "stall;at=99999999",
+        "once;status=500;times=2",
     ],
 )
 def test_a_bad_fault_header_is_an_openai_shaped_400(mockserver: MockServerHandle, spec: str) -> None:

@@ -11,30 +11,27 @@ concurrency it runs that many streams at once, one token per event, and reports:
 
 Figures go to ``benchmarks/results/capacity.json``.
 
-    python benchmarks/capacity.py [--quick]
+    python benchmarks/capacity.py [--quick | --seconds S] [--output FILE]
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _harness import Running, parse_args, servers_under_test, write_report  # noqa: E402
 from _sse_client import StreamTrace, stream  # noqa: E402
-from pacing import CHAT_PATH, TTFT_MS, free_port, start, wait_for_port  # noqa: E402
+from pacing import CHAT_PATH, TTFT_MS  # noqa: E402
 
 RATE = 750.0
 LEVELS = [10, 25, 50, 100]
 STREAM_SECONDS = 3.0
-RESULTS = HERE / "results" / "capacity.json"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -81,11 +78,11 @@ async def run_level(port: int, pid: int, concurrency: int, seconds: float) -> di
     }
 
 
-async def run_all(ports: dict[str, int], pids: dict[str, int], seconds: float) -> list[dict[str, object]]:
+async def run_all(servers: dict[str, Running], seconds: float) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for level in LEVELS:
-        ours = await run_level(ports["mockserver"], pids["mockserver"], level, seconds)
-        floor = await run_level(ports["floor"], pids["floor"], level, seconds)
+        ours = await run_level(servers["mockserver"].port, servers["mockserver"].pid, level, seconds)
+        floor = await run_level(servers["floor"].port, servers["floor"].pid, level, seconds)
         ratio = ours["server_cpu_us_per_event"] / floor["server_cpu_us_per_event"] if floor["events"] else None
         rows.append(
             {"concurrent_streams": level, "mockserver": ours, "raw_floor": floor, "cpu_per_event_vs_floor": ratio}
@@ -103,46 +100,24 @@ async def run_all(ports: dict[str, int], pids: dict[str, int], seconds: float) -
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="one-second streams, for a smoke run")
-    parser.add_argument(
-        "--output", type=Path, help=f"where to write the figures (default {RESULTS.name}; quick: *-quick.json)"
-    )
-    args = parser.parse_args()
-    if args.output is None:
-        args.output = RESULTS.with_name(RESULTS.stem + "-quick.json") if args.quick else RESULTS
-    seconds = 1.0 if args.quick else STREAM_SECONDS
-    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
-        os.sched_setaffinity(0, {1})
-    ports = {"mockserver": free_port(), "floor": free_port()}
-    servers = {
-        "mockserver": start(
-            [sys.executable, "-m", "mockserver", "serve", "--port", str(ports["mockserver"]), "--log-level", "warning"]
-        ),
-        "floor": start([sys.executable, str(HERE / "_floor_server.py"), str(ports["floor"])]),
-    }
-    try:
-        for port in ports.values():
-            wait_for_port(port)
-        rows = asyncio.run(run_all(ports, {k: p.pid for k, p in servers.items()}, seconds))
-    finally:
-        for server in servers.values():
-            server.terminate()
-            server.wait(timeout=10)
+    seconds, output = parse_args(__doc__, "capacity")
+    seconds = seconds or STREAM_SECONDS
+    with servers_under_test() as servers:
+        rows = asyncio.run(run_all(servers, seconds))
     held = [r["concurrent_streams"] for r in rows if r["mockserver"]["worst_rate_error_pct"] < 1.0]  # type: ignore[index]
-    report = {
-        "benchmark": "capacity",
-        "command": "python benchmarks/capacity.py" + (" --quick" if args.quick else ""),
-        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "tokens_per_second": RATE,
-        "stream_seconds": seconds,
-        "most_streams_within_1_pct": max(held, default=0),
-        "levels": rows,
-    }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=2) + "\n")
-    held_max = report["most_streams_within_1_pct"]
-    print(f"most concurrent 750 tok/s streams all within 1% of rate: {held_max} -> {args.output}")
+    most = max(held, default=0)
+    write_report(
+        output,
+        {
+            "benchmark": "capacity",
+            "command": f"python benchmarks/capacity.py --seconds {seconds:g}",
+            "tokens_per_second": RATE,
+            "stream_seconds": seconds,
+            "most_streams_within_1_pct": most,
+            "levels": rows,
+        },
+    )
+    print(f"most concurrent 750 tok/s streams all within 1% of rate: {most} -> {output}")
     return 0
 
 

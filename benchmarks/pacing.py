@@ -16,55 +16,28 @@ Per stream it measures:
 Figures go to ``benchmarks/results/pacing.json`` (and a table on stdout), as
 ratios measured in the same run: the machine is noisy, absolute times are not.
 
-    python benchmarks/pacing.py [--quick]
+    python benchmarks/pacing.py [--quick | --seconds S] [--output FILE]
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import contextlib
 import itertools
-import json
-import os
-import socket
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _harness import parse_args, servers_under_test, write_report  # noqa: E402
 from _sse_client import StreamTrace, stream  # noqa: E402
 
 RATES = [54.0, 135.0, 750.0]
 CONCURRENCY = [1, 10]
 STREAM_SECONDS = 4.0
 TTFT_MS = 200
-RESULTS = HERE / "results" / "pacing.json"
 CHAT_PATH = "/v1/chat/completions"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for_port(port: int, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f"nothing listening on port {port}")
-
-
-def start(cmd: list[str]) -> subprocess.Popen[bytes]:
-    pin = ["taskset", "-c", "0"] if os.cpu_count() and os.cpu_count() > 1 else []  # type: ignore[operator]
-    return subprocess.Popen(pin + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def summarise(traces: list[StreamTrace], rate: float, tokens: int) -> dict[str, float]:
@@ -132,46 +105,24 @@ async def run_all(mock_port: int, floor_port: int, seconds: float) -> list[dict[
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="one-second streams, for a smoke run")
-    parser.add_argument(
-        "--output", type=Path, help=f"where to write the figures (default {RESULTS.name}; quick: *-quick.json)"
-    )
-    args = parser.parse_args()
-    if args.output is None:
-        args.output = RESULTS.with_name(RESULTS.stem + "-quick.json") if args.quick else RESULTS
-    seconds = 1.0 if args.quick else STREAM_SECONDS
-
-    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
-        os.sched_setaffinity(0, {1})
-    mock_port, floor_port = free_port(), free_port()
-    servers = [
-        start([sys.executable, "-m", "mockserver", "serve", "--port", str(mock_port), "--log-level", "warning"]),
-        start([sys.executable, str(HERE / "_floor_server.py"), str(floor_port)]),
-    ]
-    try:
-        wait_for_port(mock_port)
-        wait_for_port(floor_port)
-        rows = asyncio.run(run_all(mock_port, floor_port, seconds))
-    finally:
-        for server in servers:
-            server.terminate()
-            server.wait(timeout=10)
-
+    seconds, output = parse_args(__doc__, "pacing")
+    seconds = seconds or STREAM_SECONDS
+    with servers_under_test() as servers:
+        rows = asyncio.run(run_all(servers["mockserver"].port, servers["floor"].port, seconds))
     worst = max(row["mockserver"]["worst_rate_error_pct"] for row in rows)  # type: ignore[index]
-    report = {
-        "benchmark": "pacing",
-        "command": "python benchmarks/pacing.py" + (" --quick" if args.quick else ""),
-        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "stream_seconds": seconds,
-        "configured_ttft_ms": TTFT_MS,
-        "worst_rate_error_pct": worst,
-        "within_1_pct": worst < 1.0,
-        "cases": rows,
-    }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"worst achieved-rate error across all streams: {worst:.3f}% -> {args.output}")
+    write_report(
+        output,
+        {
+            "benchmark": "pacing",
+            "command": f"python benchmarks/pacing.py --seconds {seconds:g}",
+            "stream_seconds": seconds,
+            "configured_ttft_ms": TTFT_MS,
+            "worst_rate_error_pct": worst,
+            "within_1_pct": worst < 1.0,
+            "cases": rows,
+        },
+    )
+    print(f"worst achieved-rate error across all streams: {worst:.3f}% -> {output}")
     return 0 if worst < 1.0 else 1
 
 

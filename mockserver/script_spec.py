@@ -24,14 +24,13 @@ chosen and replayed lives in :mod:`mockserver.scripts`.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mockserver.fault_errors import check_variant
-from mockserver.fault_spec import FaultSyntaxError, parse_fault
+from mockserver.fault_spec import FaultMatch, FaultSyntaxError, parse_fault
 
 SEQUENCE_ENDINGS = ("repeat", "generate")
 _ERROR_FIELDS = ("status", "code", "message", "retry_after", "retry")
@@ -41,31 +40,13 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ScriptMatch(_Strict):
-    """Which requests a script rule answers. Every field set must match; none set matches all."""
+class ScriptMatch(FaultMatch):
+    """Which requests a script rule answers: a fault rule's fields, plus ``turn``. Here ``message``
+    is searched in the latest user message's text. Every field set must match; none set matches all."""
 
-    model: str | None = Field(default=None, description="The model id as requested.")
-    tier: Literal["default", "priority", "flex", "ultrafast"] | None = Field(
-        default=None, description="The tier that serves the request (after resolution)."
-    )
-    key: str | None = Field(default=None, description="The API key.")
-    path: str | None = Field(default=None, description="A path prefix, e.g. /v1/responses.")
-    message: str | None = Field(
-        default=None, description="A regular expression searched in the latest user message's text."
-    )
     turn: int | None = Field(
         default=None, ge=1, description="The number of user messages in the conversation, this one included."
     )
-
-    @field_validator("message")
-    @classmethod
-    def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a valid regular expression: {exc}") from None
-        return value
 
 
 class ScriptToolCall(_Strict):

@@ -83,3 +83,19 @@ def test_usage_is_documented_in_the_openapi_schema(server: MockServer) -> None:
 def test_usage_rejects_nothing_it_does_not_understand(server: MockServer) -> None:
     reply = httpx.get(f"{server.url}/_mock/usage", params={"tier": "nonsense", "extra": "1"})
     assert reply.status_code == 200 and reply.json()["totals"]["requests"] == 0
+
+
+def test_ledger_counts_responses_api_usage_too() -> None:
+    with MockServer(time_scale=0) as server, sdk(server) as client:
+        plain = client.responses.create(model="gpt-5.6-sol", input="Hello", reasoning={"effort": "low"})
+        with client.responses.stream(model="gpt-5.6-sol-ultrafast", input="Hello") as stream:
+            streamed = stream.get_final_response()
+        received = [u for u in (plain.usage, streamed.usage) if u is not None]
+        assert len(received) == 2
+
+        totals = report(server)["totals"]
+        assert totals["requests"] == 2
+        assert totals["input_tokens"] == sum(u.input_tokens for u in received)
+        assert totals["output_tokens"] == sum(u.output_tokens for u in received)
+        assert totals["reasoning_tokens"] == sum(u.output_tokens_details.reasoning_tokens for u in received) > 0
+        assert report(server, tier="ultrafast")["totals"]["output_tokens"] == received[1].output_tokens

@@ -31,11 +31,13 @@ def input_items(raw: str | list[Any] | None, new_id: Callable[[str], str]) -> li
         kind = item.get("type", "message")
         given = item.get("id")
         item_id = given if isinstance(given, str) else new_id(_ID_PREFIXES.get(kind, "item"))
-        items.append(_item(item, kind, item_id))
+        listed = _item(item, kind, item_id)
+        if listed is not None:
+            items.append(listed)
     return items
 
 
-def _item(item: Mapping[str, Any], kind: str, item_id: str) -> dict[str, Any]:
+def _item(item: Mapping[str, Any], kind: str, item_id: str) -> dict[str, Any] | None:
     if kind == "message":
         return _message(item, item_id)
     if kind == "function_call":
@@ -52,8 +54,9 @@ def _item(item: Mapping[str, Any], kind: str, item_id: str) -> dict[str, Any]:
     if kind == "reasoning":
         summary = [{"type": "summary_text", "text": str(p.get("text", ""))} for p in item.get("summary", [])]
         return {"id": item_id, "type": kind, "summary": summary}
-    # Item types that are accepted but not simulated are listed as they were sent.
-    return {**item, "id": item_id}
+    # Other item types (references, hosted-tool calls) are accepted but not simulated. Sent back as
+    # they came, most would lack fields the SDKs' item types require, so they are not listed.
+    return None
 
 
 def _message(item: Mapping[str, Any], item_id: str) -> dict[str, Any]:

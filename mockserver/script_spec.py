@@ -30,7 +30,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mockserver.fault_errors import check_variant
-from mockserver.fault_spec import FaultMatch, FaultSyntaxError, parse_fault
+from mockserver.fault_spec import MAX_RETRY_AFTER_S, FaultMatch, FaultSyntaxError, parse_fault
 
 SEQUENCE_ENDINGS = ("repeat", "generate")
 _ERROR_FIELDS = ("status", "code", "message", "retry_after", "retry")
@@ -81,7 +81,13 @@ class ScriptError(_Strict):
     status: int = Field(ge=400, le=599)
     code: str | None = Field(default=None, pattern=r"^[a-z0-9_]+$", description="Which error of that status.")
     message: str | None = Field(default=None, min_length=1, description="Replaces the error's wording.")
-    retry_after: float | None = Field(default=None, ge=0, description="Seconds sent in retry-after, verbatim.")
+    retry_after: float | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_RETRY_AFTER_S,
+        allow_inf_nan=False,
+        description="Seconds sent in retry-after, verbatim.",
+    )
     retry: bool | None = Field(default=None, description="Send x-should-retry: true / false.")
 
     @model_validator(mode="before")

@@ -42,6 +42,12 @@ CHOICE_ATTEMPTS = 3  # tries per oneOf branch, or at avoiding a 'not'
 UNIQUE_ATTEMPTS = 20  # tries at an item that differs from the ones before it
 ENUMERABLE_INTEGERS = 1000  # integer ranges this small are listed for uniqueItems
 _NO_VALUE = object()
+
+
+def _span(bound: float) -> float:
+    return max(DEFAULT_NUMBER_SPAN, abs(bound) * 1e-6)
+
+
 Context = tuple[str | int, ...]
 
 
@@ -290,8 +296,10 @@ class Builder:
     def _number(self, schema: Mapping[str, Any], *, integer: bool) -> float:
         lows = [schema[k] for k in ("minimum", "exclusiveMinimum") if k in schema]
         highs = [schema[k] for k in ("maximum", "exclusiveMaximum") if k in schema]
-        low = max(lows) if lows else (min(highs) - DEFAULT_NUMBER_SPAN if highs else 0)
-        high = min(highs) if highs else low + DEFAULT_NUMBER_SPAN
+        # With one bound, the other is DEFAULT_NUMBER_SPAN away, or further where floats that large
+        # are too coarse for such a step to register.
+        low = max(lows) if lows else (min(highs) - _span(min(highs)) if highs else 0)
+        high = min(highs) if highs else low + _span(low)
         if low > high:
             raise SchemaError(f"the lower bound {low} is greater than the upper bound {high}")
         if "multipleOf" in schema:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -198,3 +199,30 @@ def test_store_reads_queued_until_the_first_token() -> None:
     assert store.get("p", "resp_1")["status"] == "in_progress"
     clock.advance(6.0)
     assert store.get("p", "resp_1")["status"] == "completed"
+
+
+def test_review_regressions_item_references_huge_bounds_and_stream_retrieve() -> None:
+    with MockServer(time_scale=0) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="sk-mock-preview", _strict_response_validation=True)
+        # An item reference is accepted and not listed back: the SDK's item types cannot hold a bare reference.
+        created = client.responses.create(
+            model="gpt-5.6-sol", input=[{"type": "item_reference", "id": "msg_x"}, {"role": "user", "content": "Hi"}]
+        )
+        items = list(client.responses.input_items.list(created.id))
+        assert [item.type for item in items] == ["message"]
+        # One huge bound with multipleOf still leaves room for a multiple.
+        schema = {
+            "type": "object",
+            "properties": {"d": {"type": "number", "multipleOf": 3, "minimum": -1e20}},
+            "required": ["d"],
+            "additionalProperties": False,
+        }
+        shaped = client.responses.create(
+            model="gpt-5.6-sol",
+            input="numbers, please",
+            text={"format": {"type": "json_schema", "name": "n", "schema": schema}},
+        )
+        assert json.loads(shaped.output_text)["d"] >= -1e20
+        with pytest.raises(openai.BadRequestError) as caught:
+            list(client.responses.retrieve(created.id, stream=True))
+        assert caught.value.param == "stream"

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.responses import Response
 
-from mockserver import access, response_events, response_items, response_tokens, responses, serving
+from mockserver import access, errors, response_events, response_items, response_tokens, responses, serving
 from mockserver.routes import body_schema, parse_body, server_state
 from mockserver.schemas import InputTokenCountRequest, ResponseCreateRequest
 
@@ -58,6 +58,15 @@ async def retrieve_response(request: Request, response_id: str) -> Response:
     """A stored response of the caller's project: queued (background) or in progress until its schedule ends."""
     state = server_state(request)
     account = access.authenticate(state.fixture, request.headers)
+    if request.query_params.get("stream", "").lower() == "true":
+        # Resuming a stream from a stored response is not simulated: say so rather than send JSON
+        # that an SSE reader would take for an empty stream.
+        raise errors.InvalidRequestError(
+            "Streaming a stored response (stream=true) is not supported by mockserver; retrieve it without "
+            "stream, or create it with stream=true.",
+            param="stream",
+            code="unsupported_parameter",
+        )
     return JSONResponse(state.responses.get(account.project, response_id))
 
 

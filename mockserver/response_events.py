@@ -11,7 +11,8 @@ lifecycle event carries the same response id, and there is no ``[DONE]``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from typing import Any
 
 from mockserver.generation import Text
@@ -80,3 +81,26 @@ async def stream_events(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> 
 
 def _piece(text: Text, lo: int, hi: int) -> str:
     return "".join(text.tokens[lo:hi])
+
+
+def event_source(
+    plan: ResponsePlan, *, per_chunk: int, cancelled: Callable[[], bool] | None = None
+) -> Callable[[Pacer], AsyncIterator[bytes]]:
+    """The events of one response, as :func:`mockserver.serving.respond` takes them. A background
+    response's stream stops where the response is cancelled (``cancelled()`` turns true)."""
+
+    def events(pacer: Pacer) -> AsyncIterator[bytes]:
+        stream = stream_events(plan, pacer, per_chunk=per_chunk)
+        return stream if cancelled is None else until_cancelled(stream, cancelled)
+
+    return events
+
+
+async def until_cancelled(events: AsyncIterator[bytes], cancelled: Callable[[], bool]) -> AsyncIterator[bytes]:
+    """A background stream stops where its response is cancelled: no further events, and no
+    ``response.completed``, so the stream agrees with the stored response's ``cancelled`` status."""
+    async with aclosing(events):  # type: ignore[type-var]
+        async for event in events:
+            if cancelled():
+                return
+            yield event

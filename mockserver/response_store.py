@@ -77,6 +77,10 @@ class ResponseStore:
             raise response_not_found(response_id)
         return found.input_items
 
+    def is_cancelled(self, response_id: str) -> bool:
+        found = self._items.get(response_id)
+        return found is not None and found.cancelled
+
     def cancel(self, project: str, response_id: str) -> dict[str, Any]:
         """Cancel a background response still queued or in progress; a finished one is returned as it is."""
         now = self._now()

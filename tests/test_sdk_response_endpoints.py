@@ -226,3 +226,20 @@ def test_review_regressions_item_references_huge_bounds_and_stream_retrieve() ->
         with pytest.raises(openai.BadRequestError) as caught:
             list(client.responses.retrieve(created.id, stream=True))
         assert caught.value.param == "stream"
+
+
+def test_cancelling_a_background_stream_ends_it_without_completion() -> None:
+    slow = {"x-mock-tokens-per-second": "20", "x-mock-ttft-ms": "0", "x-mock-output-tokens": "200"}  # ~10 s
+    with MockServer(time_scale=1) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key=PREVIEW_KEY, _strict_response_validation=True)
+        kinds: list[str] = []
+        with client.responses.stream(model="gpt-5.6-sol", input="Hello", background=True, extra_headers=slow) as stream:
+            for event in stream:
+                kinds.append(event.type)
+                if event.type == "response.created":
+                    response_id = event.response.id
+                if kinds.count("response.output_text.delta") == 3:
+                    assert client.responses.cancel(response_id).status == "cancelled"
+        assert "response.completed" not in kinds
+        assert kinds.count("response.output_text.delta") < 10
+        assert client.responses.retrieve(response_id).status == "cancelled"

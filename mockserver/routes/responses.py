@@ -33,12 +33,17 @@ async def create_response(request: Request) -> Response:
     )
     responses.remember(state, plan)
     schedule, reply_body = responses.first_reply(plan, stream=stream)
+    events = response_events.event_source(
+        plan,
+        per_chunk=admission.profile.tokens_per_chunk,
+        cancelled=partial(state.responses.is_cancelled, plan.id) if plan.background else None,
+    )
     return await serving.respond(
         request,
         usage=plan.exchange_usage(),
         schedule=schedule,
         stream=stream,
-        events=partial(response_events.stream_events, plan, per_chunk=admission.profile.tokens_per_chunk),
+        events=events,
         body=reply_body,
     )
 

@@ -271,13 +271,7 @@ def function_tools(tools: list[dict[str, Any]] | None) -> list[FunctionSpec]:
         function = tool.get("function")
         if not isinstance(function, dict):
             raise errors.missing_parameter(f"tools[{i}].function")
-        name = function.get("name")
-        if not isinstance(name, str) or not name:
-            raise errors.missing_parameter(f"tools[{i}].function.name")
-        parameters = function.get("parameters")
-        if parameters is not None and not isinstance(parameters, dict):
-            raise errors.invalid_type(f"tools[{i}].function.parameters", "an object", describe(parameters))
-        specs.append(FunctionSpec(name, parameters or {}, f"tools[{i}].function.parameters"))
+        specs.append(response_input.function_spec(function, f"tools[{i}].function"))
     return specs
 
 

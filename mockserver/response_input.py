@@ -98,17 +98,21 @@ def function_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[FunctionSp
     for i, tool in enumerate(tools or []):
         if tool.get("type") is None:
             raise errors.missing_parameter(f"tools[{i}].type")
-        if tool.get("type") != "function":
-            continue
-        name = tool.get("name")
-        if not isinstance(name, str) or not name:
-            # The usual mistake: Chat's nested {"type": "function", "function": {...}} layout.
-            raise errors.missing_parameter(f"tools[{i}].name")
-        parameters = tool.get("parameters")
-        if parameters is not None and not isinstance(parameters, Mapping):
-            raise errors.invalid_type(f"tools[{i}].parameters", "an object", describe(parameters))
-        specs.append(FunctionSpec(name, parameters or {}, f"tools[{i}].parameters"))
+        if tool.get("type") == "function":
+            # A missing name here is usually Chat's nested {"type": "function", "function": {...}} layout.
+            specs.append(function_spec(tool, f"tools[{i}]"))
     return specs
+
+
+def function_spec(definition: Mapping[str, Any], where: str) -> FunctionSpec:
+    """A function definition's name and parameters, checked; ``where`` is its place in the request."""
+    name = definition.get("name")
+    if not isinstance(name, str) or not name:
+        raise errors.missing_parameter(f"{where}.name")
+    parameters = definition.get("parameters")
+    if parameters is not None and not isinstance(parameters, Mapping):
+        raise errors.invalid_type(f"{where}.parameters", "an object", describe(parameters))
+    return FunctionSpec(name, parameters or {}, f"{where}.parameters")
 
 
 def tool_definition_tokens(tools: Sequence[Any] | None) -> int:

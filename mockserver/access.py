@@ -168,7 +168,7 @@ def _take_shared_resources(
             if slot is None:
                 decision = TierDecision(decision.requested, "default", downgraded=True)
         exchange.tier = decision.tier
-        requested = ratelimits.requested_tokens(fixture, exchange.request_body)
+        requested = ratelimits.requested_tokens(fixture, exchange.body)  # parsed once, by the route
         exchange.rate_limit_headers = ratelimits.take(
             store, now, fixture, account, model.id, window(decision.tier), requested
         )

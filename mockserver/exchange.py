@@ -50,7 +50,7 @@ class Exchange:
     finished_at: float | None = None
     disconnected: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
-    request_body: bytes = b""  # the raw body as received, for estimating requested tokens
+    request_body: bytes = b""  # the raw body as received, so the journal shows refused requests too
     completed: bool = False  # the whole inference reply went out (the ledger records only these)
     rate_limit_headers: dict[str, str] | None = None  # x-ratelimit-* as of admission
     capacity_slot: Slot | None = None  # an Ultrafast slot held until the reply ends

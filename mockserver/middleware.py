@@ -56,8 +56,7 @@ class RequestContextMiddleware:
         received = bytearray()
 
         async def receive_and_keep() -> Message:
-            # Keep the raw body: rate limits estimate requested tokens from it, and the journal
-            # shows what a refused request sent too.
+            # Keep the raw body, so the journal shows what a request refused before parsing sent.
             message = await receive()
             if message["type"] == "http.request":
                 received.extend(message.get("body", b""))

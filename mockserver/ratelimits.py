@@ -24,8 +24,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from mockserver import errors, tokens
 from mockserver.config import DEFAULT_RATE_LIMITS, Account, Fixture, Limit, Tier
 from mockserver.store import Allowance, Store
@@ -177,16 +175,12 @@ def go_duration(seconds: float) -> str:
 _OUTPUT_LIMIT_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
 
-def requested_tokens(fixture: Fixture, raw_body: bytes) -> int:
-    """Estimated prompt tokens plus the maximum output, times ``n``, from a request body.
+def requested_tokens(fixture: Fixture, body: Any) -> int:
+    """Estimated prompt tokens plus the maximum output, times ``n``, from a parsed request body.
 
     Works for Chat Completions (``messages``) and the Responses API (``input``,
-    ``instructions``). Never raises: an unreadable body counts as an empty prompt.
+    ``instructions``). Never raises: a body that isn't an object counts as an empty prompt.
     """
-    try:
-        body = orjson.loads(raw_body) if raw_body else {}
-    except orjson.JSONDecodeError:
-        body = {}
     if not isinstance(body, dict):
         body = {}
     texts: list[str] = []

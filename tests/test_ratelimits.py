@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import orjson
 import pytest
 
 from mockserver import errors, ratelimits
@@ -134,8 +133,8 @@ def test_unknown_callers_get_full_default_allowances() -> None:
     assert headers["x-ratelimit-reset-tokens"] == "0s"
 
 
-def body(**fields: object) -> bytes:
-    return orjson.dumps(fields)
+def body(**fields: object) -> dict[str, object]:
+    return fields
 
 
 def test_requested_tokens_are_prompt_plus_max_output_times_n() -> None:
@@ -149,6 +148,6 @@ def test_requested_tokens_are_prompt_plus_max_output_times_n() -> None:
     assert ratelimits.requested_tokens(FIXTURE, body(input=items, instructions="four", max_output_tokens=1)) == 14
 
 
-@pytest.mark.parametrize("raw", [b"", b"not json", b"[1, 2]", b'{"messages": 5, "max_tokens": true, "n": -1}'])
-def test_requested_tokens_never_fail_on_odd_bodies(raw: bytes) -> None:
+@pytest.mark.parametrize("raw", [None, "not json", [1, 2], {"messages": 5, "max_tokens": True, "n": -1}])
+def test_requested_tokens_never_fail_on_odd_bodies(raw: object) -> None:
     assert ratelimits.requested_tokens(FIXTURE, raw) >= FIXTURE.output_tokens.max

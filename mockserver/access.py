@@ -153,9 +153,6 @@ def _take_shared_resources(
     on the exchange until the reply ends (:func:`mockserver.serving.respond`).
     """
     exchange, store, now = request.exchange, request.store, request.clock.now()
-    exchange.account, exchange.model = account, model.id
-    # Recorded before any refusal, so the journal shows which tier a refused request asked for.
-    exchange.requested_tier, exchange.tier = decision.requested, decision.tier
 
     def window(tier: Tier) -> ratelimits.Target:
         return ratelimits.target_for(account.key, model.id, ratelimits.limits_for(fixture, account, model.id, tier))
@@ -167,7 +164,6 @@ def _take_shared_resources(
             slot = capacity.acquire(store, fixture, account.organization, model.id)
             if slot is None:
                 decision = TierDecision(decision.requested, "default", downgraded=True)
-        exchange.tier = decision.tier
         requested = ratelimits.requested_tokens(fixture, exchange.body)  # parsed once, by the route
         exchange.rate_limit_headers = ratelimits.take(
             store, now, fixture, account, model.id, window(decision.tier), requested

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from mockserver.version import __version__
 
 __all__ = ["ConfigError", "Fixture", "MockServer", "Settings", "__version__", "create_app", "load_fixture"]
 
@@ -12,18 +12,18 @@ __all__ = ["ConfigError", "Fixture", "MockServer", "Settings", "__version__", "c
 # plugin, loaded in every test session of a project that installs mockserver) stays cheap.
 _LAZY = {
     "create_app": "mockserver.app",
-    "ConfigError": "mockserver.config",
-    "Fixture": "mockserver.config",
-    "Settings": "mockserver.settings",
-    "load_fixture": "mockserver.config",
-    "MockServer": "mockserver.server",
+    "ConfigError": "mockserver.config.fixture",
+    "Fixture": "mockserver.config.fixture",
+    "Settings": "mockserver.config.settings",
+    "load_fixture": "mockserver.config.fixture",
+    "MockServer": "mockserver.testing.server",
 }
 
 if TYPE_CHECKING:
     from mockserver.app import create_app
-    from mockserver.config import ConfigError, Fixture, load_fixture
-    from mockserver.server import MockServer
-    from mockserver.settings import Settings
+    from mockserver.config.fixture import ConfigError, Fixture, load_fixture
+    from mockserver.config.settings import Settings
+    from mockserver.testing.server import MockServer
 
 
 def __getattr__(name: str) -> Any:

@@ -11,14 +11,23 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from mockserver import __version__, errors, ledger, validation
-from mockserver.config import Fixture, load_fixture
-from mockserver.middleware import RequestContextMiddleware, expose_connection_closer
-from mockserver.pacing import Clock, MonotonicClock
-from mockserver.reply_headers import openai_headers
-from mockserver.routes import BODY_SCHEMAS, chat, control, health, models, responses, usage
-from mockserver.settings import Settings
-from mockserver.state import ServerState
+from mockserver import errors
+from mockserver.api import health
+from mockserver.api.control import routes as control
+from mockserver.api.control import usage
+from mockserver.api.middleware import RequestContextMiddleware, expose_connection_closer
+from mockserver.api.openai import models
+from mockserver.api.openai.chat import routes as chat
+from mockserver.api.openai.responses import routes as responses
+from mockserver.api.routing import BODY_SCHEMAS
+from mockserver.config.fixture import Fixture, load_fixture
+from mockserver.config.settings import Settings
+from mockserver.engine.pacing import Clock, MonotonicClock
+from mockserver.errors import validation
+from mockserver.runtime import ServerState
+from mockserver.service import ledger
+from mockserver.service.reply_headers import openai_headers
+from mockserver.version import __version__
 
 DESCRIPTION = (
     "An OpenAI-compatible fake inference server for offline tests: models, Chat Completions "

@@ -7,9 +7,9 @@ import sys
 
 import uvicorn
 
-from mockserver import __version__
-from mockserver.config import ConfigError, load_fixture
-from mockserver.settings import Settings
+from mockserver.config.fixture import ConfigError, load_fixture
+from mockserver.config.settings import Settings
+from mockserver.version import __version__
 
 LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
 

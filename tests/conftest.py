@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from mockserver import MockServer
-from mockserver.config import Fixture, load_fixture
+from mockserver.config.fixture import Fixture, load_fixture
 
 PREVIEW_KEY = "sk-mock-preview"
 STANDARD_KEY = "sk-mock-standard"

@@ -10,8 +10,8 @@ from typing import Any
 import openai
 
 from mockserver import MockServer
-from mockserver.config import Fixture, load_fixture
-from mockserver.exchange import Exchange
+from mockserver.config.fixture import Fixture, load_fixture
+from mockserver.service.exchange import Exchange
 
 MESSAGES = [{"role": "user", "content": "Write a haiku about speed."}]
 

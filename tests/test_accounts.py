@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mockserver import access, accounts, errors
-from mockserver.config import load_fixture
+from mockserver import errors
+from mockserver.config.fixture import load_fixture
+from mockserver.service import access, accounts
 
 FIXTURE = load_fixture()
 

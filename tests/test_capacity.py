@@ -6,9 +6,10 @@ import threading
 
 import pytest
 
-from mockserver import capacity, errors
-from mockserver.config import Capacity, Fixture, load_fixture
-from mockserver.store import MemoryStore
+from mockserver import errors
+from mockserver.config.fixture import Capacity, Fixture, load_fixture
+from mockserver.service import capacity
+from mockserver.state.store import MemoryStore
 
 
 def fixture(cap: int | None = 2, org_cap: int | None = None, **policy: object) -> Fixture:

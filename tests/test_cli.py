@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from mockserver import cli
-from mockserver.config import ConfigError
-from mockserver.settings import Settings
+from mockserver.config.fixture import ConfigError
+from mockserver.config.settings import Settings
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mockserver.config import ConfigError, default_fixture_path, load_fixture, parse_fixture
+from mockserver.config.fixture import ConfigError, default_fixture_path, load_fixture, parse_fixture
 
 
 def test_default_fixture_describes_the_announced_world() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mockserver import generation, tokens
-from mockserver.generation import Text, TextGenerator
+from mockserver.engine import generation, tokens
+from mockserver.engine.generation import Text, TextGenerator
 
 
 @given(st.text())

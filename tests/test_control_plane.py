@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from mockserver import MockServer
-from mockserver.testing import MockServerHandle
+from mockserver.testing.handle import MockServerHandle
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 KEYS = ["sk-mock-preview", "sk-mock-standard", "sk-unknown-0123456789abcdef", "sk-proj-SECRETSECRETSECRET"]

@@ -12,12 +12,12 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
-from mockserver.fault_errors import ErrorContext, status_error
-from mockserver.fault_spec import MAX_DURATION_MS, MAX_RETRY_AFTER_S, FaultSpec, parse_fault
-from mockserver.fault_streams import FaultPacer, error_event, is_terminal_event, is_token_event, with_fault
-from mockserver.pacing import FakeClock, Schedule
-from mockserver.streaming import DONE, data_event, typed_event
-from mockserver.testing import MockServerHandle
+from mockserver.config.faults import MAX_DURATION_MS, MAX_RETRY_AFTER_S, FaultSpec, parse_fault
+from mockserver.engine.pacing import FakeClock, Schedule
+from mockserver.engine.streaming import DONE, data_event, typed_event
+from mockserver.errors.variants import ErrorContext, status_error
+from mockserver.harness.faults.streams import FaultPacer, error_event, is_terminal_event, is_token_event, with_fault
+from mockserver.testing.handle import MockServerHandle
 
 
 def test_parse_fault_syntax() -> None:

@@ -9,7 +9,7 @@ import httpx
 import openai
 import pytest
 
-from mockserver.testing import MockServerHandle
+from mockserver.testing.handle import MockServerHandle
 
 MESSAGES = [{"role": "user", "content": "Write a haiku about speed."}]
 MODEL = "gpt-5.6-sol"

@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from mockserver import MockServer, Settings, create_app
-from mockserver.exchange import Exchange
-from mockserver.pacing import FakeClock
+from mockserver.engine.pacing import FakeClock
+from mockserver.service.exchange import Exchange
 
 CHAT = "/v1/chat/completions"
 GOOD = {"model": "gpt-5.6-sol", "messages": [{"role": "user", "content": "hi"}]}

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from mockserver import accounts, errors, ledger
-from mockserver.config import Account, Fixture, load_fixture
-from mockserver.exchange import Usage
-from mockserver.store import MemoryStore, UsageEntry
+from mockserver import errors
+from mockserver.config.fixture import Account, Fixture, load_fixture
+from mockserver.service import accounts, ledger
+from mockserver.service.exchange import Usage
+from mockserver.state.store import MemoryStore, UsageEntry
 
 FIXTURE = load_fixture()
 MILLION = Usage(input_tokens=1_000_000, output_tokens=1_000_000, reasoning_tokens=200_000)

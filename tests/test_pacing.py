@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mockserver.pacing import FakeClock, Pacer, Schedule
+from mockserver.engine.pacing import FakeClock, Pacer, Schedule
 
 
 def run_stream(schedule: Schedule, clock: FakeClock, per_chunk: int = 1) -> list[tuple[float, int]]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from mockserver import errors, ratelimits
-from mockserver.config import Account, Fixture, RateLimits, load_fixture
-from mockserver.pacing import FakeClock
-from mockserver.store import MemoryStore
+from mockserver import errors
+from mockserver.config.fixture import Account, Fixture, RateLimits, load_fixture
+from mockserver.engine.pacing import FakeClock
+from mockserver.service import ratelimits
+from mockserver.state.store import MemoryStore
 
 FIXTURE = load_fixture()
 MODEL = "gpt-5.6-sol"
@@ -31,7 +32,7 @@ def take(
      (59.9, "59.9s"), (360, "6m0s"), (61.25, "1m1.25s"), (3600, "1h0m0s")],
 )  # fmt: skip
 def test_go_durations(seconds: float, text: str) -> None:
-    assert ratelimits.go_duration(seconds) == text
+    assert errors.go_duration(seconds) == text
 
 
 def test_retry_headers_are_whole_ms_and_rounded_up_seconds() -> None:

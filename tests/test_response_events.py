@@ -6,14 +6,14 @@ import asyncio
 import json
 from typing import Any
 
-from mockserver import access
-from mockserver.config import load_fixture
-from mockserver.pacing import FakeClock, Pacer
-from mockserver.response_events import stream_events
-from mockserver.responses import plan_response
-from mockserver.schemas import ResponseCreateRequest
-from mockserver.settings import Settings
-from mockserver.state import ServerState
+from mockserver.api.openai.responses.event_stream import stream_events
+from mockserver.api.openai.responses.lifecycle import plan_response
+from mockserver.api.openai.schemas import ResponseCreateRequest
+from mockserver.config.fixture import load_fixture
+from mockserver.config.settings import Settings
+from mockserver.engine.pacing import FakeClock, Pacer
+from mockserver.runtime import ServerState
+from mockserver.service import access
 
 HEADERS = {"authorization": "Bearer sk-mock-preview", "x-mock-output-tokens": "50"}
 

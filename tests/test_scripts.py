@@ -9,14 +9,18 @@ import httpx
 import openai
 import pytest
 
-from mockserver import access, chat, errors, tokens
-from mockserver.config import ConfigError, load_fixture, parse_fixture
-from mockserver.pacing import FakeClock
-from mockserver.schemas import ChatCompletionRequest
-from mockserver.script_spec import ScriptRule
-from mockserver.settings import Settings
-from mockserver.state import ServerState
-from mockserver.testing import MockServerHandle, config_patch
+from mockserver import errors
+from mockserver.api.openai.chat import completions
+from mockserver.api.openai.schemas import ChatCompletionRequest
+from mockserver.config.fixture import ConfigError, load_fixture, parse_fixture
+from mockserver.config.scripts import ScriptRule
+from mockserver.config.settings import Settings
+from mockserver.engine import tokens
+from mockserver.engine.pacing import FakeClock
+from mockserver.runtime import ServerState
+from mockserver.service import access
+from mockserver.testing.handle import MockServerHandle
+from mockserver.testing.patches import config_patch
 
 MODEL = "gpt-5.6-sol"
 ANSWER = "The capital of France is Paris, a city of about two million people on the Seine."
@@ -362,7 +366,7 @@ def test_a_scripted_text_is_paced_like_generated_text() -> None:
     assert account is not None
     admission = access.resolve(fixture, account, {}, "gpt-5.6-sol-ultrafast", None)
     raw = {"model": "gpt-5.6-sol-ultrafast", "messages": ask("Hi")}
-    plan = chat.plan_chat_completion(state, admission, ChatCompletionRequest.model_validate(raw), raw)
+    plan = completions.plan_chat_completion(state, admission, ChatCompletionRequest.model_validate(raw), raw)
     assert plan.schedule.total_tokens == tokens.count(ANSWER)
     assert plan.schedule.interval == pytest.approx(1 / 750)
     assert plan.choices[0].text.text == ANSWER

@@ -7,7 +7,7 @@ import openai
 import pytest
 
 from mockserver import MockServer
-from mockserver.config import Policies
+from mockserver.config.fixture import Policies
 from tests.conftest import fixture_with
 
 MESSAGES = [{"role": "user", "content": "Write a haiku about speed."}]

@@ -8,12 +8,13 @@ import httpx
 import openai
 import pytest
 
-from mockserver import access, chat, output_limits
-from mockserver.config import load_fixture
-from mockserver.pacing import FakeClock
-from mockserver.schemas import ChatCompletionRequest
-from mockserver.settings import Settings
-from mockserver.state import ServerState
+from mockserver.api.openai.chat import completions
+from mockserver.api.openai.schemas import ChatCompletionRequest
+from mockserver.config.fixture import load_fixture
+from mockserver.config.settings import Settings
+from mockserver.engine.pacing import FakeClock
+from mockserver.runtime import ServerState
+from mockserver.service import access, output_limits
 from tests.conftest import PREVIEW_KEY
 
 MESSAGES: list[Any] = [{"role": "user", "content": "Write a haiku about speed."}]
@@ -80,7 +81,7 @@ def test_the_schedule_covers_only_the_tokens_produced() -> None:
     admission = access.resolve(fixture, account, {}, MINI, None)
     raw = {"model": MINI, "messages": MESSAGES, "reasoning_effort": "high", "max_completion_tokens": 5}
     body = ChatCompletionRequest.model_validate(raw)
-    plan = chat.plan_chat_completion(state, admission, body, raw)
+    plan = completions.plan_chat_completion(state, admission, body, raw)
     assert plan.schedule.total_tokens == 5
     assert plan.reasoning_steps == 5 and plan.text_steps == 0
 

@@ -12,9 +12,9 @@ import pytest
 
 from mockserver import MockServer
 from mockserver.app import create_app
-from mockserver.pacing import FakeClock
-from mockserver.response_store import ResponseStore, StoredResponse
-from mockserver.settings import Settings
+from mockserver.config.settings import Settings
+from mockserver.engine.pacing import FakeClock
+from mockserver.service.response_store import ResponseStore, StoredResponse
 from tests.conftest import PREVIEW_KEY
 
 MODEL = "gpt-5.6-sol"

@@ -11,7 +11,7 @@ import pydantic
 import pytest
 
 from mockserver import MockServer
-from mockserver.config import Policies
+from mockserver.config.fixture import Policies
 from tests.conftest import fixture_with
 
 MODEL = "gpt-5.6-sol"

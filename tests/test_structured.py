@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mockserver import errors
-from mockserver.structured import (
+from mockserver.engine.structured import (
     FunctionSpec,
     SchemaSource,
     check_schema,
@@ -20,8 +20,8 @@ from mockserver.structured import (
     instance_for,
     pick_tool,
 )
-from mockserver.structured_build import SOFT_INSTANCE_SIZE
-from mockserver.structured_schema import (
+from mockserver.engine.structured.build import SOFT_INSTANCE_SIZE
+from mockserver.engine.structured.schema import (
     MAX_ARRAY_ITEMS,
     MAX_INSTANCE_SIZE,
     MAX_NESTING,

@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 import jsonschema
 import pytest
 
-from mockserver.structured import instance_for
+from mockserver.engine.structured import instance_for
 
 FORMATS = jsonschema.FormatChecker()  # the package's own checks (date, email, ipv4, ipv6, uuid, ...)
 

@@ -1,0 +1,14 @@
+"""The HTTP surface: one subpackage per API family, with thin handlers.
+
+Owns routing, request parsing (:mod:`.routing`), the per-request middleware that opens an
+exchange and authenticates (:mod:`.middleware`), and the one path every inference request
+takes once admitted (:mod:`.serving`: admit, pace, stream or hold the body).
+``openai/`` is the OpenAI surface (models, Chat Completions, Responses); ``control/`` is
+``/_mock/*``. A handler parses, calls the layers below, and shapes the reply; no policy
+lives in a handler.
+
+May import: runtime, harness, service, engine, config, state, errors. The API families
+(``openai``, ``control``) do not import each other.
+
+Read first: :mod:`.serving`, then :mod:`.openai.chat.routes`.
+"""

@@ -1,0 +1,7 @@
+"""The control plane under ``/_mock/``: runtime configuration, the request journal,
+reset, and the usage ledger. Never under ``/v1``.
+
+May import: the shared ``api`` modules and every layer below ``api``. Not ``api.openai``.
+
+Read first: :mod:`.routes`.
+"""

@@ -1,0 +1,177 @@
+"""The control plane for tests, under ``/_mock/``: runtime configuration, the request journal, reset.
+
+No API key is needed. Every endpoint honours the ``x-mock-test-id`` header (or a
+``test_id`` query parameter), which scopes the journal and the fault counters
+to one test.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import orjson
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+from mockserver import errors
+from mockserver.api.routing import server_state
+from mockserver.config.fixture import Fixture
+from mockserver.harness import control
+from mockserver.harness.journal import TEST_ID_HEADER, entry
+
+router = APIRouter(prefix="/_mock", tags=["control plane"])
+
+
+class MockConfig(Fixture):
+    """The runtime configuration: the settings that can change at runtime, beside the fixture's fields.
+
+    Faults are shown in their one-line form (``status=503;times=1``); API keys are masked."""
+
+    time_scale: float = Field(description="Every delay is multiplied by this; 0 answers at once.")
+    seed: int = Field(description="Global seed for generated text, ids and random faults.")
+
+
+class ConfigPatch(BaseModel):
+    """A JSON merge patch (RFC 7396) of :class:`MockConfig`: objects merge, lists replace, null resets."""
+
+    model_config = {"extra": "allow"}
+    time_scale: float | None = None
+    seed: int | None = None
+
+
+class UsageEntry(BaseModel):
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    total_tokens: int
+
+
+class JournalEntry(BaseModel):
+    """One request as the server saw it. API keys are masked everywhere in it."""
+
+    seq: int = Field(description="Rises by one per recorded request.")
+    request_id: str
+    test_id: str | None = Field(description="The x-mock-test-id header the request carried.")
+    method: str
+    path: str
+    headers: dict[str, str]
+    key: str | None = Field(description="The API key, masked.")
+    organization: str | None
+    project: str | None
+    body: Any
+    model: str | None
+    stream: bool
+    requested_tier: str | None = Field(description="service_tier as asked for.")
+    tier: str | None = Field(description="The tier that served the request.")
+    downgraded: bool
+    status: int | None = Field(description="HTTP status; 499 when the client left before the reply started.")
+    usage: UsageEntry | None
+    fault: str | None = Field(description="The fault injected, in its one-line form.")
+    disconnected: bool = Field(description="The reply never finished: the client left or a fault closed it.")
+    started_at: float = Field(description="Unix time the request arrived.")
+    duration_ms: float | None
+
+
+class JournalPage(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[JournalEntry]
+
+
+class JournalCleared(BaseModel):
+    object: Literal["journal.cleared"] = "journal.cleared"
+    deleted: int
+
+
+class ResetDone(BaseModel):
+    object: Literal["reset"] = "reset"
+    scope: str = Field(description="'all', or the test id that was reset.")
+
+
+def _scope(request: Request, test_id: str | None) -> str | None:
+    return test_id if test_id is not None else request.headers.get(TEST_ID_HEADER)
+
+
+@router.get("/config", summary="Read the runtime configuration", responses={200: {"model": MockConfig}})
+async def get_config(request: Request) -> JSONResponse:
+    state = server_state(request)
+    return JSONResponse(control.masked_document(state.settings, state.fixture))
+
+
+@router.patch(
+    "/config",
+    summary="Change the runtime configuration (JSON merge patch, all or nothing)",
+    responses={200: {"model": MockConfig}},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": ConfigPatch.model_json_schema()},
+                "application/merge-patch+json": {"schema": ConfigPatch.model_json_schema()},
+            },
+        }
+    },
+)
+async def patch_config(request: Request) -> JSONResponse:
+    state = server_state(request)
+    raw = await request.body()
+    try:
+        patch = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError:
+        raise errors.invalid_json() from None
+    state.configure(patch)
+    return JSONResponse(control.masked_document(state.settings, state.fixture))
+
+
+@router.get("/requests", summary="Read the request journal, oldest first", response_model=JournalPage)
+async def list_requests(
+    request: Request,
+    path: str | None = Query(default=None, description="Only this exact path, e.g. /v1/chat/completions."),
+    model: str | None = Query(default=None, description="Only this model (as resolved or as requested)."),
+    key: str | None = Query(default=None, description="Only this API key (shown masked)."),
+    method: str | None = Query(default=None, description="Only this HTTP method."),
+    tier: str | None = Query(default=None, description="Only requests served (or refused) on this tier."),
+    status: int | None = Query(default=None, description="Only replies with this HTTP status."),
+    test_id: str | None = Query(
+        default=None, description="Only this test's requests; default: the x-mock-test-id header."
+    ),
+    limit: int | None = Query(
+        default=None, ge=1, description="Only the newest N matching entries (still oldest first)."
+    ),
+) -> JSONResponse:
+    state = server_state(request)
+    records = state.journal.select(
+        test_id=_scope(request, test_id), path=path, model=model, key=key, method=method, tier=tier, status=status
+    )
+    if limit is not None:
+        records = records[-limit:]
+    known = [a.key for a in state.fixture.accounts]
+    return JSONResponse({"object": "list", "data": [entry(r, known) for r in records]})
+
+
+@router.delete("/requests", summary="Clear the journal (or one test's part of it)", response_model=JournalCleared)
+async def clear_requests(
+    request: Request,
+    test_id: str | None = Query(
+        default=None, description="Only this test's entries; default: the x-mock-test-id header."
+    ),
+) -> JournalCleared:
+    deleted = server_state(request).journal.clear(_scope(request, test_id))
+    return JournalCleared(deleted=deleted)
+
+
+@router.post("/reset", summary="Back to the start: configuration, journal, fault counters", response_model=ResetDone)
+async def reset(
+    request: Request,
+    test_id: str | None = Query(
+        default=None,
+        description="Reset only this test's journal and fault counters; default: the x-mock-test-id header.",
+    ),
+) -> ResetDone:
+    state = server_state(request)
+    scope = _scope(request, test_id)
+    if scope is None:
+        state.reset()
+        return ResetDone(scope="all")
+    state.reset_scope(scope)
+    return ResetDone(scope=scope)

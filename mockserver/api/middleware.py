@@ -1,0 +1,143 @@
+"""The outermost layer: every request gets an :class:`~mockserver.service.exchange.Exchange` and an
+``x-request-id``, observers see every reply, and nothing leaks a traceback.
+
+The exchange is labelled with the caller's account as soon as the key is known (so even
+an error reply carries ``openai-organization`` and the key's rate-limit headers), the raw
+request body is kept on it as the app reads it, and the request is bound as the current
+:mod:`~mockserver.service.context` for the admission step. When the exchange closes, any capacity
+slot still held is given back before the observers run.
+
+Pure ASGI rather than Starlette's ``BaseHTTPMiddleware``, which would buffer and
+slow every streamed event.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import orjson
+from starlette.applications import Starlette
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mockserver import errors
+from mockserver.runtime import ServerState
+from mockserver.service import accounts, context
+from mockserver.service.exchange import Exchange
+
+logger = logging.getLogger("mockserver")
+
+REQUEST_ID_HEADER = "x-request-id"
+
+
+def exchange_of(scope: Scope) -> Exchange:
+    exchange: Exchange = scope["state"]["exchange"]
+    return exchange
+
+
+class RequestContextMiddleware:
+    def __init__(self, app: ASGIApp, state: ServerState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = self.state
+        exchange = Exchange(
+            request_id=state.ids.request(),
+            method=scope["method"],
+            path=scope["path"],
+            headers={k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]},
+            started_at=state.clock.now(),
+        )
+        scope.setdefault("state", {})["exchange"] = exchange
+        exchange.account = accounts.identify(state.fixture, exchange.headers)
+        started = finished = False
+        received = bytearray()
+
+        async def receive_and_keep() -> Message:
+            # Keep the raw body, so the journal shows what a request refused before parsing sent.
+            message = await receive()
+            if message["type"] == "http.request":
+                received.extend(message.get("body", b""))
+                if not message.get("more_body", False):
+                    exchange.request_body = bytes(received)
+            return message
+
+        def finish() -> None:
+            nonlocal finished
+            if not finished:
+                finished = True
+                exchange.finished_at = state.clock.now()
+                state.hooks.complete(exchange)
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                exchange.status = message["status"]
+                headers = list(message.get("headers", []))
+                headers.append((REQUEST_ID_HEADER.encode(), exchange.request_id.encode()))
+                for name, value in state.hooks.headers_for(exchange).items():
+                    headers.append((name.encode(), value.encode()))
+                message = {**message, "headers": headers}
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                # Record before the client can see the end of the reply, so a test that asserts
+                # on the journal right after a call never misses it.
+                finish()
+            await send(message)
+
+        bound = context.bind(context.RequestContext(exchange, state.store, state.clock))
+        try:
+            await self.app(scope, receive_and_keep, send_with_headers)
+        except Exception:
+            logger.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            if started:
+                raise
+            error = errors.InternalServerError()
+            body = orjson.dumps(errors.error_body(error))
+            await send_with_headers(
+                {
+                    "type": "http.response.start",
+                    "status": error.status_code,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+        finally:
+            context.unbind(bound)
+            exchange.release_capacity()
+            if not finished and started:
+                exchange.disconnected = True  # the reply never ended: the client left, or a fault closed it
+            finish()
+
+
+def expose_connection_closer(app: Starlette) -> None:
+    """Put ``scope["state"]["close_connection"]`` on every request: a way to close the TCP
+    connection under a reply (for the ``drop_after`` fault), or None; and
+    ``scope["state"]["server_send"]``, the server's own ``send``, which streamed events
+    use to skip the middleware stack (see :mod:`mockserver.engine.streaming`).
+
+    ASGI has no message for "abort the connection", so this reaches uvicorn's transport
+    through the ``send`` uvicorn hands the app (``send.__self__`` is uvicorn's request
+    cycle). It must be taken before Starlette's own outer middleware wraps ``send``,
+    hence a wrapper around the whole middleware stack. The client then sees the
+    connection close mid-body: a transport error, not a clean end.
+    """
+    build = app.build_middleware_stack
+
+    def build_with_closer() -> ASGIApp:
+        inner = build()
+
+        async def outer(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http":
+                transport = getattr(getattr(send, "__self__", None), "transport", None)
+                close = getattr(transport, "close", None)
+                scope.setdefault("state", {})["close_connection"] = close if callable(close) else None
+                scope["state"]["server_send"] = send
+            await inner(scope, receive, send)
+
+        return outer
+
+    app.build_middleware_stack = build_with_closer  # type: ignore[method-assign]

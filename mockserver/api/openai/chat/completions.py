@@ -1,0 +1,326 @@
+"""Chat Completions: plan a reply, then render it whole or as a paced stream.
+
+A :class:`ChatPlan` fixes everything up front: the text of each choice, the
+finish reasons, the usage and the token schedule. Rendering only reads it, so a
+stream and a non-streaming reply of the same request carry the same content.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from mockserver import errors
+from mockserver.api.openai.chat import checks
+from mockserver.api.openai.schemas import ChatCompletionRequest, ChatMessage
+from mockserver.api.replies import plan_reply
+from mockserver.config.fixture import Fixture
+from mockserver.engine import conversation, generation, structured, tokens
+from mockserver.engine.generation import Text
+from mockserver.engine.pacing import Pacer, Schedule
+from mockserver.engine.streaming import DONE, data_event
+from mockserver.engine.structured import FunctionSpec
+from mockserver.errors.validation import describe
+from mockserver.harness import scripts
+from mockserver.runtime import ServerState
+from mockserver.service import output_limits
+from mockserver.service.access import Admission
+from mockserver.service.exchange import Usage
+from mockserver.service.reasoning import cut_output, reasoning_tokens_for
+
+
+@dataclass(frozen=True)
+class ChatChoice:
+    index: int
+    text: Text  # the message content, or the tool call's arguments when ``tool_name`` is set
+    finish_reason: str
+    reasoning_tokens: int = 0  # reasoning produced before the text, after any cut by the output limit
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+
+    def tool_call(self, arguments: str) -> dict[str, Any]:
+        return {
+            "id": self.tool_call_id,
+            "type": "function",
+            "function": {"name": self.tool_name, "arguments": arguments},
+        }
+
+
+@dataclass(frozen=True)
+class ChatPlan:
+    id: str
+    created: int
+    model: str
+    service_tier: str
+    system_fingerprint: str
+    prompt_tokens: int
+    choices: tuple[ChatChoice, ...]
+    include_usage: bool
+    schedule: Schedule
+
+    @property
+    def reasoning_steps(self) -> int:
+        """Token steps of reasoning before any text; choices think side by side."""
+        return max((c.reasoning_tokens for c in self.choices), default=0)
+
+    @property
+    def text_steps(self) -> int:
+        """Token steps of visible text; choices advance side by side, one token per step."""
+        return max((len(c.text) for c in self.choices), default=0)
+
+    @property
+    def reasoning_tokens(self) -> int:
+        return sum(c.reasoning_tokens for c in self.choices)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(len(c.text) for c in self.choices) + self.reasoning_tokens
+
+    def exchange_usage(self) -> Usage:
+        return Usage(self.prompt_tokens, self.completion_tokens, self.reasoning_tokens)
+
+    def usage(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": self.reasoning_tokens,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
+        }
+
+
+def reported_tier(fixture: Fixture, tier: str) -> str:
+    """The ``service_tier`` a Chat Completion may show (see ``Policies.chat_ultrafast_service_tier``)."""
+    if tier == "ultrafast":
+        return fixture.policies.chat_ultrafast_service_tier
+    return tier
+
+
+def plan_chat_completion(
+    state: ServerState, admission: Admission, body: ChatCompletionRequest, raw_body: Any
+) -> ChatPlan:
+    fixture = state.fixture
+    checks.check_request(body)
+    limit = body.output_limit
+    for param in ("max_completion_tokens", "max_tokens"):
+        output_limits.check_limit(admission, param, getattr(body, param))
+    planned_reasoning = reasoning_tokens_for(fixture, admission, body.reasoning_effort)
+    output_limits.check_choices(
+        fixture,
+        admission,
+        choices=body.n or 1,
+        reasoning=planned_reasoning,
+        limit=limit,
+        limit_param="max_tokens" if body.max_completion_tokens is None and body.max_tokens else "max_completion_tokens",
+    )
+    items = [(m.role, message_text(m)) for m in body.messages]
+    texts = [text for _, text in items]
+    tools = function_tools(body.tools)
+    structured.check_tool_choice(tools, body.tool_choice)
+    fmt = response_format(body.response_format, texts)
+    seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
+    language = generation.language_of([m.text() for m in body.messages if m.role == "user"] or texts)
+    script = scripts.choose(state.fixture.scripts, state.script_state, admission, items, tools, body.tool_choice)
+    choices = []
+    for index in range(body.n or 1):
+        reply = plan_reply(
+            state,
+            admission,
+            seed=seed + index,
+            language=language,
+            tools=tools,
+            tool_choice=body.tool_choice,
+            answered=conversation.answered(items),
+            output_format=fmt,
+            schema_param="response_format.json_schema.schema",
+            script=script,
+        )
+        text = reply.text
+        if reply.tool is None:
+            text, _ = generation.apply_stop(text, body.stop_sequences)
+        # Reasoning counts against the limit too, per choice: a low limit can end a choice inside it.
+        cut = cut_output(planned_reasoning, len(text), limit)
+        text = text.cut(cut.visible)
+        finish = "length" if cut.incomplete else ("stop" if reply.tool is None else "tool_calls")
+        if reply.tool is None or len(text) == 0:
+            choices.append(ChatChoice(index, text, finish, cut.reasoning))
+        else:
+            call_id = f"call_{state.ids.token(24)}"
+            choices.append(ChatChoice(index, text, finish, cut.reasoning, reply.tool.name, call_id))
+    reasoning = max(c.reasoning_tokens for c in choices)
+    steps = max(len(c.text) for c in choices)
+    profile = admission.profile
+    schedule = Schedule.build(
+        start=admission.start_time(state.clock),
+        ttft=profile.ttft_ms / 1000,
+        tokens_per_second=profile.tokens_per_second,
+        total_tokens=reasoning + steps,
+        jitter=profile.jitter,
+        time_scale=state.settings.time_scale,
+        rng=random.Random(seed),
+    )
+    return ChatPlan(
+        id=state.ids.chat_completion(),
+        created=int(state.wall_clock()),
+        model=admission.model.id,
+        service_tier=reported_tier(fixture, admission.tier.tier),
+        system_fingerprint=state.system_fingerprint,
+        prompt_tokens=tokens.count_messages(texts) + conversation.tool_definition_tokens(body.tools),
+        choices=tuple(choices),
+        include_usage=bool(body.stream_options and body.stream_options.include_usage),
+        schedule=schedule,
+    )
+
+
+def completion_body(plan: ChatPlan) -> dict[str, Any]:
+    """The non-streaming ``ChatCompletion`` object."""
+    return {
+        "id": plan.id,
+        "object": "chat.completion",
+        "created": plan.created,
+        "model": plan.model,
+        "choices": [
+            {
+                "index": c.index,
+                "message": _message(c),
+                "logprobs": None,
+                "finish_reason": c.finish_reason,
+            }
+            for c in plan.choices
+        ],
+        "usage": plan.usage(),
+        "service_tier": plan.service_tier,
+        "system_fingerprint": plan.system_fingerprint,
+    }
+
+
+async def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> AsyncIterator[bytes]:
+    """The ``ChatCompletionChunk`` events of a paced stream, ending with ``[DONE]``."""
+    envelope = _envelope(plan)
+    usage_field: dict[str, Any] = {"usage": None} if plan.include_usage else {}
+
+    def chunk(choices: list[dict[str, Any]]) -> bytes:
+        return data_event({**envelope, "choices": choices, **usage_field})
+
+    def choice(index: int, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+
+    # Text deltas are the per-token hot path: their bytes around the text are encoded once.
+    content_frames = {c.index: _frame_around(chunk([choice(c.index, {"content": _SLOT})])) for c in plan.choices}
+
+    first = plan.reasoning_steps
+    await pacer.wait_for_token(first)
+    for c in plan.choices:
+        opening: dict[str, Any]
+        if c.tool_name is None:
+            opening = {"role": "assistant", "content": "", "refusal": None}
+        else:
+            # id, type and name go in the first fragment only: the SDK accumulators concatenate strings.
+            opening = {"role": "assistant", "content": None, "tool_calls": [{"index": 0, **c.tool_call("")}]}
+        yield chunk([choice(c.index, opening)])
+    async for lo, hi in pacer.batches(first, first + plan.text_steps, per_chunk):
+        for c in plan.choices:
+            piece = "".join(c.text.tokens[lo - first : hi - first])
+            if not piece:
+                continue
+            if c.tool_name is None:
+                before, after = content_frames[c.index]
+                yield before + orjson.dumps(piece) + after
+            else:
+                yield chunk([choice(c.index, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})])
+    await pacer.wait_for_end()
+    for c in plan.choices:
+        yield chunk([choice(c.index, {}, c.finish_reason)])
+    if plan.include_usage:
+        yield data_event({**envelope, "choices": [], "usage": plan.usage()})
+    yield DONE
+
+
+def _message(c: ChatChoice) -> dict[str, Any]:
+    if c.tool_name is None:
+        return {"role": "assistant", "content": c.text.text, "refusal": None, "annotations": []}
+    return {
+        "role": "assistant",
+        "content": None,
+        "refusal": None,
+        "annotations": [],
+        "tool_calls": [c.tool_call(c.text.text)],
+    }
+
+
+def message_text(message: ChatMessage) -> str:
+    """What a message contributes to the prompt: its text, plus any tool calls it carries."""
+    text = message.text()
+    for call in message.tool_calls or []:
+        if call.function is not None:
+            text += f"{call.function.name}{call.function.arguments}"
+    return text
+
+
+def function_tools(tools: list[dict[str, Any]] | None) -> list[FunctionSpec]:
+    """Chat's function tools, nested under ``function``; other tool types are accepted and never called."""
+    specs = []
+    for i, tool in enumerate(tools or []):
+        if tool.get("type", "function") != "function":
+            continue
+        function = tool.get("function")
+        if not isinstance(function, dict):
+            raise errors.missing_parameter(f"tools[{i}].function")
+        specs.append(conversation.function_spec(function, f"tools[{i}].function"))
+    return specs
+
+
+def response_format(fmt: dict[str, Any] | None, texts: list[str]) -> dict[str, Any]:
+    """Chat's ``response_format``, flattened to the Responses ``text.format`` layout."""
+    if fmt is None:
+        return {"type": "text"}
+    kind = fmt.get("type")
+    if kind is None:
+        raise errors.missing_parameter("response_format.type")
+    if kind not in conversation.TEXT_FORMATS:
+        raise errors.invalid_value("response_format.type", kind, conversation.TEXT_FORMATS)
+    if kind == "json_object" and not any("json" in t.lower() for t in texts):
+        raise errors.InvalidRequestError(
+            "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.",
+            param="messages",
+        )
+    if kind != "json_schema":
+        return {"type": kind}
+    inner = fmt.get("json_schema")
+    if not isinstance(inner, dict):
+        raise errors.missing_parameter("response_format.json_schema")
+    if "name" not in inner:
+        raise errors.missing_parameter("response_format.json_schema.name")
+    schema = inner.get("schema", {})
+    if not isinstance(schema, dict):
+        raise errors.invalid_type("response_format.json_schema.schema", "an object", describe(schema))
+    return {"type": "json_schema", "name": inner["name"], "schema": schema}
+
+
+_SLOT = "\x00slot\x00"
+
+
+def _frame_around(event: bytes) -> tuple[bytes, bytes]:
+    """Split an encoded event at the text placeholder ``_SLOT``: the bytes before and after it."""
+    before, after = event.split(orjson.dumps(_SLOT))
+    return before, after
+
+
+def _envelope(plan: ChatPlan) -> dict[str, Any]:
+    return {
+        "id": plan.id,
+        "object": "chat.completion.chunk",
+        "created": plan.created,
+        "model": plan.model,
+        "system_fingerprint": plan.system_fingerprint,
+        "service_tier": plan.service_tier,
+    }

@@ -1,0 +1,39 @@
+"""``POST /v1/chat/completions``."""
+
+from functools import partial
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from mockserver.api import serving
+from mockserver.api.openai.chat import completions
+from mockserver.api.openai.schemas import ChatCompletionRequest
+from mockserver.api.routing import body_schema, parse_body, server_state
+from mockserver.service import access
+
+router = APIRouter(prefix="/v1", tags=["chat"])
+
+
+@router.post("/chat/completions", response_model=None, openapi_extra=body_schema(ChatCompletionRequest))
+async def create_chat_completion(request: Request) -> Response:
+    """Create a chat completion, paced at the resolved service tier's speed."""
+    state = server_state(request)
+    account = access.authenticate(state.fixture, request.headers)
+    body, raw = await parse_body(request, ChatCompletionRequest)
+    admission, plan = serving.admit(
+        request,
+        account,
+        model=body.model,
+        service_tier=body.service_tier,
+        raw_body=raw,
+        stream=bool(body.stream),
+        plan=lambda admitted: completions.plan_chat_completion(state, admitted, body, raw),
+    )
+    return await serving.respond(
+        request,
+        usage=plan.exchange_usage(),
+        schedule=plan.schedule,
+        stream=bool(body.stream),
+        events=partial(completions.stream_chunks, plan, per_chunk=admission.profile.tokens_per_chunk),
+        body=partial(completions.completion_body, plan),
+    )

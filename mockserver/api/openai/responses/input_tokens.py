@@ -1,0 +1,30 @@
+"""``POST /v1/responses/input_tokens``: the input tokens a response would be billed, without making it.
+
+The count is the one ``usage.input_tokens`` reports for the same request: the same
+estimate, the same earlier turns (``previous_response_id``), the same tool definitions.
+The content is checked as ``POST /v1/responses`` checks it, so a request this endpoint
+accepts is one that endpoint accepts too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockserver.api.openai.responses import lifecycle
+from mockserver.api.openai.schemas import InputTokenCountRequest
+from mockserver.config.fixture import Account
+from mockserver.engine.conversation import function_tools, output_format
+from mockserver.engine.structured import check_tool_choice
+from mockserver.runtime import ServerState
+from mockserver.service import access
+
+
+def input_token_count(state: ServerState, account: Account, body: InputTokenCountRequest) -> dict[str, Any]:
+    if body.model is not None:
+        access.inference_model(state.fixture, account, body.model)
+    context = lifecycle.read_context(state, account.project, body.input, body.previous_response_id)
+    check_tool_choice(function_tools(body.tools), body.tool_choice)
+    texts = [body.instructions or "", *(text for _, text in context)]
+    output_format(body.text.format if body.text else None, texts, param="text.format")
+    count = lifecycle.count_input_tokens(body.instructions, context, body.tools)
+    return {"object": "response.input_tokens", "input_tokens": count}

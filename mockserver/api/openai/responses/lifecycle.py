@@ -1,0 +1,353 @@
+"""The Responses API: plan a response, render it whole, and keep it for later turns.
+
+A :class:`ResponsePlan` fixes everything up front: the reasoning (and its summary),
+the visible answer or function call, where ``max_output_tokens`` cut it, the usage
+and the token schedule. The non-streaming body, the stream in
+:mod:`mockserver.api.openai.responses.event_stream` and the stored copy all read the same plan.
+
+Token layout on the schedule: reasoning tokens first (the hidden part, then the
+summary's tokens), then the visible tokens. ``max_output_tokens`` counts them all,
+as on the live API, so a low limit can end a response inside its reasoning.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from mockserver import errors
+from mockserver.api.openai.responses import input_items
+from mockserver.api.openai.schemas import ResponseCreateRequest
+from mockserver.api.replies import plan_reply
+from mockserver.engine import generation, tokens
+from mockserver.engine.conversation import (
+    ConversationItem,
+    answered,
+    function_tools,
+    output_format,
+    read_input,
+    tool_definition_tokens,
+)
+from mockserver.engine.generation import Text
+from mockserver.engine.pacing import Schedule
+from mockserver.engine.structured import check_tool_choice
+from mockserver.harness import scripts
+from mockserver.runtime import ServerState
+from mockserver.service import output_limits, reasoning
+from mockserver.service.access import Admission
+from mockserver.service.exchange import Usage
+from mockserver.service.response_store import StoredResponse
+
+ENCRYPTED_REASONING_INCLUDE = "reasoning.encrypted_content"
+
+
+@dataclass(frozen=True)
+class ReasoningPart:
+    id: str
+    tokens: int  # reasoning tokens produced (after any cut), summary included
+    summary: Text  # the summary tokens produced, the last ones of the reasoning
+    summary_cut: bool
+    encrypted: bool
+
+    @property
+    def hidden_tokens(self) -> int:
+        return self.tokens - len(self.summary)
+
+    def item(self) -> dict[str, Any]:
+        summary = [{"type": "summary_text", "text": self.summary.text}] if self.summary else []
+        item: dict[str, Any] = {"id": self.id, "type": "reasoning", "summary": summary}
+        if self.encrypted:
+            item["encrypted_content"] = base64.b64encode(f"mock:{self.id}:{self.tokens}".encode()).decode()
+        return item
+
+
+@dataclass(frozen=True)
+class AnswerPart:
+    """The visible output item: a message, or a function call when ``name`` is set."""
+
+    id: str
+    text: Text  # the message text, or the call's arguments
+    complete: bool
+    name: str | None = None
+    call_id: str | None = None
+
+    @property
+    def status(self) -> str:
+        return "completed" if self.complete else "incomplete"
+
+    def item(self, status: str | None = None) -> dict[str, Any]:
+        status = status or self.status
+        if self.name is not None:
+            return {
+                "id": self.id,
+                "type": "function_call",
+                "call_id": self.call_id,
+                "name": self.name,
+                "arguments": self.text.text if status != "in_progress" else "",
+                "status": status,
+            }
+        content = [output_text(self.text.text)] if status != "in_progress" else []
+        return {"id": self.id, "type": "message", "status": status, "role": "assistant", "content": content}
+
+
+def output_text(text: str) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+
+
+@dataclass(frozen=True)
+class ResponsePlan:
+    id: str
+    created_at: int
+    duration: float  # seconds from creation to completion, on the schedule
+    project: str
+    echo: dict[str, Any]  # request settings the Response object reports back
+    input_tokens: int
+    reasoning: ReasoningPart | None
+    answer: AnswerPart | None
+    incomplete: bool
+    schedule: Schedule
+    conversation: tuple[ConversationItem, ...]
+    input_items: tuple[dict[str, Any], ...]
+    store: bool
+    background: bool
+
+    @property
+    def reasoning_tokens(self) -> int:
+        return self.reasoning.tokens if self.reasoning else 0
+
+    @property
+    def output_tokens(self) -> int:
+        return self.reasoning_tokens + (len(self.answer.text) if self.answer else 0)
+
+    @property
+    def status(self) -> str:
+        return "incomplete" if self.incomplete else "completed"
+
+    def output(self) -> list[dict[str, Any]]:
+        items = [self.reasoning.item()] if self.reasoning else []
+        return items + ([self.answer.item()] if self.answer else [])
+
+    def exchange_usage(self) -> Usage:
+        return Usage(self.input_tokens, self.output_tokens, self.reasoning_tokens)
+
+    def usage(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": self.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": self.reasoning_tokens},
+            "total_tokens": self.input_tokens + self.output_tokens,
+        }
+
+
+def plan_response(
+    state: ServerState, admission: Admission, body: ResponseCreateRequest, raw_body: dict[str, Any]
+) -> ResponsePlan:
+    fixture = state.fixture
+    output_limits.check_limit(admission, "max_output_tokens", body.max_output_tokens)
+    if body.background and body.store is False:
+        raise errors.background_without_store()
+    if body.input is None and body.previous_response_id is None and body.prompt is None:
+        raise errors.missing_parameter("input")
+    context = read_context(state, admission.account.project, body.input, body.previous_response_id)
+    tools = function_tools(body.tools)
+    check_tool_choice(tools, body.tool_choice)
+    prompt_texts = [body.instructions or "", *(text for _, text in context)]
+    fmt = output_format(body.text.format if body.text else None, prompt_texts, param="text.format")
+
+    seed = generation.request_seed(_content_fields(raw_body), state.settings.seed, body.seed)
+    language = generation.language_of([t for kind, t in context if kind == "user"] or prompt_texts)
+    reply = plan_reply(
+        state,
+        admission,
+        seed=seed,
+        language=language,
+        tools=tools,
+        tool_choice=body.tool_choice,
+        answered=answered(context),
+        output_format=fmt,
+        schema_param="text.format.schema",
+        script=scripts.choose(state.fixture.scripts, state.script_state, admission, context, tools, body.tool_choice),
+    )
+
+    effort_param = body.reasoning.effort if body.reasoning else None
+    summary_style = body.reasoning.summary_style if body.reasoning else None
+    planned_reasoning = reasoning.reasoning_tokens_for(fixture, admission, effort_param)
+    summary_full = state.generator.generate(
+        seed ^ 0x5A, reasoning.summary_tokens(summary_style, planned_reasoning), language
+    )
+    cut = reasoning.cut_output(planned_reasoning, len(reply.text), body.max_output_tokens)
+    reasoning_made = cut.reasoning
+    hidden_made = min(planned_reasoning - len(summary_full), reasoning_made)
+    visible = reply.text.cut(cut.visible)
+    incomplete = cut.incomplete
+
+    reasoning_part = None
+    if planned_reasoning > 0:
+        include = body.include or []
+        reasoning_part = ReasoningPart(
+            id=state.ids.prefixed("rs"),
+            tokens=reasoning_made,
+            summary=summary_full.cut(reasoning_made - hidden_made),
+            summary_cut=reasoning_made < planned_reasoning and reasoning_made > hidden_made,
+            encrypted=ENCRYPTED_REASONING_INCLUDE in include,
+        )
+    answer = None
+    if not incomplete or len(visible) > 0:
+        tool = reply.tool
+        answer = AnswerPart(
+            id=state.ids.prefixed("fc" if tool else "msg"),
+            text=visible,
+            complete=not incomplete,
+            name=tool.name if tool else None,
+            call_id=f"call_{state.ids.token(24)}" if tool else None,
+        )
+
+    profile = admission.profile
+    schedule = Schedule.build(
+        start=admission.start_time(state.clock),
+        ttft=profile.ttft_ms / 1000,
+        tokens_per_second=profile.tokens_per_second,
+        total_tokens=cut.produced,
+        jitter=profile.jitter,
+        time_scale=state.settings.time_scale,
+        rng=random.Random(seed),
+    )
+    plan = ResponsePlan(
+        id=state.ids.prefixed("resp"),
+        created_at=int(state.wall_clock()),
+        duration=schedule.end - schedule.start,
+        project=admission.account.project,
+        echo=_echo(body, admission, fmt, reasoning.effort_for(fixture, admission, effort_param)),
+        input_tokens=count_input_tokens(body.instructions, context, body.tools),
+        reasoning=reasoning_part,
+        answer=answer,
+        incomplete=incomplete,
+        schedule=schedule,
+        conversation=(*context, *_output_items(reasoning_part, answer)),
+        input_items=tuple(input_items.input_items(body.input, state.ids.prefixed)),
+        store=body.store is not False,
+        background=bool(body.background),
+    )
+    return plan
+
+
+def read_context(
+    state: ServerState, project: str, raw_input: str | list[Any] | None, previous_response_id: str | None
+) -> list[ConversationItem]:
+    """What the model reads: the earlier turns of ``previous_response_id``, then this ``input``."""
+    items = read_input(raw_input)
+    history: tuple[ConversationItem, ...] = ()
+    if previous_response_id is not None:
+        history = state.responses.previous(project, previous_response_id).conversation
+    return [*history, *items]
+
+
+def count_input_tokens(
+    instructions: str | None, context: Sequence[ConversationItem], tools: Sequence[Any] | None
+) -> int:
+    """Input tokens, as ``usage.input_tokens`` and ``POST /v1/responses/input_tokens`` report them."""
+    texts = [instructions] if instructions else []
+    return tokens.count_messages([*texts, *(text for _, text in context)]) + tool_definition_tokens(tools)
+
+
+def remember(state: ServerState, plan: ResponsePlan) -> None:
+    """Keep the response for ``GET``, ``DELETE`` and ``previous_response_id``, unless ``store`` is false."""
+    if plan.store:
+        state.responses.put(stored(plan))
+
+
+def _content_fields(raw_body: dict[str, Any]) -> dict[str, Any]:
+    """The request minus how it is delivered, so streaming or storing it doesn't change the content."""
+    return {k: v for k, v in raw_body.items() if k not in ("stream", "stream_options", "store", "background")}
+
+
+def _output_items(reasoning_part: ReasoningPart | None, answer: AnswerPart | None) -> Sequence[ConversationItem]:
+    """What the next turn sees of this one. Hidden reasoning is dropped, as the live API drops it."""
+    items: list[ConversationItem] = []
+    if reasoning_part is not None and reasoning_part.summary:
+        items.append(("reasoning", reasoning_part.summary.text))
+    if answer is not None:
+        if answer.name is not None:
+            items.append(("function_call", answer.name + answer.text.text))
+        else:
+            items.append(("assistant", answer.text.text))
+    return items
+
+
+def _echo(body: ResponseCreateRequest, admission: Admission, fmt: dict[str, Any], effort: str | None) -> dict[str, Any]:
+    return {
+        "background": bool(body.background),
+        "instructions": body.instructions,
+        "max_output_tokens": body.max_output_tokens,
+        "max_tool_calls": body.max_tool_calls,
+        "metadata": body.metadata or {},
+        "model": admission.model.id,
+        "parallel_tool_calls": body.parallel_tool_calls if body.parallel_tool_calls is not None else True,
+        "previous_response_id": body.previous_response_id,
+        "prompt_cache_key": body.prompt_cache_key,
+        "reasoning": {"effort": effort, "summary": body.reasoning.summary_style if body.reasoning else None},
+        "safety_identifier": body.safety_identifier,
+        "service_tier": admission.tier.tier,
+        "store": body.store is not False,
+        "temperature": body.temperature if body.temperature is not None else 1.0,
+        "text": {"format": fmt, "verbosity": (body.text.verbosity if body.text else None) or "medium"},
+        "tool_choice": body.tool_choice if body.tool_choice is not None else "auto",
+        "tools": body.tools or [],
+        "top_logprobs": body.top_logprobs or 0,
+        "top_p": body.top_p if body.top_p is not None else 1.0,
+        "truncation": body.truncation or "disabled",
+        "user": body.user,
+    }
+
+
+# -- Rendering ----------------------------------------------------------------------------------
+
+
+def response_object(plan: ResponsePlan, *, final: bool = True, status: str = "in_progress") -> dict[str, Any]:
+    """The ``Response`` object: final (completed or incomplete), or as it looks while ``status``."""
+    status = plan.status if final else status
+    return {
+        "id": plan.id,
+        "object": "response",
+        "created_at": plan.created_at,
+        "status": status,
+        "completed_at": plan.created_at + round(plan.duration) if final and not plan.incomplete else None,
+        "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if final and plan.incomplete else None,
+        **plan.echo,
+        "output": plan.output() if final else [],
+        "usage": plan.usage() if final else None,
+    }
+
+
+def stored(plan: ResponsePlan) -> StoredResponse:
+    return StoredResponse(
+        id=plan.id,
+        project=plan.project,
+        final_body=response_object(plan),
+        in_progress_body=response_object(plan, final=False),
+        ready_at=plan.schedule.end,
+        conversation=plan.conversation,
+        input_items=plan.input_items,
+        background=plan.background,
+        started_at=plan.schedule.first_token_at,
+    )
+
+
+def first_reply(plan: ResponsePlan, *, stream: bool) -> tuple[Schedule, Callable[[], dict[str, Any]]]:
+    """When the reply to ``POST /v1/responses`` is due, and its body.
+
+    A non-streaming ``background`` response is answered at once, ``queued``; the client polls
+    ``GET`` for the rest. Otherwise the reply waits for the schedule (or streams on it).
+    """
+    if plan.background and not stream:
+        start = plan.schedule.start
+        return Schedule(start=start, ttft=0, interval=0, total_tokens=0), partial(
+            response_object, plan, final=False, status="queued"
+        )
+    return plan.schedule, partial(response_object, plan)

@@ -1,0 +1,102 @@
+"""``POST /v1/responses``, ``POST /v1/responses/input_tokens``, and per stored response: ``GET``,
+``DELETE``, ``POST .../cancel`` and ``GET .../input_items``."""
+
+from functools import partial
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from starlette.responses import Response
+
+from mockserver import errors
+from mockserver.api import serving
+from mockserver.api.openai.responses import event_stream, input_items, input_tokens, lifecycle
+from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
+from mockserver.api.routing import body_schema, parse_body, server_state
+from mockserver.service import access
+
+router = APIRouter(prefix="/v1", tags=["responses"])
+
+
+@router.post("/responses", response_model=None, openapi_extra=body_schema(ResponseCreateRequest))
+async def create_response(request: Request) -> Response:
+    """Create a response, paced at the resolved service tier's speed, and store it unless ``store`` is false.
+    A ``background`` response is answered at once, ``queued``; poll ``GET`` for the rest."""
+    state = server_state(request)
+    account = access.authenticate(state.fixture, request.headers)
+    body, raw = await parse_body(request, ResponseCreateRequest)
+    stream = bool(body.stream)
+    admission, plan = serving.admit(
+        request,
+        account,
+        model=body.model,
+        service_tier=body.service_tier,
+        raw_body=raw,
+        stream=stream,
+        plan=lambda admitted: lifecycle.plan_response(state, admitted, body, raw),
+    )
+    lifecycle.remember(state, plan)
+    schedule, reply_body = lifecycle.first_reply(plan, stream=stream)
+    events = event_stream.event_source(
+        plan,
+        per_chunk=admission.profile.tokens_per_chunk,
+        cancelled=partial(state.responses.is_cancelled, plan.id) if plan.background else None,
+    )
+    return await serving.respond(
+        request,
+        usage=plan.exchange_usage(),
+        schedule=schedule,
+        stream=stream,
+        events=events,
+        body=reply_body,
+    )
+
+
+# Declared before the /responses/{response_id} routes, which would otherwise shadow it.
+@router.post("/responses/input_tokens", response_model=None, openapi_extra=body_schema(InputTokenCountRequest))
+async def count_input_tokens(request: Request) -> Response:
+    """The input tokens a response to this request would be billed, without creating it."""
+    state = server_state(request)
+    account = access.authenticate(state.fixture, request.headers)
+    body, _ = await parse_body(request, InputTokenCountRequest)
+    return JSONResponse(input_tokens.input_token_count(state, account, body))
+
+
+@router.get("/responses/{response_id}", response_model=None)
+async def retrieve_response(request: Request, response_id: str) -> Response:
+    """A stored response of the caller's project: queued (background) or in progress until its schedule ends."""
+    state = server_state(request)
+    account = access.authenticate(state.fixture, request.headers)
+    if request.query_params.get("stream", "").lower() == "true":
+        # Resuming a stream from a stored response is not simulated: say so rather than send JSON
+        # that an SSE reader would take for an empty stream.
+        raise errors.InvalidRequestError(
+            "Streaming a stored response (stream=true) is not supported by mockserver; retrieve it without "
+            "stream, or create it with stream=true.",
+            param="stream",
+            code="unsupported_parameter",
+        )
+    return JSONResponse(state.responses.get(account.project, response_id))
+
+
+@router.delete("/responses/{response_id}", response_model=None)
+async def delete_response(request: Request, response_id: str) -> Response:
+    state = server_state(request)
+    account = access.authenticate(state.fixture, request.headers)
+    return JSONResponse(state.responses.delete(account.project, response_id))
+
+
+@router.post("/responses/{response_id}/cancel", response_model=None)
+async def cancel_response(request: Request, response_id: str) -> Response:
+    """Cancel a background response; any other response answers 400, as live."""
+    state = server_state(request)
+    account = access.authenticate(state.fixture, request.headers)
+    return JSONResponse(state.responses.cancel(account.project, response_id))
+
+
+@router.get("/responses/{response_id}/input_items", response_model=None)
+async def list_input_items(request: Request, response_id: str) -> Response:
+    """The input items of a stored response, as a cursor page (``after``, ``limit``, ``order``)."""
+    state = server_state(request)
+    account = access.authenticate(state.fixture, request.headers)
+    items = state.responses.input_items(account.project, response_id)
+    return JSONResponse(input_items.page(items, request.query_params))

@@ -1,0 +1,58 @@
+"""The HTTP layer, one module per API family. Handlers parse, call the domain modules, and shape the reply."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import orjson
+from fastapi import Request
+from pydantic import BaseModel, ValidationError
+
+from mockserver import errors
+from mockserver.errors import validation
+from mockserver.runtime import ServerState
+
+Body = TypeVar("Body", bound=BaseModel)
+
+
+def server_state(request: Request) -> ServerState:
+    state: ServerState = request.app.state.mock
+    return state
+
+
+async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[str, Any]]:
+    """Parse a JSON body whatever its Content-Type (as the live API does) and validate it.
+
+    Returns the validated model and the raw mapping, which seeds generated content.
+    """
+    raw = await request.body()
+    try:
+        data = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError:
+        raise errors.invalid_json() from None
+    if data is None:
+        raise errors.InvalidRequestError("You must provide a model parameter.")
+    if not isinstance(data, dict):
+        raise errors.InvalidRequestError("The request body must be a JSON object.", code="invalid_type")
+    try:
+        # Strict: the live API refuses "yes" for a boolean or "3" for an integer.
+        return model.model_validate(data, strict=True), data
+    except ValidationError as exc:
+        raise validation.to_api_error([{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]) from None
+
+
+# Schemas referenced by bodies that parse_body documents; create_app adds them to the OpenAPI components.
+BODY_SCHEMAS: dict[str, Any] = {}
+
+
+def body_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``openapi_extra`` that documents a body parsed by :func:`parse_body`."""
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    BODY_SCHEMAS.update(schema.pop("$defs", {}))
+    BODY_SCHEMAS[model.__name__] = schema
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}},
+        }
+    }

@@ -1,0 +1,128 @@
+"""Serving one admitted inference request: record the decisions, then pace the reply out.
+
+Chat Completions and the Responses API share this path, so both get the same
+pacing, the same bookkeeping and the same streaming behaviour.
+
+An Ultrafast request holds its capacity slot (taken at admission) for the reply's
+whole life: until the non-streaming body is ready, or until the stream's generator
+ends, fails or is cancelled because the client went away. The slot is released in a
+``finally`` here, and once more, harmlessly, when the exchange closes (for replies
+that never got this far).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from typing import Any, TypeVar, cast
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from starlette.responses import Response
+
+from mockserver.api.middleware import exchange_of
+from mockserver.api.routing import server_state
+from mockserver.config.fixture import Account
+from mockserver.engine.pacing import Pacer, Schedule
+from mockserver.engine.streaming import EventStreamResponse
+from mockserver.harness.faults import injection
+from mockserver.service import access
+from mockserver.service.access import Admission
+from mockserver.service.exchange import Exchange, Usage
+
+Plan = TypeVar("Plan")
+
+
+def admit(
+    request: Request,
+    account: Account,
+    *,
+    model: str,
+    service_tier: str | None,
+    raw_body: Any,
+    stream: bool,
+    plan: Callable[[Admission], Plan],
+) -> tuple[Admission, Plan]:
+    """Admit an inference request and plan its reply, in the order that keeps refusals free.
+
+    The model and tier are resolved first, then the reply is planned, which is where the
+    request's content is validated (tools, formats, earlier responses). Only a request
+    that passes both takes shared resources: quota, an Ultrafast slot, the rate windows.
+    A capacity downgrade changes the tier, so the reply is planned again for the tier served.
+    """
+    state = server_state(request)
+    exchange = exchange_of(request.scope)
+    resolved = access.resolve(
+        state.fixture, account, request.headers, model, service_tier, received_at=exchange.started_at
+    )
+    record_admission(request, resolved, raw_body, stream)
+    planned = plan(resolved)
+    admission = access.take_resources(state.fixture, resolved)
+    if admission.tier != resolved.tier:
+        record_admission(request, admission, raw_body, stream)
+        planned = plan(admission)
+    return admission, planned
+
+
+def record_admission(request: Request, admission: Admission, body: Any, stream: bool) -> None:
+    exchange = exchange_of(request.scope)
+    exchange.account = admission.account
+    exchange.model = admission.model.id
+    exchange.requested_tier = admission.tier.requested
+    exchange.tier = admission.tier.tier
+    exchange.downgraded = admission.tier.downgraded
+    exchange.body = body
+    exchange.stream = stream
+
+
+async def respond(
+    request: Request,
+    *,
+    usage: Usage,
+    schedule: Schedule,
+    stream: bool,
+    events: Callable[[Pacer], AsyncIterator[bytes]],
+    body: Callable[[], dict[str, Any]],
+) -> Response:
+    """Stream ``events`` on the schedule, or hold the whole ``body`` until the schedule ends.
+
+    A request that draws a fault (header, fixture rule or probability) is served by
+    :func:`mockserver.harness.faults.injection.respond_with` instead, for every API that comes through here.
+    """
+    state = server_state(request)
+    exchange = exchange_of(request.scope)
+    exchange.usage = usage
+    fault = injection.choose(state, request, exchange)
+    if fault is not None:
+        reply = await injection.respond_with(
+            fault, request, state=state, schedule=schedule, stream=stream, events=events, body=body
+        )
+        # A reply that only arrives late is still delivered whole, usage included, so it counts as
+        # complete; one cut short by its fault does not. The middleware releases the slot either way.
+        if fault.spec.delivers_whole_reply and not exchange.disconnected:
+            if isinstance(reply, EventStreamResponse):
+                reply.body_iterator = _held_until_done(cast(AsyncIterator[bytes], reply.body_iterator), exchange)
+            else:
+                exchange.completed = True
+        return reply
+    pacer = Pacer(state.clock, schedule)
+    if stream:
+        return EventStreamResponse(_held_until_done(events(pacer), exchange))
+    try:
+        await pacer.wait_for_end()
+        reply = JSONResponse(body())
+        exchange.completed = True
+        return reply
+    finally:
+        exchange.release_capacity()
+
+
+async def _held_until_done(events: AsyncIterator[bytes], exchange: Exchange) -> AsyncIterator[bytes]:
+    """Pass the stream through; mark it complete only if every event went out; always release the slot."""
+    try:
+        async with aclosing(events):  # type: ignore[type-var]
+            async for event in events:
+                yield event
+        exchange.completed = True
+    finally:
+        exchange.release_capacity()

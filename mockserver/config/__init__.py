@@ -1,0 +1,11 @@
+"""The fixture format and the process settings, at the bottom of the package.
+
+:mod:`.fixture` is the pydantic schema of a fixture file (models, tiers, profiles,
+accounts, policies) and its loader; :mod:`.faults` and :mod:`.scripts` are the
+fixture's ``faults:`` and ``scripts:`` sections; :mod:`.settings` holds the CLI and
+environment options.
+
+May import: errors only.
+
+Read first: :mod:`.fixture`.
+"""

@@ -1,0 +1,339 @@
+"""The fixture schema that describes the simulated world, and how fixture files are loaded.
+
+A *fixture* is a YAML file with the models,
+tier timing profiles, accounts and policies; :func:`load_fixture` validates it
+against :class:`Fixture` and raises :class:`ConfigError` with a message that names
+the file, the field and the problem. The process options (host, port, seed, ...) are
+:class:`mockserver.config.settings.Settings`.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from mockserver.config.faults import Faults
+from mockserver.config.scripts import ScriptRule
+
+Tier = Literal["default", "priority", "flex", "ultrafast"]
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+
+DEFAULT_MAX_OUTPUT_TOKENS = 128_000
+
+
+class ConfigError(Exception):
+    """A fixture or setting is invalid. The message is meant for a person, not a traceback."""
+
+
+# -- Fixture schema ---------------------------------------------------------------------------
+
+
+def _standard_tiers() -> list[Tier]:
+    return ["default", "priority", "flex"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TimingProfile(_Strict):
+    """How fast one tier produces tokens."""
+
+    tokens_per_second: float = Field(gt=0, description="Output tokens per second once generation starts.")
+    ttft_ms: float = Field(ge=0, description="Time to first token, in milliseconds.")
+    jitter: float = Field(
+        default=0.0,
+        ge=0,
+        lt=1,
+        description="Per-token timing noise, as a fraction of one token interval. The average rate is unaffected.",
+    )
+    tokens_per_chunk: int = Field(default=1, ge=1, description="Tokens per streamed chunk when on schedule.")
+
+
+class OutputLength(_Strict):
+    """Length of generated answers when the request sets no limit."""
+
+    min: int = Field(default=40, ge=1)
+    max: int = Field(default=160, ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> OutputLength:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) must not exceed max ({self.max})")
+        return self
+
+
+class ModelSpec(_Strict):
+    """One model id that the server knows."""
+
+    id: str
+    created: int = 1786000000
+    owned_by: str = "system"
+    tiers: list[Tier] = Field(default_factory=_standard_tiers)
+    forced_tier: Tier | None = Field(
+        default=None, description="Always serve this id on one tier, e.g. gpt-5.6-sol-ultrafast."
+    )
+    reasoning: bool = Field(default=True, description="Whether reasoning effort adds reasoning tokens.")
+    max_output_tokens: int = Field(
+        default=DEFAULT_MAX_OUTPUT_TOKENS,
+        ge=1,
+        description="The most output tokens one answer may ask for: a larger max_tokens is refused with 400.",
+    )
+    profiles: dict[Tier, TimingProfile] = Field(
+        default_factory=dict, description="Per-tier timing overrides for this model."
+    )
+
+    @model_validator(mode="after")
+    def _forced_tier_supported(self) -> ModelSpec:
+        if self.forced_tier is not None and self.forced_tier not in self.tiers:
+            raise ValueError(f"forced_tier '{self.forced_tier}' is not in tiers {self.tiers}")
+        return self
+
+
+KeyStatus = Literal["active", "revoked", "deactivated"]
+
+
+class Limit(_Strict):
+    """Requests and tokens per minute. ``None`` leaves the value to the next, more general level."""
+
+    rpm: int | None = Field(default=None, ge=1, description="Requests per minute.")
+    tpm: int | None = Field(default=None, ge=1, description="Tokens per minute (estimated prompt + max output).")
+
+
+class RateLimits(Limit):
+    """Rate limits at one level (the fixture's defaults, or one key's overrides).
+
+    The most specific value wins: ``models[<id>]``, then ``tiers[<tier>]``, then ``rpm``/``tpm``;
+    a key's own values win over the fixture's at each step. A tier listed under ``tiers`` gets its
+    own window; every other tier shares the model's window (as priority and flex do on the live API).
+    """
+
+    models: dict[str, Limit] = Field(default_factory=dict, description="Per-model limits.")
+    tiers: dict[Tier, Limit] = Field(default_factory=dict, description="Per-service-tier limits.")
+
+
+DEFAULT_RATE_LIMITS = RateLimits(rpm=10_000, tpm=30_000_000)
+
+
+class Account(_Strict):
+    """An API key: the organization and project it belongs to, and what it may use."""
+
+    key: str = Field(min_length=1)
+    organization: str = "org-mock"
+    project: str = "proj_mock"
+    status: KeyStatus = Field(
+        default="active",
+        description=(
+            "'revoked': the key was deleted (401 invalid_api_key); 'deactivated': the account behind it "
+            "was deactivated (401 account_deactivated)."
+        ),
+    )
+    tiers: list[Tier] = Field(
+        default_factory=_standard_tiers,
+        description="Tiers this key is entitled to. 'ultrafast' here means Ultrafast preview access.",
+    )
+    models: list[str] | None = Field(default=None, description="Model ids this key's project may use; null means all.")
+    rate_limits: RateLimits | None = Field(default=None, description="Overrides of the fixture's rate limits.")
+
+    @property
+    def has_preview(self) -> bool:
+        return "ultrafast" in self.tiers
+
+
+class Quota(_Strict):
+    """What an organization may spend in all before requests fail with 429 ``insufficient_quota``."""
+
+    spend_usd: float | None = Field(default=None, ge=0, description="Budget in US dollars; null: unlimited.")
+    tokens: int | None = Field(default=None, ge=0, description="Budget in tokens (input + output); null: unlimited.")
+
+
+class Organization(_Strict):
+    """Properties shared by every key of one organization. Undeclared organizations get the defaults."""
+
+    id: str = Field(min_length=1)
+    name: str = "Mock organization"
+    region_blocked: bool = Field(
+        default=False, description="Answer every request with 403 unsupported_country_region_territory."
+    )
+    quota: Quota = Field(default_factory=Quota)
+    ultrafast_concurrency: int | None = Field(
+        default=None, ge=0, description="Ultrafast requests this organization may have in flight; null: no own cap."
+    )
+
+
+class Capacity(_Strict):
+    """The limited Ultrafast preview capacity, shared by the whole server."""
+
+    ultrafast_concurrency: int | None = Field(
+        default=16, ge=0, description="Ultrafast requests (streams and non-streaming) in flight at once; null: no cap."
+    )
+    when_full: Literal["reject", "downgrade"] = Field(
+        default="reject",
+        description="Past the cap: 'reject' answers reject_status; 'downgrade' serves the request at 'default'.",
+    )
+    reject_status: Literal[429, 503] = 429
+    retry_after_ms: int = Field(
+        default=1000, ge=1, le=120_000, description="The retry-after sent with a capacity rejection."
+    )
+
+
+class Price(_Strict):
+    """Standard-tier prices in US dollars per million tokens. Reasoning tokens are billed as output."""
+
+    input_per_million: float = Field(ge=0)
+    output_per_million: float = Field(ge=0)
+
+
+DEFAULT_TIER_MULTIPLIERS: dict[Tier, float] = {"default": 1.0, "priority": 2.0, "flex": 0.5, "ultrafast": 5.0}
+
+
+class Pricing(_Strict):
+    models: dict[str, Price] = Field(default_factory=dict, description="Standard prices per model id.")
+    default: Price = Field(
+        default_factory=lambda: Price(input_per_million=0, output_per_million=0),
+        description="Prices of a model not listed under models.",
+    )
+    tier_multipliers: dict[Tier, float] = Field(
+        default_factory=lambda: dict(DEFAULT_TIER_MULTIPLIERS),
+        description="Price factor per service tier. Ultrafast's price is unpublished: 5x is an assumption.",
+    )
+
+    def price(self, model_id: str) -> Price:
+        return self.models.get(model_id, self.default)
+
+    def multiplier(self, tier: str) -> float:
+        return next((factor for name, factor in self.tier_multipliers.items() if name == tier), 1.0)
+
+
+class Policies(_Strict):
+    ultrafast_without_access: Literal["deny", "downgrade"] = Field(
+        default="deny",
+        description=(
+            "A key without preview access asks for service_tier 'ultrafast': 'deny' answers 403, "
+            "'downgrade' serves it at 'default' and reports service_tier 'default'."
+        ),
+    )
+    chat_ultrafast_service_tier: Literal["priority", "ultrafast"] = Field(
+        default="priority",
+        description=(
+            "What Chat Completions report when a request ran on Ultrafast. The SDKs' ChatCompletion "
+            "type has no 'ultrafast' value, so strict clients reject it; 'priority' keeps them working."
+        ),
+    )
+
+
+DEFAULT_REASONING_TOKENS: dict[ReasoningEffort, int] = {
+    "none": 0,
+    "minimal": 16,
+    "low": 64,
+    "medium": 256,
+    "high": 1024,
+    "xhigh": 2048,
+    "max": 4096,
+}
+
+
+class Fixture(_Strict):
+    """The whole simulated world: models, tier profiles, accounts and policies."""
+
+    profiles: dict[Tier, TimingProfile]
+    models: list[ModelSpec] = Field(min_length=1)
+    accounts: list[Account] = Field(min_length=1)
+    organizations: list[Organization] = Field(default_factory=list)
+    rate_limits: RateLimits = Field(default_factory=lambda: DEFAULT_RATE_LIMITS)
+    capacity: Capacity = Field(default_factory=Capacity)
+    pricing: Pricing = Field(default_factory=Pricing)
+    policies: Policies = Field(default_factory=Policies)
+    output_tokens: OutputLength = Field(default_factory=OutputLength)
+    reasoning_tokens: dict[ReasoningEffort, int] = Field(
+        default_factory=lambda: dict(DEFAULT_REASONING_TOKENS),
+        description="Reasoning tokens produced for each reasoning effort level.",
+    )
+    default_reasoning_effort: ReasoningEffort | None = Field(
+        default=None, description="Effort used by reasoning models when the request sets none."
+    )
+    faults: Faults = Field(
+        default_factory=Faults, description="Fault injection: rules matched per request, and a server-wide probability."
+    )
+    scripts: list[ScriptRule] = Field(
+        default_factory=list,
+        description="Scripted replies: the first rule that matches a request answers it; otherwise text is generated.",
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Fixture:
+        missing = [t for t in ("default", "priority", "flex", "ultrafast") if t not in self.profiles]
+        if missing:
+            raise ValueError(f"profiles is missing the tiers {missing}")
+        ids = [m.id for m in self.models]
+        if len(ids) != len(set(ids)):
+            raise ValueError("models has duplicate ids")
+        keys = [a.key for a in self.accounts]
+        if len(keys) != len(set(keys)):
+            raise ValueError("accounts has duplicate keys")
+        orgs = [o.id for o in self.organizations]
+        if len(orgs) != len(set(orgs)):
+            raise ValueError("organizations has duplicate ids")
+        return self
+
+    def model(self, model_id: str) -> ModelSpec | None:
+        return next((m for m in self.models if m.id == model_id), None)
+
+    def account(self, key: str) -> Account | None:
+        return next((a for a in self.accounts if a.key == key), None)
+
+    def organization(self, org_id: str) -> Organization:
+        """The organization's settings; one that is not declared gets the defaults."""
+        return next((o for o in self.organizations if o.id == org_id), None) or Organization(id=org_id)
+
+    def profile(self, model: ModelSpec, tier: Tier) -> TimingProfile:
+        return model.profiles.get(tier) or self.profiles[tier]
+
+
+# -- Loading ----------------------------------------------------------------------------------
+
+
+def default_fixture_path() -> Path:
+    """The built-in fixture: packaged with the wheel, or at the repository root in a checkout."""
+    packaged = resources.files("mockserver") / "fixtures" / "default.yaml"
+    if packaged.is_file():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "fixtures" / "default.yaml"
+
+
+def load_fixture(path: str | os.PathLike[str] | None = None) -> Fixture:
+    """Read and validate a fixture file. ``None`` loads the built-in default."""
+    source = Path(path) if path is not None else default_fixture_path()
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"config file {source}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {source}: is not valid YAML: {exc}") from None
+    return parse_fixture(data, source=str(source))
+
+
+def parse_fixture(data: Any, *, source: str = "<fixture>") -> Fixture:
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {source}: the top level must be a mapping of fields")
+    try:
+        return Fixture.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"config file {source}: {describe_validation_error(exc)}") from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per problem: ``field.path: what is wrong``."""
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        message = err["msg"].removeprefix("Value error, ")
+        lines.append(f"{where}: {message}")
+    return "; ".join(lines)

@@ -1,0 +1,147 @@
+"""Reading a Responses request: ``input`` items, flat function tools and ``text.format``.
+
+Each item becomes a :data:`ConversationItem` ``(kind, text)``, which is all the
+rest needs: its text counts as input tokens, its kind decides whether a tool
+result already answers the last user message. A malformed item is refused with a
+400 naming the exact ``input[i]...`` path; nothing is stored before that check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mockserver import errors
+from mockserver.engine import tokens
+from mockserver.engine.structured import FunctionSpec, dumps
+from mockserver.errors.validation import describe
+
+MESSAGE_ROLES = ["user", "assistant", "system", "developer"]
+# One conversation item as the next turn sees it: (role or item type, text).
+ConversationItem = tuple[str, str]
+
+TEXT_FORMATS = ["text", "json_object", "json_schema"]
+TOOL_RESULT_KINDS = {"function_call_output", "custom_tool_call_output", "tool", "function"}
+
+
+def read_input(raw: str | list[Any] | None) -> list[ConversationItem]:
+    """The conversation items of ``input``: a string is one user message."""
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        return [("user", raw)]
+    return [_read_item(item, f"input[{i}]") for i, item in enumerate(raw)]
+
+
+def _read_item(item: Any, where: str) -> ConversationItem:
+    if not isinstance(item, Mapping):
+        raise errors.invalid_type(where, "an object", describe(item))
+    kind = item.get("type", "message" if "role" in item else None)
+    if kind is None:
+        raise errors.missing_parameter(f"{where}.type")
+    if kind == "message":
+        role = item.get("role")
+        if role is None:
+            raise errors.missing_parameter(f"{where}.role")
+        if role not in MESSAGE_ROLES:
+            raise errors.invalid_value(f"{where}.role", role, MESSAGE_ROLES)
+        return str(role), content_text(item.get("content"), f"{where}.content")
+    if kind == "function_call":
+        for name in ("call_id", "name", "arguments"):
+            if not isinstance(item.get(name), str):
+                raise _missing_or_type(item, f"{where}.{name}", name)
+        return "function_call", f"{item['name']}{item['arguments']}"
+    if kind == "function_call_output":
+        if "output" not in item:
+            raise errors.missing_parameter(f"{where}.output")
+        output = item["output"]
+        text = output if isinstance(output, str) else content_text(output, f"{where}.output")
+        return "function_call_output", text
+    if kind == "reasoning":
+        summary = item.get("summary", [])
+        if not isinstance(summary, list):
+            raise errors.invalid_type(f"{where}.summary", "an array", describe(summary))
+        return "reasoning", content_text(summary, f"{where}.summary")
+    # Other item types (hosted tool calls, item references, ...) are accepted and carry no text.
+    return str(kind), ""
+
+
+def _missing_or_type(item: Mapping[str, Any], where: str, name: str) -> errors.MockAPIError:
+    if name not in item:
+        return errors.missing_parameter(where)
+    return errors.invalid_type(where, "a string", describe(item[name]))
+
+
+def content_text(content: Any, where: str) -> str:
+    """The text of a message's content: a string, or a list of parts with ``text`` (or ``refusal``)."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if not isinstance(content, list):
+        raise errors.invalid_type(where, "one of a string or an array", describe(content))
+    pieces = []
+    for i, part in enumerate(content):
+        if not isinstance(part, Mapping):
+            raise errors.invalid_type(f"{where}[{i}]", "an object", describe(part))
+        if "type" not in part:
+            raise errors.missing_parameter(f"{where}[{i}].type")
+        text = part.get("text", part.get("refusal", ""))
+        pieces.append(text if isinstance(text, str) else "")
+    return "".join(pieces)
+
+
+def answered(items: Sequence[ConversationItem]) -> bool:
+    """Whether a tool result follows the last user message."""
+    last_user = max((i for i, (kind, _) in enumerate(items) if kind == "user"), default=-1)
+    return any(kind in TOOL_RESULT_KINDS for kind, _ in items[last_user + 1 :])
+
+
+def function_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[FunctionSpec]:
+    """The flat function tools of a Responses request; other tool types are accepted and never called."""
+    specs = []
+    for i, tool in enumerate(tools or []):
+        if tool.get("type") is None:
+            raise errors.missing_parameter(f"tools[{i}].type")
+        if tool.get("type") == "function":
+            # A missing name here is usually Chat's nested {"type": "function", "function": {...}} layout.
+            specs.append(function_spec(tool, f"tools[{i}]"))
+    return specs
+
+
+def function_spec(definition: Mapping[str, Any], where: str) -> FunctionSpec:
+    """A function definition's name and parameters, checked; ``where`` is its place in the request."""
+    name = definition.get("name")
+    if not isinstance(name, str) or not name:
+        raise errors.missing_parameter(f"{where}.name")
+    parameters = definition.get("parameters")
+    if parameters is not None and not isinstance(parameters, Mapping):
+        raise errors.invalid_type(f"{where}.parameters", "an object", describe(parameters))
+    return FunctionSpec(name, parameters or {}, f"{where}.parameters")
+
+
+def tool_definition_tokens(tools: Sequence[Any] | None) -> int:
+    """Tool definitions count as input, as on the live API: estimated from their JSON."""
+    return tokens.count(dumps(list(tools))) if tools else 0
+
+
+def output_format(fmt: Mapping[str, Any] | None, prompt_texts: Sequence[str], *, param: str) -> dict[str, Any]:
+    """The validated ``text.format`` (or ``response_format``), defaulting to plain text."""
+    if fmt is None:
+        return {"type": "text"}
+    kind = fmt.get("type")
+    if kind is None:
+        raise errors.missing_parameter(f"{param}.type")
+    if kind not in TEXT_FORMATS:
+        raise errors.invalid_value(f"{param}.type", kind, TEXT_FORMATS)
+    if kind == "json_object" and not any("json" in t.lower() for t in prompt_texts):
+        raise errors.InvalidRequestError(
+            f"Response input messages must contain the word 'json' in some form to use '{param}' of type "
+            "'json_object'.",
+            param="input",
+        )
+    if kind == "json_schema":
+        for name in ("name", "schema"):
+            if name not in fmt:
+                raise errors.missing_parameter(f"{param}.{name}")
+        if not isinstance(fmt["schema"], Mapping):
+            raise errors.invalid_type(f"{param}.schema", "an object", describe(fmt["schema"]))
+    return dict(fmt)

@@ -1,0 +1,182 @@
+"""Tool calls and structured output, shared by Chat Completions and the Responses API.
+
+Two decisions live here, each deterministic under the request's seed:
+
+- :func:`instance_for` builds a JSON value that validates against a JSON Schema
+  (objects, arrays, ``prefixItems``, ``uniqueItems``, enums, consts, strings with
+  ``pattern``/``format``, numbers with bounds and ``multipleOf``, ``anyOf``/``oneOf``/
+  ``allOf``/``not`` and local ``$ref``s). It backs ``json_schema`` outputs and the
+  arguments of every tool call. A schema it cannot honour (malformed, over the limits
+  in :mod:`.schema`, or unsatisfiable) is refused with an OpenAI-shaped 400
+  whose ``param`` says where the schema came from; see :mod:`.build` for how.
+- :func:`pick_tool` applies the tool-choice rule: with function tools present and
+  ``tool_choice`` not ``none``, the reply calls a tool (the named one for a specific
+  choice, otherwise a seeded pick), unless the conversation already holds a tool
+  result after the last user message, in which case the reply is text.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from mockserver import errors
+from mockserver.engine.structured.build import Builder
+from mockserver.engine.structured.schema import SchemaError, Schemas
+from mockserver.engine.structured.strings import WORDS
+
+TOOL_CHOICE_OPTIONS = ("none", "auto", "required")
+
+
+@dataclass(frozen=True)
+class SchemaSource:
+    """Where a schema came from, for the 400 that refuses it."""
+
+    param: str = "schema"
+    label: str = "schema"
+    code: str = "invalid_value"
+
+    @classmethod
+    def function(cls, name: str, param: str) -> SchemaSource:
+        return cls(param, f"function '{name}'", "invalid_function_parameters")
+
+    @classmethod
+    def response_format(cls, name: Any, param: str) -> SchemaSource:
+        return cls(param, f"response_format '{name}'")
+
+
+def instance_for(schema: Any, rng: random.Random, source: SchemaSource | None = None) -> Any:
+    """A value valid against ``schema``; the same ``rng`` state gives the same value.
+
+    A schema that is malformed, asks for more than the limits in :mod:`.schema`,
+    or cannot be satisfied is refused with a 400 naming ``source.param``.
+    """
+    with _refusing(source or SchemaSource()):
+        return Builder(Schemas(schema), rng).build(schema, 0, ())
+
+
+def check_schema(schema: Any, source: SchemaSource) -> None:
+    """Refuse ``schema`` now if it is malformed or over the limits, whatever the seed would pick."""
+    with _refusing(source):
+        Schemas(schema)
+
+
+@contextmanager
+def _refusing(source: SchemaSource) -> Iterator[None]:
+    try:
+        yield
+    except SchemaError as exc:
+        raise _invalid_schema(source, str(exc)) from None
+    except RecursionError:  # a last resort: the nesting limits are meant to stop this first
+        raise _invalid_schema(source, "In context=(), the schema nests too deeply") from None
+
+
+def _invalid_schema(source: SchemaSource, detail: str) -> errors.InvalidRequestError:
+    return errors.InvalidRequestError(
+        f"Invalid schema for {source.label}: {detail}", param=source.param, code=source.code
+    )
+
+
+def json_object(rng: random.Random) -> dict[str, Any]:
+    """The reply of JSON mode (``json_object``): a small object with a few typed fields."""
+    return {
+        "answer": " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 8))),
+        "confidence": round(rng.random(), 2),
+        "tags": [rng.choice(WORDS).lower() for _ in range(rng.randint(1, 3))],
+    }
+
+
+def dumps(value: Any) -> str:
+    """JSON text as the live API writes it: compact."""
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:  # integers past 64 bits, which a schema's bounds or enum can ask for
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+# -- Tools --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """One function tool, whichever API's layout it came in."""
+
+    name: str
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    param: str = "parameters"  # where the request gave the parameters, e.g. tools[0].function.parameters
+
+    @property
+    def source(self) -> SchemaSource:
+        return SchemaSource.function(self.name, self.param)
+
+
+def pick_tool(
+    tools: Sequence[FunctionSpec],
+    tool_choice: str | Mapping[str, Any] | None,
+    *,
+    answered: bool,
+    rng: random.Random,
+) -> FunctionSpec | None:
+    """The function the reply calls, or None for a text reply.
+
+    ``answered`` says whether a tool result follows the last user message: then the
+    model has what it asked for and answers in text, whatever ``tool_choice`` says.
+    """
+    if not tools or tool_choice == "none" or answered:
+        return None
+    named = chosen_name(tool_choice)
+    if named is not None:
+        return next(t for t in tools if t.name == named)
+    allowed = allowed_names(tool_choice)
+    candidates = [t for t in tools if allowed is None or t.name in allowed] or list(tools)
+    return rng.choice(candidates)
+
+
+def chosen_name(tool_choice: str | Mapping[str, Any] | None) -> str | None:
+    """The function a specific ``tool_choice`` names, in Chat's nested or Responses' flat layout."""
+    if not isinstance(tool_choice, Mapping) or tool_choice.get("type") != "function":
+        return None
+    nested = tool_choice.get("function")
+    name = nested.get("name") if isinstance(nested, Mapping) else tool_choice.get("name")
+    return name if isinstance(name, str) else None
+
+
+def allowed_names(tool_choice: str | Mapping[str, Any] | None) -> set[str] | None:
+    """The function names an ``allowed_tools`` choice permits, or None when it is not one."""
+    if not isinstance(tool_choice, Mapping) or tool_choice.get("type") != "allowed_tools":
+        return None
+    inner = tool_choice.get("allowed_tools")
+    listed = inner.get("tools") if isinstance(inner, Mapping) else tool_choice.get("tools")
+    names: set[str] = set()
+    for entry in listed or []:
+        if isinstance(entry, Mapping):
+            nested = entry.get("function")
+            name = nested.get("name") if isinstance(nested, Mapping) else entry.get("name")
+            if isinstance(name, str):
+                names.add(name)
+    return names
+
+
+def check_tool_choice(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None) -> None:
+    """Refuse a ``tool_choice`` that cannot be honoured, with the live API's wording."""
+    if isinstance(tool_choice, str) and tool_choice not in TOOL_CHOICE_OPTIONS:
+        raise errors.invalid_value("tool_choice", tool_choice, list(TOOL_CHOICE_OPTIONS))
+    if tool_choice in (None, "none", "auto"):
+        return
+    if not tools:
+        raise errors.InvalidRequestError(
+            "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+            param="tool_choice",
+            code="invalid_value",
+        )
+    named = chosen_name(tool_choice)
+    if named is not None and named not in {t.name for t in tools}:
+        raise errors.InvalidRequestError(
+            f"Tool choice '{named}' not found in 'tools' parameter.", param="tool_choice", code="invalid_value"
+        )

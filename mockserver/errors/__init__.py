@@ -1,0 +1,380 @@
+"""OpenAI-shaped errors: one class per API error, one rendering path.
+
+Every error a client can meet is raised as a :class:`MockAPIError` subclass and
+rendered by :func:`error_body` into ``{"error": {message, type, param, code}}``,
+the body both official SDKs parse (WIRE.md §8). The wording follows the live API.
+
+The bottom layer: it imports nothing of the package. :mod:`.validation` turns pydantic's
+problems into these errors; :mod:`.variants` names the error bodies faults and scripts send.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+API_KEYS_URL = "https://platform.openai.com/account/api-keys"
+RATE_LIMITS_URL = "https://platform.openai.com/account/rate-limits"
+ERROR_CODES_URL = "https://platform.openai.com/docs/guides/error-codes/api-errors"
+
+
+class MockAPIError(Exception):
+    """Base class. Subclasses fix the HTTP status and the error ``type``."""
+
+    status_code: int = 500
+    type: str = "server_error"
+    default_message: str = "The server had an error while processing your request. Sorry about that!"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        type: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.message = message or self.default_message
+        self.param = param
+        self.code = code
+        if type is not None:
+            self.type = type
+        self.headers: dict[str, str] = dict(headers or {})
+        super().__init__(self.message)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"message": self.message, "type": self.type, "param": self.param, "code": self.code}
+
+
+def error_body(error: MockAPIError) -> dict[str, Any]:
+    """The single rendering of any error into the body the SDKs expect."""
+    return {"error": error.to_dict()}
+
+
+class InvalidRequestError(MockAPIError):
+    status_code = 400
+    type = "invalid_request_error"
+    default_message = "Invalid request."
+
+
+class AuthenticationError(MockAPIError):
+    status_code = 401
+    type = "invalid_request_error"
+
+
+class PermissionDeniedError(MockAPIError):
+    status_code = 403
+    type = "invalid_request_error"
+
+
+class NotFoundError(MockAPIError):
+    status_code = 404
+    type = "invalid_request_error"
+
+
+class ConflictError(MockAPIError):
+    status_code = 409
+    type = "invalid_request_error"
+
+
+class RateLimitError(MockAPIError):
+    status_code = 429
+    type = "requests"
+
+
+class InternalServerError(MockAPIError):
+    status_code = 500
+    type = "server_error"
+
+
+class ServiceUnavailableError(MockAPIError):
+    status_code = 503
+    type = "server_error"
+    default_message = "The engine is currently overloaded, please try again later"
+
+
+# -- Constructors with the live API's fixed wording -------------------------------------------
+
+
+def mask_api_key(key: str) -> str:
+    """Mask a key the way the live API does in its 401 message: ``sk-abc***xyz``."""
+    if len(key) <= 8:
+        return "*" * len(key)
+    return f"{key[:6]}{'*' * max(len(key) - 10, 3)}{key[-4:]}"
+
+
+def missing_api_key() -> AuthenticationError:
+    return AuthenticationError(
+        "You didn't provide an API key. You need to provide your API key in an Authorization header "
+        "using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank "
+        "username) if you're accessing the API from your browser and are prompted for a username and "
+        f"password. You can obtain an API key from {API_KEYS_URL}."
+    )
+
+
+def invalid_api_key(key: str) -> AuthenticationError:
+    return AuthenticationError(
+        f"Incorrect API key provided: {mask_api_key(key)}. You can find your API key at {API_KEYS_URL}.",
+        code="invalid_api_key",
+    )
+
+
+def model_not_found(model: str) -> NotFoundError:
+    return NotFoundError(
+        f"The model `{model}` does not exist or you do not have access to it.",
+        code="model_not_found",
+    )
+
+
+def tier_not_entitled(project: str, model: str) -> PermissionDeniedError:
+    """A key whose project has no Ultrafast preview access asks for ``service_tier: ultrafast``."""
+    return PermissionDeniedError(
+        f"Project `{project}` does not have access to the `ultrafast` service tier for model `{model}`. "
+        "Ultrafast processing is in limited preview for selected customers.",
+        param="service_tier",
+        code="service_tier_not_available",
+    )
+
+
+def revoked_api_key(key: str) -> AuthenticationError:
+    """A deleted (revoked) key: the live API cannot tell it from a wrong one."""
+    return invalid_api_key(key)
+
+
+def account_deactivated() -> AuthenticationError:
+    return AuthenticationError(
+        "The OpenAI account associated with this API key has been deactivated. If you are the developer for "
+        "this OpenAI app, please check your email for more information. If you are seeing this error while "
+        "using another app or site, please reach out to them for more help.",
+        code="account_deactivated",
+    )
+
+
+def mismatched_organization() -> AuthenticationError:
+    """The ``OpenAI-Organization`` header names another organization than the key's."""
+    return AuthenticationError(
+        "OpenAI-Organization header should match organization for API key", code="mismatched_organization"
+    )
+
+
+def mismatched_project() -> AuthenticationError:
+    """The ``OpenAI-Project`` header names another project than the key's."""
+    return AuthenticationError("OpenAI-Project header should match project for API key", code="mismatched_project")
+
+
+def unsupported_region() -> PermissionDeniedError:
+    return PermissionDeniedError(
+        "Country, region, or territory not supported",
+        type="request_forbidden",
+        code="unsupported_country_region_territory",
+    )
+
+
+def project_model_access(project: str, model: str) -> PermissionDeniedError:
+    """The model exists, but the key's project is not allowed to use it."""
+    return PermissionDeniedError(f"Project `{project}` does not have access to model `{model}`", code="model_not_found")
+
+
+def insufficient_quota() -> RateLimitError:
+    """Out of credits. ``x-should-retry: false``: retrying cannot help, so the SDKs must not."""
+    return RateLimitError(
+        "You exceeded your current quota, please check your plan and billing details. For more "
+        f"information on this error, read the docs: {ERROR_CODES_URL}.",
+        type="insufficient_quota",
+        code="insufficient_quota",
+        headers={"x-should-retry": "false"},
+    )
+
+
+_LIMIT_NAMES = {"requests": "requests per min (RPM)", "tokens": "tokens per min (TPM)"}
+
+
+def rate_limited(
+    kind: str, model: str, organization: str, limit: int, used: int, requested: int, wait: str
+) -> RateLimitError:
+    """A request or token window is full. ``kind`` is ``requests`` or ``tokens``, which is also the ``type``."""
+    return RateLimitError(
+        f"Rate limit reached for {model} in organization {organization} on {_LIMIT_NAMES[kind]}: "
+        f"Limit {limit}, Used {used}, Requested {requested}. Please try again in {wait}. "
+        f"Visit {RATE_LIMITS_URL} to learn more.",
+        type=kind,
+        code="rate_limit_exceeded",
+    )
+
+
+def request_too_large(model: str, organization: str, limit: int, requested: int) -> RateLimitError:
+    """The request alone needs more tokens than the per-minute limit: it can never fit."""
+    return RateLimitError(
+        f"Request too large for {model} in organization {organization} on tokens per min (TPM): "
+        f"Limit {limit}, Requested {requested}. The input or output tokens must be reduced in order to run "
+        f"successfully. Visit {RATE_LIMITS_URL} to learn more.",
+        type="tokens",
+        code="rate_limit_exceeded",
+    )
+
+
+def ultrafast_capacity(model: str, status: int, wait: str) -> MockAPIError:
+    """The limited Ultrafast preview is full. Retryable: ``x-should-retry: true``."""
+    message = (
+        f"The ultrafast service tier is at capacity for model `{model}`. Please try again in {wait}, "
+        "or send the request with service_tier 'default'."
+    )
+    if status == 503:
+        return ServiceUnavailableError(
+            message, type="service_unavailable_error", code="server_is_overloaded", param="service_tier"
+        )
+    return RateLimitError(message, type="requests", code="rate_limit_exceeded", param="service_tier")
+
+
+def tier_not_supported(model: str, tier: str, supported: list[str]) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"The service tier '{tier}' is not supported for model `{model}`. "
+        f"Supported values are: {_quote_list(supported)}.",
+        param="service_tier",
+        code="invalid_value",
+    )
+
+
+def invalid_value(param: str, value: Any, supported: list[str]) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"Invalid value: '{value}'. Supported values are: {_quote_list(supported)}.",
+        param=param,
+        code="invalid_value",
+    )
+
+
+def missing_parameter(param: str) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"Missing required parameter: '{param}'.", param=param, code="missing_required_parameter"
+    )
+
+
+def invalid_type(param: str, expected: str, got: str) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"Invalid type for '{param}': expected {expected}, but got {got} instead.",
+        param=param,
+        code="invalid_type",
+    )
+
+
+def output_limit_too_large(param: str, value: int, most: int) -> InvalidRequestError:
+    """``max_tokens`` / ``max_completion_tokens`` / ``max_output_tokens`` above the model's output cap."""
+    return InvalidRequestError(
+        f"{param} is too large: {value}. This model supports at most {most} completion tokens, "
+        f"whereas you provided {value}.",
+        param=param,
+        code="invalid_value",
+    )
+
+
+def request_output_too_large(choices: int, per_choice: int, most: int, limit_param: str) -> InvalidRequestError:
+    """``n`` choices of this length would produce more than one request may (a mock-only guard)."""
+    return InvalidRequestError(
+        f"Invalid 'n': {choices} choices of up to {per_choice} output tokens each is {choices * per_choice} tokens, "
+        f"more than the {most} output tokens this server produces for one request. "
+        f"Lower 'n' or '{limit_param}'.",
+        param="n",
+        code="invalid_value",
+    )
+
+
+def stream_options_without_stream() -> InvalidRequestError:
+    return InvalidRequestError(
+        "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+        param="stream_options",
+        code="invalid_value",
+    )
+
+
+def tool_message_without_tool_calls(index: int) -> InvalidRequestError:
+    """A ``tool`` message that follows no assistant message with ``tool_calls`` (the live API misspells it)."""
+    return InvalidRequestError(
+        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+        param=f"messages[{index}].role",
+    )
+
+
+def tool_call_id_missing(index: int) -> InvalidRequestError:
+    return InvalidRequestError(
+        "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.",
+        param=f"messages[{index}].tool_call_id",
+    )
+
+
+def tool_call_id_not_found(index: int, tool_call_id: str) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"Invalid parameter: 'tool_call_id' of '{tool_call_id}' not found in 'tool_calls' of previous message.",
+        param=f"messages[{index}].tool_call_id",
+    )
+
+
+def tool_calls_unanswered(index: int, call_ids: list[str]) -> InvalidRequestError:
+    return InvalidRequestError(
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+        f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(call_ids)}",
+        param=f"messages[{index}].role",
+    )
+
+
+def cannot_cancel_synchronous() -> InvalidRequestError:
+    """``POST /v1/responses/{id}/cancel`` on a response not created with ``background: true``."""
+    return InvalidRequestError("Cannot cancel a synchronous response.")
+
+
+def background_without_store() -> InvalidRequestError:
+    """``background: true`` with ``store: false``: nothing could be polled or cancelled."""
+    return InvalidRequestError("Background responses require 'store' to be true.", param="store", code="invalid_value")
+
+
+def invalid_json() -> InvalidRequestError:
+    return InvalidRequestError(
+        "We could not parse the JSON body of your request. (HINT: This likely means you aren't using "
+        "your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not "
+        "valid JSON. If you have trouble figuring out how to fix this, please contact us through our "
+        "help center at help.openai.com.)"
+    )
+
+
+def unknown_route(method: str, path: str) -> NotFoundError:
+    return NotFoundError(
+        f"Invalid URL ({method} {path})",
+    )
+
+
+def method_not_allowed(method: str, path: str) -> MockAPIError:
+    error = InvalidRequestError(f"Invalid method for URL ({method} {path})")
+    error.status_code = 405
+    return error
+
+
+def _quote_list(values: list[str]) -> str:
+    quoted = [f"'{v}'" for v in values]
+    if len(quoted) <= 1:
+        return "".join(quoted)
+    if len(quoted) == 2:
+        return f"{quoted[0]} and {quoted[1]}"
+    return ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+
+
+# -- Durations in messages and headers -----------------------------------------------------
+
+
+def ceil_ms(seconds: float) -> int:
+    """Whole milliseconds, rounded up, ignoring float noise (100.0000001 ms is 100 ms)."""
+    return math.ceil(round(seconds * 1000, 6))
+
+
+def go_duration(seconds: float) -> str:
+    """Format like Go's ``time.Duration``, as the live headers do: ``20ms``, ``1s``, ``1.5s``, ``6m0s``."""
+    ms = max(0, ceil_ms(seconds))
+    if ms == 0:
+        return "0s"
+    if ms < 1000:
+        return f"{ms}ms"
+    hours, rest = divmod(ms, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    secs = f"{rest // 1000}" if rest % 1000 == 0 else f"{rest / 1000:.3f}".rstrip("0")
+    text = f"{hours}h" if hours else ""
+    if hours or minutes:
+        text += f"{minutes}m"
+    return f"{text}{secs}s"

@@ -1,0 +1,10 @@
+"""The test harness: what a test uses to steer and observe the server.
+
+Owns fault injection (``faults/``), scripted replies (:mod:`.scripts`), the request journal
+(:mod:`.journal`), key masking for what it shows (:mod:`.masking`), and the runtime
+configuration document with its merge patch (:mod:`.control`).
+
+May import: service, engine, config, state, errors.
+
+Read first: :mod:`.faults.injection`, then :mod:`.scripts`.
+"""

@@ -1,0 +1,268 @@
+"""Fault injection: which fault a request gets, and the reply that carries it.
+
+Precedence, first hit wins (DESIGN.md "Faults"):
+
+1. the ``x-mock-fault`` request header (``none`` turns every fault off for that request);
+2. the fixture's ``faults.rules``, matched on model, tier, key, path prefix and a
+   regex over the request's text, in order;
+3. the fixture's ``faults.probability``, drawing from ``faults.choices``.
+
+Count-limited faults (``once``, ``times=N``, a rule's ``count``) are counted per
+``x-mock-test-id``, so "503 once, then success" holds for each test on a shared
+server. The random draw comes from a ``random.Random`` seeded with the server's
+seed and the test id: a test's faults are the same on every run, whatever ran before.
+
+:func:`choose` is called by :func:`mockserver.api.serving.respond` for every
+inference request; :func:`respond_with` builds the faulted reply. What each fault
+makes a client do is in the README's fault table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import re
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from starlette.responses import Response
+
+from mockserver import errors
+from mockserver.config.faults import FAULT_HEADER, FaultMatch, FaultSpec
+from mockserver.config.fixture import describe_validation_error
+from mockserver.engine.pacing import Pacer, Schedule
+from mockserver.engine.streaming import EventStreamResponse
+from mockserver.errors.variants import ErrorContext, status_error
+from mockserver.harness.faults.streams import FaultPacer, is_responses, with_fault
+from mockserver.harness.journal import TEST_ID_HEADER
+from mockserver.service.access import bearer_key
+from mockserver.service.exchange import Exchange
+
+MAX_SCOPES = 10_000
+DROP_GRACE_S = 5.0
+CLIENT_CLOSED_STATUS = 499  # nginx's "client closed request": shown in the journal, never sent
+
+
+@dataclass(frozen=True)
+class Chosen:
+    spec: FaultSpec
+    source: Literal["header", "rule", "random"]
+
+
+class FaultState:
+    """Per-test-id counters for count-limited faults and per-test-id random sources. ``clear()`` resets."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self._counts: dict[tuple[str | None, str], int] = {}
+        self._rngs: dict[str | None, random.Random] = {}
+
+    def take(self, scope: str | None, ident: str, times: int | None) -> bool:
+        """Whether a fault limited to ``times`` firings may fire once more in ``scope``."""
+        if times is None:
+            return True
+        used = self._counts.get((scope, ident), 0)
+        if used >= times:
+            return False
+        if len(self._counts) >= MAX_SCOPES:
+            self._counts.pop(next(iter(self._counts)))
+        self._counts[(scope, ident)] = used + 1
+        return True
+
+    def rng(self, scope: str | None) -> random.Random:
+        rng = self._rngs.get(scope)
+        if rng is None:
+            if len(self._rngs) >= MAX_SCOPES:
+                self._rngs.pop(next(iter(self._rngs)))
+            rng = self._rngs[scope] = random.Random(f"{self.seed}:{scope or ''}")
+        return rng
+
+    def clear(self, scope: str | None = None) -> None:
+        if scope is None:
+            self._counts.clear()
+            self._rngs.clear()
+            return
+        self._counts = {k: v for k, v in self._counts.items() if k[0] != scope}
+        self._rngs.pop(scope, None)
+
+
+def parse_header(raw: str) -> FaultSpec:
+    """The ``x-mock-fault`` header as a :class:`FaultSpec`, or an OpenAI-shaped 400 naming the problem."""
+    try:
+        return FaultSpec.model_validate(raw)
+    except ValidationError as exc:
+        problem = describe_validation_error(exc).removeprefix("(top level): ")
+        raise errors.InvalidRequestError(
+            f"Invalid value for header '{FAULT_HEADER}': '{raw}'. {problem}.", param=FAULT_HEADER, code="invalid_value"
+        ) from None
+
+
+def choose(state: Any, request: Request, exchange: Exchange) -> Chosen | None:
+    """The fault for this request, if any. ``state`` is the :class:`~mockserver.runtime.ServerState`."""
+    headers = request.headers
+    scope = headers.get(TEST_ID_HEADER)
+    raw = headers.get(FAULT_HEADER)
+    if raw is not None:
+        spec = parse_header(raw)
+        if spec.is_none or not state.fault_state.take(scope, "header:" + raw, spec.times):
+            return None
+        return Chosen(spec, "header")
+    config = state.fixture.faults
+    if config.rules:
+        key = bearer_key(headers)
+        for index, rule in enumerate(config.rules):
+            if matches(rule.match, exchange, key) and state.fault_state.take(scope, f"rule:{index}", rule.times):
+                return Chosen(rule.fault, "rule")
+    if config.probability > 0:
+        rng = state.fault_state.rng(scope)
+        if rng.random() < config.probability:
+            return Chosen(rng.choice(config.choices), "random")
+    return None
+
+
+def matches(match: FaultMatch, exchange: Exchange, key: str | None) -> bool:
+    if match.model is not None and match.model not in (exchange.model, _requested_model(exchange)):
+        return False
+    if match.tier is not None and match.tier != exchange.tier:
+        return False
+    if match.key is not None and match.key != key:
+        return False
+    if match.path is not None and not exchange.path.startswith(match.path):
+        return False
+    return match.message is None or re.search(match.message, request_text(exchange.body)) is not None
+
+
+def _requested_model(exchange: Exchange) -> str | None:
+    body = exchange.body
+    return body.get("model") if isinstance(body, dict) else None
+
+
+def request_text(body: Any) -> str:
+    """The words of a Chat or Responses request (messages, input, instructions), for ``match.message``."""
+    if not isinstance(body, dict):
+        return ""
+    parts: list[str] = []
+    _collect(body.get("instructions"), parts)
+    _collect(body.get("messages"), parts)
+    _collect(body.get("input"), parts)
+    return "\n".join(parts)
+
+
+def _collect(value: Any, parts: list[str]) -> None:
+    if isinstance(value, str):
+        parts.append(value)
+    elif isinstance(value, list):
+        for item in value:
+            _collect(item, parts)
+    elif isinstance(value, dict):
+        for name in ("content", "text", "output"):
+            _collect(value.get(name), parts)
+
+
+# -- The faulted reply ------------------------------------------------------------------------
+
+
+async def respond_with(
+    chosen: Chosen,
+    request: Request,
+    *,
+    state: Any,
+    schedule: Schedule,
+    stream: bool,
+    events: Callable[[Pacer], AsyncIterator[bytes]],
+    body: Callable[[], dict[str, Any]],
+) -> Response:
+    """Serve one request with its fault. Stream-only faults leave a non-streaming reply alone,
+    except ``drop_after`` (the connection closes with no reply) and stalls (the reply waits)."""
+    spec = chosen.spec
+    exchange: Exchange = request.scope["state"]["exchange"]
+    exchange.extra["fault"] = spec.describe()
+    exchange.extra["fault_source"] = chosen.source
+    clock = state.clock
+    pause = _pauser(request)
+    shift = 0.0
+    if spec.ttft_ms:
+        before = clock.now()
+        if not await pause(spec.ttft_ms / 1000):
+            return _client_gone(exchange)
+        shift = clock.now() - before
+    if spec.status is not None:
+        exchange.usage = None
+        raise status_error(
+            spec.status,
+            _error_context(exchange, request),
+            code=spec.code,
+            retry_after=spec.retry_after,
+            retry=spec.retry,
+            time_scale=state.settings.time_scale,
+        )
+    pacer = FaultPacer(clock, schedule)
+    pacer.shift(shift)
+    abort = _aborter(request)
+    if stream:
+        responses = is_responses(request.url.path)
+        return EventStreamResponse(
+            with_fault(events(pacer), spec, responses=responses, pacer=pacer, pause=pause, abort=abort)
+        )
+    if spec.drop_after is not None:
+        await abort()
+        return _client_gone(exchange)
+    if spec.stalls and not await pause(None if spec.stall else (spec.stall_ms or 0) / 1000):
+        return _client_gone(exchange)
+    await pacer.wait_for_end()
+    return JSONResponse(body())
+
+
+def _error_context(exchange: Exchange, request: Request) -> ErrorContext:
+    account = exchange.account
+    return ErrorContext(
+        model=exchange.model or "gpt-5.6-sol",
+        key=bearer_key(request.headers),
+        organization=account.organization if account else "org-mock",
+        project=account.project if account else "proj_mock",
+        tier=exchange.tier or "default",
+    )
+
+
+def _client_gone(exchange: Exchange) -> Response:
+    exchange.disconnected = True
+    return Response(status_code=CLIENT_CLOSED_STATUS)
+
+
+def _pauser(request: Request) -> Callable[[float | None], Any]:
+    """``pause(seconds)``: wait, or until the client disconnects (False). ``None`` waits for the disconnect."""
+
+    exchange: Exchange = request.scope["state"]["exchange"]
+
+    async def pause(seconds: float | None) -> bool:
+        with anyio.move_on_after(seconds):
+            while True:
+                message = await request.receive()
+                if message["type"] == "http.disconnect":
+                    exchange.disconnected = True
+                    return False
+        return True
+
+    return pause
+
+
+def _aborter(request: Request) -> Callable[[], Any]:
+    """Close the connection under the reply, so the client sees a transport error rather than an end."""
+    close = request.scope["state"].get("close_connection")
+    exchange: Exchange = request.scope["state"]["exchange"]
+
+    async def abort() -> None:
+        exchange.disconnected = True
+        if close is None:
+            raise ConnectionAbortedError("mockserver fault: connection dropped")
+        close()
+        with contextlib.suppress(Exception), anyio.move_on_after(DROP_GRACE_S):
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+
+    return abort

@@ -1,0 +1,157 @@
+"""Faults inside a stream: error events, dropped connections, stalls and truncation.
+
+The wrapper works on the encoded SSE events of either API, so Chat Completions
+and the Responses API get the same faults. It only needs to know three things
+about an event, read from its bytes:
+
+- is it a *token event* (a chat ``delta`` with content, tool-call arguments or a
+  refusal; a Responses ``*.delta`` event)? Faults fire "after N token events";
+- is it the *terminal* event (chat ``data: [DONE]``; Responses
+  ``response.completed`` / ``.incomplete`` / ``.failed``)? A fault whose N was never
+  reached fires there instead, so the client never sees a clean end;
+- which framing to use for an error event: the path (``/v1/responses...``) decides.
+
+A faulted stream is paced by :class:`FaultPacer`, which never merges late tokens
+into one chunk. At time scale 0 every token is due at once, and a normal stream
+would send the whole text in one event; a faulted one still sends one event per
+token, so "drop after 5 tokens" means 5 tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+
+from mockserver.config.faults import FaultSpec
+from mockserver.engine.pacing import Pacer
+from mockserver.engine.streaming import DONE, data_event, typed_event
+
+RESPONSES_PATH = "/v1/responses"
+_CHAT_TOKEN_MARKERS = (b'"delta":{"content":', b'"delta":{"tool_calls":', b'"delta":{"refusal":')
+_RESPONSES_TERMINAL = (b"event: response.completed\n", b"event: response.incomplete\n", b"event: response.failed\n")
+ERROR_EVENT_MESSAGES = {
+    "server_error": ("server_error", "The server had an error while processing your request. Sorry about that!"),
+    "rate_limit_exceeded": ("requests", "Rate limit reached. Please try again later."),
+    "too_many_requests": ("too_many_requests", "Too Many Requests"),
+    "server_is_overloaded": ("service_unavailable_error", "Model temporarily overloaded"),
+}
+
+
+def is_responses(path: str) -> bool:
+    return path == RESPONSES_PATH or path.startswith(RESPONSES_PATH + "/")
+
+
+def is_token_event(event: bytes, responses: bool) -> bool:
+    if responses:
+        line = event.split(b"\n", 1)[0]
+        return line.startswith(b"event: ") and line.endswith(b".delta")
+    return any(marker in event for marker in _CHAT_TOKEN_MARKERS)
+
+
+def is_terminal_event(event: bytes, responses: bool) -> bool:
+    if responses:
+        return event.startswith(_RESPONSES_TERMINAL)
+    return event == DONE
+
+
+def error_event(responses: bool, sequence_number: int, code: str | None = None, form: str = "flat") -> bytes:
+    """An error inside a stream (WIRE.md §8.4).
+
+    Chat: ``data: {"error": {...}}``, which both SDKs raise as ``APIError``.
+    Responses, ``flat`` (documented): ``event: error`` with ``type``, ``code``,
+    ``message``, ``param``; the SDKs yield it as an event. Responses, ``nested``
+    (what the live API is reported to send): the fields under ``error``, which the
+    SDKs raise as ``APIError``.
+    """
+    code = code or "server_error"
+    kind, message = ERROR_EVENT_MESSAGES.get(code, ("server_error", "An error occurred during streaming."))
+    if not responses:
+        return data_event({"error": {"message": message, "type": kind, "param": None, "code": code}})
+    if form == "nested":
+        inner = {"type": kind, "code": code, "message": message, "param": None}
+        return typed_event({"type": "error", "sequence_number": sequence_number, "error": inner})
+    return typed_event(
+        {"type": "error", "sequence_number": sequence_number, "code": code, "message": message, "param": None}
+    )
+
+
+class FaultPacer(Pacer):
+    """A :class:`Pacer` that sends one chunk per ``per_chunk`` tokens even when late, and can be pushed back."""
+
+    async def batches(self, first: int, stop: int, per_chunk: int = 1) -> AsyncIterator[tuple[int, int]]:
+        sent = first
+        while sent < stop:
+            target = min(sent + per_chunk, stop)
+            await self.clock.sleep_until(self.schedule.due_at(target - 1))
+            yield sent, target
+            sent = target
+
+    def shift(self, seconds: float) -> None:
+        """Move every deadline later, so a stream resumes at its rate after a stall instead of bursting."""
+        if seconds > 0:
+            self.schedule = replace(self.schedule, start=self.schedule.start + seconds)
+
+
+# Pause for seconds (None: until the client leaves); returns False if the client left.
+Pause = Callable[[float | None], Awaitable[bool]]
+Abort = Callable[[], Awaitable[None]]
+
+
+async def with_fault(
+    source: AsyncIterator[bytes],
+    spec: FaultSpec,
+    *,
+    responses: bool,
+    pacer: FaultPacer,
+    pause: Pause,
+    abort: Abort,
+) -> AsyncIterator[bytes]:
+    """Pass ``source``'s events through, injecting ``spec`` at its point."""
+    ending_after = _ending_after(spec)
+    stall_after = spec.stall_after if spec.stalls else None
+    stall_seconds = None if spec.stall else (spec.stall_ms or 0) / 1000
+    tokens = sent = 0
+
+    async def stall() -> bool:
+        before = pacer.clock.now()
+        alive = await pause(stall_seconds)
+        pacer.shift(pacer.clock.now() - before)
+        return alive
+
+    try:
+        if stall_after == -1 and not await stall():
+            return
+        async for event in source:
+            token = is_token_event(event, responses)
+            terminal = is_terminal_event(event, responses)
+            if stall_after is not None and stall_after >= 0 and ((token and tokens == stall_after) or terminal):
+                stall_after = None
+                if not await stall():
+                    return
+            if terminal and spec.truncate is True:
+                return
+            if ending_after is not None and ((token and tokens >= ending_after) or terminal):
+                if spec.error_event_after is not None:
+                    yield error_event(responses, sent, spec.code, spec.error_form)
+                elif spec.drop_after is not None:
+                    await abort()
+                return
+            yield event
+            sent += 1
+            tokens += token
+    finally:
+        aclose: Any = getattr(source, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def _ending_after(spec: FaultSpec) -> int | None:
+    """After how many token events the stream ends (by error, drop or truncation), if it does."""
+    if spec.error_event_after is not None:
+        return spec.error_event_after
+    if spec.drop_after is not None:
+        return spec.drop_after
+    if spec.truncate is not True and isinstance(spec.truncate, int) and spec.truncate is not False:
+        return spec.truncate
+    return None

@@ -1,0 +1,204 @@
+"""Scripted replies: which ``scripts:`` rule answers a request, and what it says.
+
+Rules are tried in order and the first one that *applies* answers; with none,
+the reply is generated as usual. A rule applies when its ``match`` holds and its
+reply can be given:
+
+- a ``tool_calls`` reply needs the function among the request's ``tools`` (and
+  allowed by ``tool_choice``); otherwise the rule is passed over;
+- a plain ``tool_calls`` reply is also passed over once the conversation holds a
+  tool result after the latest user message, so an agent loop ends as it does with
+  generated tool calls (put a text rule for the same question after it). A
+  ``sequence`` is followed step by step whatever the history, for several rounds;
+- a ``sequence`` gives its steps to successive matching requests, counted per
+  ``x-mock-test-id``; past its end it repeats its last step, or with
+  ``then: generate`` stops applying. A request that a step cannot answer (a tool
+  that is not offered) does not use the step up.
+
+The choice is made once per request: when the reply is planned again for a
+capacity downgrade, or once per choice of ``n``, a sequence does not advance again.
+Counters reset with :meth:`ScriptState.clear` (``POST /_mock/reset``, a test's end).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mockserver import errors
+from mockserver.config.scripts import ScriptError, ScriptMatch, ScriptRule, ScriptStep
+from mockserver.engine import structured
+from mockserver.engine.conversation import ConversationItem, answered
+from mockserver.engine.structured import FunctionSpec
+from mockserver.errors.variants import ErrorContext, status_error
+from mockserver.harness.journal import TEST_ID_HEADER
+from mockserver.service import context
+
+if TYPE_CHECKING:
+    from mockserver.service.access import Admission
+
+MAX_SCOPES = 10_000
+_MEMO = "script_steps"  # Exchange.extra: the sequence step each rule gave this request
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """The rule that answers a request, and the reply it gives (one step of a sequence)."""
+
+    index: int
+    rule: ScriptRule
+    step: int | None  # the sequence step, from 0; None for a plain reply
+    reply: ScriptStep
+
+    def journal(self) -> dict[str, Any]:
+        return {"index": self.index, "name": self.rule.name, "step": self.step}
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a rule's ``match`` can see of a request."""
+
+    model: str
+    tier: str
+    key: str
+    path: str
+    message: str  # the latest user message
+    turn: int  # user messages in the conversation
+    answered: bool  # a tool result follows the latest user message
+
+
+class ScriptState:
+    """How many steps of each sequence every test id has used. ``clear()`` resets."""
+
+    def __init__(self) -> None:
+        self._used: dict[tuple[str | None, str], int] = {}
+
+    def peek(self, scope: str | None, ident: str) -> int:
+        return self._used.get((scope, ident), 0)
+
+    def advance(self, scope: str | None, ident: str) -> None:
+        key = (scope, ident)
+        if key not in self._used and len(self._used) >= MAX_SCOPES:
+            self._used.pop(next(iter(self._used)))
+        self._used[key] = self._used.get(key, 0) + 1
+
+    def clear(self, scope: str | None = None) -> None:
+        if scope is None:
+            self._used.clear()
+        else:
+            self._used = {k: v for k, v in self._used.items() if k[0] != scope}
+
+
+def choose(
+    rules: Sequence[ScriptRule],
+    sequences: ScriptState,
+    admission: Admission,
+    conversation: Sequence[ConversationItem],
+    tools: Sequence[FunctionSpec],
+    tool_choice: str | Mapping[str, Any] | None,
+) -> Scripted | None:
+    """The scripted reply for this request, or None to generate one. Notes the rule in the journal."""
+    if not rules:
+        return None
+    request = context.current()
+    exchange = request.exchange if request is not None else None
+    memo: dict[int, int] = exchange.extra.setdefault(_MEMO, {}) if exchange is not None else {}
+    scope = exchange.headers.get(TEST_ID_HEADER) if exchange is not None else None
+    facts = facts_of(admission, exchange.path if exchange is not None else "", conversation)
+    offered = callable_tools(tools, tool_choice)
+    chosen = None
+    for index, rule in enumerate(rules):
+        if not matches(rule.match, facts):
+            continue
+        steps = rule.reply.steps
+        ident = f"{index}:{rule.model_dump_json()}"  # a changed rule starts its sequence afresh
+        step: int | None = None
+        if rule.reply.sequence is None:
+            if rule.reply.tool_calls is not None and facts.answered:
+                continue
+        else:
+            step = memo[index] if index in memo else sequences.peek(scope, ident)
+            if step >= len(steps):
+                if rule.reply.then == "generate":
+                    continue
+                step = len(steps) - 1
+        reply = steps[step or 0]
+        if reply.tool_calls is not None and not all(call.name in offered for call in reply.tool_calls):
+            continue
+        if step is not None and index not in memo:
+            memo[index] = step
+            sequences.advance(scope, ident)
+        chosen = Scripted(index, rule, step, reply)
+        break
+    if exchange is not None:
+        if chosen is None:
+            exchange.extra.pop("script", None)
+        else:
+            exchange.extra["script"] = chosen.journal()
+    return chosen
+
+
+def facts_of(admission: Admission, path: str, conversation: Sequence[ConversationItem]) -> Facts:
+    users = [text for kind, text in conversation if kind == "user"]
+    return Facts(
+        model=admission.model.id,
+        tier=admission.tier.tier,
+        key=admission.account.key,
+        path=path,
+        message=users[-1] if users else "",
+        turn=len(users),
+        answered=answered(conversation),
+    )
+
+
+def matches(match: ScriptMatch, facts: Facts) -> bool:
+    if match.model is not None and match.model != facts.model:
+        return False
+    if match.tier is not None and match.tier != facts.tier:
+        return False
+    if match.key is not None and match.key != facts.key:
+        return False
+    if match.path is not None and not facts.path.startswith(match.path):
+        return False
+    if match.turn is not None and match.turn != facts.turn:
+        return False
+    return match.message is None or re.search(match.message, facts.message) is not None
+
+
+def callable_tools(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None) -> set[str]:
+    """The function names a reply may call under ``tool_choice``."""
+    if tool_choice == "none":
+        return set()
+    names = {t.name for t in tools}
+    named = structured.chosen_name(tool_choice)
+    if named is not None:
+        return names & {named}
+    allowed = structured.allowed_names(tool_choice)
+    return names if allowed is None else names & allowed
+
+
+def error_for(spec: ScriptError, admission: Admission, time_scale: float) -> errors.MockAPIError:
+    """The error a scripted ``error`` reply raises: the same body and headers as a ``status=`` fault."""
+    account = admission.account
+    where = ErrorContext(
+        model=admission.model.id,
+        key=account.key,
+        organization=account.organization,
+        project=account.project,
+        tier=admission.tier.tier,
+    )
+    error = status_error(
+        spec.status, where, code=spec.code, retry_after=spec.retry_after, retry=spec.retry, time_scale=time_scale
+    )
+    if spec.message is not None:
+        error.message = spec.message
+    return error
+
+
+def tool_for(reply: ScriptStep, tools: Sequence[FunctionSpec]) -> tuple[FunctionSpec, str]:
+    """The function a ``tool_calls`` reply calls (offered, as :func:`choose` checked) and its arguments."""
+    assert reply.tool_calls is not None
+    call = reply.tool_calls[0]
+    return next(t for t in tools if t.name == call.name), call.arguments_text()

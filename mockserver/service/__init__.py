@@ -1,0 +1,11 @@
+"""The simulated provider: who may ask for what, and at what cost.
+
+Owns accounts and key lookup, access resolution (model, tier, entitlements, policies),
+tier profiles, Ultrafast capacity, rate limits and their headers, reasoning budgets,
+output limits, stored responses, and the usage ledger. :mod:`.exchange` is one request as
+the server saw it; :mod:`.context` binds it for the request being served.
+
+May import: engine, config, state, errors.
+
+Read first: :mod:`.access`, then :mod:`.tiers`.
+"""

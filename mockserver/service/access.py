@@ -1,0 +1,178 @@
+"""Who is calling and what they may do: API keys, model visibility and admission.
+
+:func:`authenticate` finds the key's account and refuses it as the live API would
+(:mod:`mockserver.service.accounts`). :func:`admit` is the one gate every inference request
+passes: it finds the model the key may use and resolves the service tier, then, inside
+a request, checks the organization's quota, takes an Ultrafast capacity slot (or
+downgrades) and counts the request against the rate windows. Each refusal is a typed
+error from :mod:`mockserver.errors` with the live wording.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from mockserver import errors
+from mockserver.config.fixture import Account, Fixture, ModelSpec, Tier, TimingProfile
+from mockserver.engine.pacing import Clock
+from mockserver.service import accounts, capacity, context, ratelimits
+from mockserver.service.accounts import bearer_key
+from mockserver.service.tiers import Overrides, TierDecision, resolve_tier
+
+__all__ = [
+    "Admission",
+    "admit",
+    "authenticate",
+    "bearer_key",
+    "can_see",
+    "find_model",
+    "resolve",
+    "take_resources",
+    "visible_models",
+]
+
+
+def authenticate(fixture: Fixture, headers: Mapping[str, str]) -> Account:
+    key = bearer_key(headers)
+    if key is None:
+        raise errors.missing_api_key()
+    account = fixture.account(key)
+    if account is None:
+        raise errors.invalid_api_key(key)
+    accounts.check_key(fixture, account, headers)
+    return account
+
+
+def can_see(account: Account, model: ModelSpec) -> bool:
+    """Whether the key may see a model. Ultrafast-only ids need preview access."""
+    if account.models is not None and model.id not in account.models:
+        return False
+    return model.forced_tier is None or model.forced_tier in account.tiers
+
+
+def visible_models(fixture: Fixture, account: Account) -> list[ModelSpec]:
+    return [m for m in fixture.models if can_see(account, m)]
+
+
+def find_model(fixture: Fixture, account: Account, model_id: str) -> ModelSpec:
+    model = fixture.model(model_id)
+    if model is None or not can_see(account, model):
+        raise errors.model_not_found(model_id)
+    return model
+
+
+def inference_model(fixture: Fixture, account: Account, model_id: str) -> ModelSpec:
+    """The model for an inference request: 404 if unknown or hidden, 403 if the project may not use it."""
+    model = fixture.model(model_id)
+    if model is None or (model.forced_tier is not None and model.forced_tier not in account.tiers):
+        raise errors.model_not_found(model_id)
+    if account.models is not None and model.id not in account.models:
+        raise errors.project_model_access(account.project, model.id)
+    return model
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Everything decided about a request before any token is produced."""
+
+    account: Account
+    model: ModelSpec
+    tier: TierDecision
+    profile: TimingProfile
+    overrides: Overrides
+    received_at: float | None = None  # when the request arrived, on the server clock
+
+    def start_time(self, clock: Clock) -> float:
+        """Where the reply's schedule starts: at the request's arrival, so the time spent parsing
+        and generating is part of the TTFT instead of being added to it."""
+        return self.received_at if self.received_at is not None else clock.now()
+
+
+def resolve(
+    fixture: Fixture,
+    account: Account,
+    headers: Mapping[str, str],
+    model_id: str,
+    service_tier: str | None,
+    *,
+    received_at: float | None = None,
+) -> Admission:
+    """Find the model and resolve the tier for an authenticated key, or raise the refusal.
+
+    Has no side effects: nothing is counted or held until :func:`take_resources`.
+    """
+    overrides = Overrides.from_headers(headers)
+    model = inference_model(fixture, account, model_id)
+    decision = resolve_tier(fixture, account, model, service_tier)
+    profile = overrides.apply(fixture.profile(model, decision.tier))
+    return Admission(account, model, decision, profile, overrides, received_at)
+
+
+def take_resources(
+    fixture: Fixture, admission: Admission, *, request: context.RequestContext | None = None
+) -> Admission:
+    """Check the quota, take an Ultrafast slot (or downgrade) and count the request against the
+    rate windows. Returns the admission as served: its tier and profile change on a downgrade.
+
+    ``request`` defaults to the request being served (:func:`mockserver.service.context.current`);
+    outside a request there is no shared state, and the admission is returned as it is.
+    """
+    request = request or context.current()
+    if request is None:
+        return admission
+    decision = _take_shared_resources(request, fixture, admission.account, admission.model, admission.tier)
+    if decision == admission.tier:
+        return admission
+    profile = admission.overrides.apply(fixture.profile(admission.model, decision.tier))
+    return replace(admission, tier=decision, profile=profile)
+
+
+def admit(
+    fixture: Fixture,
+    account: Account,
+    headers: Mapping[str, str],
+    model_id: str,
+    service_tier: str | None,
+    *,
+    request: context.RequestContext | None = None,
+) -> Admission:
+    """:func:`resolve`, then :func:`take_resources`: the whole gate in one call."""
+    request = request or context.current()
+    received_at = request.exchange.started_at if request is not None else None
+    resolved = resolve(fixture, account, headers, model_id, service_tier, received_at=received_at)
+    return take_resources(fixture, resolved, request=request)
+
+
+def _take_shared_resources(
+    request: context.RequestContext, fixture: Fixture, account: Account, model: ModelSpec, decision: TierDecision
+) -> TierDecision:
+    """Quota, then an Ultrafast slot (which may downgrade the tier), then the rate windows of the tier served.
+
+    Whatever the outcome, the exchange keeps the model's ``x-ratelimit-*`` headers as of now.
+    A request refused by the rate limit gives its slot back at once; an admitted one keeps it
+    on the exchange until the reply ends (:func:`mockserver.api.serving.respond`).
+    """
+    exchange, store, now = request.exchange, request.store, request.clock.now()
+
+    def window(tier: Tier) -> ratelimits.Target:
+        return ratelimits.target_for(account.key, model.id, ratelimits.limits_for(fixture, account, model.id, tier))
+
+    slot = None
+    try:
+        accounts.check_quota(store, fixture, account)
+        if decision.tier == "ultrafast":
+            slot = capacity.acquire(store, fixture, account.organization, model.id)
+            if slot is None:
+                decision = TierDecision(decision.requested, "default", downgraded=True)
+        requested = ratelimits.requested_tokens(fixture, exchange.body)  # parsed once, by the route
+        exchange.rate_limit_headers = ratelimits.take(
+            store, now, fixture, account, model.id, window(decision.tier), requested
+        )
+    except errors.MockAPIError:
+        exchange.rate_limit_headers = ratelimits.headers(store, now, window(decision.tier))
+        if slot is not None:
+            slot.release()
+        raise
+    exchange.capacity_slot = slot
+    return decision

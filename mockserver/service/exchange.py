@@ -1,0 +1,83 @@
+"""One API request as the server saw it: who asked, what was decided, what was sent.
+
+The middleware opens an :class:`Exchange` for every HTTP request and closes it
+when the reply is finished (or the client went away). Routes fill it in as they
+decide things. Observers registered on :class:`ExchangeHooks` read it: to add
+headers when the reply starts, and to record it once it is complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mockserver.config.fixture import Account
+
+if TYPE_CHECKING:
+    from mockserver.service.capacity import Slot
+
+
+@dataclass
+class Usage:
+    """Tokens of one reply, as reported to the client."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0  # reasoning tokens included
+    reasoning_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass
+class Exchange:
+    request_id: str
+    method: str
+    path: str
+    headers: dict[str, str]
+    started_at: float
+    account: Account | None = None
+    model: str | None = None
+    requested_tier: str | None = None
+    tier: str | None = None
+    downgraded: bool = False
+    usage: Usage | None = None
+    stream: bool = False
+    body: Any = None
+    status: int | None = None
+    finished_at: float | None = None
+    disconnected: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+    request_body: bytes = b""  # the raw body as received, so the journal shows refused requests too
+    completed: bool = False  # the whole inference reply went out (the ledger records only these)
+    rate_limit_headers: dict[str, str] | None = None  # x-ratelimit-* as of admission
+    capacity_slot: Slot | None = None  # an Ultrafast slot held until the reply ends
+
+    def release_capacity(self) -> None:
+        """Give back the Ultrafast slot, if any. Safe to call any number of times."""
+        if self.capacity_slot is not None:
+            self.capacity_slot.release()
+
+
+HeaderHook = Callable[[Exchange], dict[str, str]]
+CompleteHook = Callable[[Exchange], None]
+
+
+@dataclass
+class ExchangeHooks:
+    """Observers of every exchange. Each hook must be quick: it runs on the request path."""
+
+    on_response_start: list[HeaderHook] = field(default_factory=list)
+    on_complete: list[CompleteHook] = field(default_factory=list)
+
+    def headers_for(self, exchange: Exchange) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        for hook in self.on_response_start:
+            headers.update(hook(exchange))
+        return headers
+
+    def complete(self, exchange: Exchange) -> None:
+        for hook in self.on_complete:
+            hook(exchange)

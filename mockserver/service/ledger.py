@@ -1,0 +1,128 @@
+"""The usage ledger: what every successful inference reply used and would have cost.
+
+Each reply that completed is recorded once, by key, model and the tier that served it,
+with the same token counts as the ``usage`` block the client received. The cost uses the
+fixture's ``pricing``: the model's standard price per million tokens times the tier's
+multiplier (reasoning tokens are billed as output tokens, as they are part of them).
+
+:func:`report` sums the rows into totals and breakdowns, optionally filtered, for
+``GET /_mock/usage``. An organization's running spend is what its quota is checked against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from mockserver.config.fixture import Fixture
+from mockserver.errors import mask_api_key
+from mockserver.service.exchange import Exchange, Usage
+from mockserver.state.store import Store, UsageEntry, UsageRow
+
+MILLION = 1_000_000
+
+
+def cost_usd(fixture: Fixture, model_id: str, tier: str, usage: Usage) -> float:
+    price = fixture.pricing.price(model_id)
+    base = usage.input_tokens * price.input_per_million + usage.output_tokens * price.output_per_million
+    return base * fixture.pricing.multiplier(tier) / MILLION
+
+
+def recorder(store: Store, fixture: Callable[[], Fixture]) -> Callable[[Exchange], None]:
+    """An ``on_complete`` hook that records completed inference replies."""
+
+    def record(exchange: Exchange) -> None:
+        account, usage = exchange.account, exchange.usage
+        if not exchange.completed or account is None or usage is None or exchange.model is None:
+            return
+        tier = exchange.tier or "default"
+        store.record(
+            UsageEntry(
+                key=account.key,
+                organization=account.organization,
+                project=account.project,
+                model=exchange.model,
+                tier=tier,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                reasoning_tokens=usage.reasoning_tokens,
+                cost_usd=cost_usd(fixture(), exchange.model, tier, usage),
+            )
+        )
+
+    return record
+
+
+@dataclass(frozen=True)
+class UsageFilter:
+    key: str | None = None
+    model: str | None = None
+    tier: str | None = None
+    organization: str | None = None
+    project: str | None = None
+
+    def matches(self, row: UsageRow) -> bool:
+        return all(
+            wanted is None or wanted == actual
+            for wanted, actual in (
+                (self.key, row.key),
+                (self.model, row.model),
+                (self.tier, row.tier),
+                (self.organization, row.organization),
+                (self.project, row.project),
+            )
+        )
+
+
+def totals(rows: Iterable[UsageRow]) -> dict[str, Any]:
+    requests = input_tokens = output_tokens = reasoning_tokens = 0
+    cost = 0.0
+    for row in rows:
+        requests += row.requests
+        input_tokens += row.input_tokens
+        output_tokens += row.output_tokens
+        reasoning_tokens += row.reasoning_tokens
+        cost += row.cost_usd
+    return {
+        "requests": requests,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "reasoning_tokens": reasoning_tokens,
+        "total_tokens": input_tokens + output_tokens,
+        "cost_usd": round(cost, 9),
+    }
+
+
+def report(store: Store, selection: UsageFilter) -> dict[str, Any]:
+    """Totals, breakdowns by key/model/tier/organization, and the raw rows, for the rows selected."""
+    rows = sorted((r for r in store.usage() if selection.matches(r)), key=lambda r: (r.key, r.model, r.tier))
+
+    def by(attribute: str, show: Callable[[str], str] = str) -> dict[str, Any]:
+        groups: dict[str, list[UsageRow]] = {}
+        for row in rows:
+            groups.setdefault(show(getattr(row, attribute)), []).append(row)
+        return {name: totals(group) for name, group in sorted(groups.items())}
+
+    return {
+        "object": "usage",
+        "currency": "usd",
+        "filters": {k: mask_api_key(v) if k == "key" else v for k, v in vars(selection).items() if v is not None},
+        "totals": totals(rows),
+        # Keys are shown masked, as everywhere on the control plane; filter with the real key.
+        "by_key": by("key", mask_api_key),
+        "by_model": by("model"),
+        "by_tier": by("tier"),
+        "by_organization": by("organization"),
+        "rows": [
+            {
+                "key": mask_api_key(r.key),
+                "organization": r.organization,
+                "project": r.project,
+                "model": r.model,
+                "tier": r.tier,
+                **totals([r]),
+            }
+            for r in rows
+        ],
+    }

@@ -1,0 +1,202 @@
+"""Requests-per-minute and tokens-per-minute limits, as the live API applies and reports them.
+
+**Which limits apply.** :func:`limits_for` looks at the key's own ``rate_limits`` first and
+the fixture's after; within each, the most specific value wins (the model, then the service
+tier, then the plain ``rpm``/``tpm``).
+
+**The window.** Each (key, model) has a request window and a token window of one minute
+that replenish continuously: a limit of 60 RPM gives back one request per second. This is
+how the live API behaves and words it: with ``Limit 3, Used 3`` it says "Please try again in
+20s" (60 s / 3), and ``x-ratelimit-reset-*`` is the time until the window is back to full.
+A tier with limits of its own (``rate_limits.tiers``) gets its own window; the other tiers
+share the model's, as priority and flex share standard's on the live API.
+
+**What a request costs.** One request, and its *requested* tokens: the estimated prompt plus
+the most output it may produce (``max_tokens`` / ``max_completion_tokens`` /
+``max_output_tokens``, or the fixture's ``output_tokens.max``), times ``n``; OpenAI counts
+the same way, before any token is generated.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mockserver import errors
+from mockserver.config.fixture import DEFAULT_RATE_LIMITS, Account, Fixture, Limit, Tier
+from mockserver.engine import tokens
+from mockserver.state.store import Allowance, Store
+
+SHARED_SCOPE = "shared"
+ALL_MODELS = "*"
+
+
+@dataclass(frozen=True)
+class Limits:
+    rpm: int
+    tpm: int
+    scope: str = SHARED_SCOPE
+
+
+def limits_for(fixture: Fixture, account: Account | None, model_id: str | None, tier: Tier | None) -> Limits:
+    """The RPM and TPM that apply to a key on one model and tier (or the key's base limits)."""
+    levels: list[Limit | None] = []
+    own_tier = False
+    for source in (account.rate_limits if account else None, fixture.rate_limits):
+        if source is None:
+            continue
+        tier_limit = source.tiers.get(tier) if tier else None
+        own_tier = own_tier or tier_limit is not None
+        levels += [source.models.get(model_id) if model_id else None, tier_limit, source]
+    levels.append(DEFAULT_RATE_LIMITS)
+    rpm = next(level.rpm for level in levels if level is not None and level.rpm is not None)
+    tpm = next(level.tpm for level in levels if level is not None and level.tpm is not None)
+    return Limits(rpm, tpm, tier if own_tier and tier else SHARED_SCOPE)
+
+
+@dataclass(frozen=True)
+class Target:
+    """The two windows a reply's ``x-ratelimit-*`` headers describe."""
+
+    requests_bucket: str
+    tokens_bucket: str
+    limits: Limits
+
+
+def target_for(key: str, model_id: str, limits: Limits) -> Target:
+    stem = f"{key}|{model_id}|{limits.scope}"
+    return Target(f"{stem}|requests", f"{stem}|tokens", limits)
+
+
+def key_target(fixture: Fixture, account: Account) -> Target:
+    """The key's overall windows, reported by replies that concern no model (``/v1/models``, errors)."""
+    return target_for(account.key, ALL_MODELS, limits_for(fixture, account, None, None))
+
+
+def take(
+    store: Store, now: float, fixture: Fixture, account: Account, model_id: str, target: Target, requested_tokens: int
+) -> dict[str, str]:
+    """Count one request and its requested tokens against ``target``, or raise the live 429.
+
+    Returns the ``x-ratelimit-*`` headers as of admission, as the live API reports them.
+    """
+    limits = target.limits
+    if requested_tokens > limits.tpm:
+        raise errors.request_too_large(model_id, account.organization, limits.tpm, requested_tokens)
+    shortfall = store.consume(
+        now,
+        [
+            Allowance(target.requests_bucket, limits.rpm, 1),
+            Allowance(target.tokens_bucket, limits.tpm, requested_tokens),
+        ],
+    )
+    if shortfall is not None:
+        kind, limit, amount = (
+            ("requests", limits.rpm, 1) if shortfall.index == 0 else ("tokens", limits.tpm, requested_tokens)
+        )
+        wait = retry_delay(shortfall.retry_after)
+        error = errors.rate_limited(
+            kind, model_id, account.organization, limit, shortfall.used, amount, errors.go_duration(wait)
+        )
+        error.headers.update(retry_headers(wait))
+        raise error
+    overall = key_target(fixture, account)
+    store.charge(now, overall.requests_bucket, overall.limits.rpm, 1)
+    store.charge(now, overall.tokens_bucket, overall.limits.tpm, requested_tokens)
+    return headers(store, now, target)
+
+
+def headers(store: Store, now: float, target: Target) -> dict[str, str]:
+    """The six ``x-ratelimit-*`` headers with the windows' counts at ``now``."""
+    requests = store.window(now, target.requests_bucket, target.limits.rpm)
+    token_window = store.window(now, target.tokens_bucket, target.limits.tpm)
+    return {
+        "x-ratelimit-limit-requests": str(requests.limit),
+        "x-ratelimit-limit-tokens": str(token_window.limit),
+        "x-ratelimit-remaining-requests": str(requests.remaining),
+        "x-ratelimit-remaining-tokens": str(token_window.remaining),
+        "x-ratelimit-reset-requests": errors.go_duration(requests.reset_seconds),
+        "x-ratelimit-reset-tokens": errors.go_duration(token_window.reset_seconds),
+    }
+
+
+def unused_headers(limits: Limits) -> dict[str, str]:
+    """Headers for a caller whose windows are unknown (no valid key): full allowances."""
+    return {
+        "x-ratelimit-limit-requests": str(limits.rpm),
+        "x-ratelimit-limit-tokens": str(limits.tpm),
+        "x-ratelimit-remaining-requests": str(limits.rpm),
+        "x-ratelimit-remaining-tokens": str(limits.tpm),
+        "x-ratelimit-reset-requests": "0s",
+        "x-ratelimit-reset-tokens": "0s",
+    }
+
+
+# -- Durations and retry headers --------------------------------------------------------------
+
+MAX_RETRY_AFTER_S = 120.0  # the Python SDK ignores (and does not retry) anything longer; WIRE.md §7
+
+
+def retry_delay(seconds: float) -> float:
+    """A wait the SDKs will honour: whole milliseconds, at least 1 ms, at most 120 s."""
+    return min(MAX_RETRY_AFTER_S, max(0.001, errors.ceil_ms(seconds) / 1000))
+
+
+def retry_headers(seconds: float) -> dict[str, str]:
+    """``retry-after-ms`` (which the SDKs prefer) and ``retry-after`` in whole seconds, rounded up."""
+    ms = errors.ceil_ms(seconds)
+    return {"retry-after-ms": str(ms), "retry-after": str(max(1, math.ceil(ms / 1000)))}
+
+
+# -- Requested tokens -------------------------------------------------------------------------
+
+_OUTPUT_LIMIT_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
+
+
+def requested_tokens(fixture: Fixture, body: Any) -> int:
+    """Estimated prompt tokens plus the maximum output, times ``n``, from a parsed request body.
+
+    Works for Chat Completions (``messages``) and the Responses API (``input``,
+    ``instructions``). Never raises: a body that isn't an object counts as an empty prompt.
+    """
+    if not isinstance(body, dict):
+        body = {}
+    texts: list[str] = []
+    for field in ("messages", "input"):
+        texts += _texts_of(body.get(field))
+    instructions = body.get("instructions")
+    if isinstance(instructions, str):
+        texts.append(instructions)
+    limits = [_positive_int(body.get(f)) for f in _OUTPUT_LIMIT_FIELDS]
+    output = next((v for v in limits if v is not None), fixture.output_tokens.max)
+    choices = _positive_int(body.get("n")) or 1
+    return tokens.count_messages(texts) + output * choices
+
+
+def _positive_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _texts_of(value: Any) -> list[str]:
+    """One text per message or input item; list content is flattened."""
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list):
+        return []
+    texts = []
+    for item in value:
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, Mapping):
+            texts.append(_flatten(item.get("content", item.get("output"))))
+    return texts
+
+
+def _flatten(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return ""

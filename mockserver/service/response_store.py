@@ -1,0 +1,120 @@
+"""Stored responses (``store: true``, the default): retrieve, delete, and chain with ``previous_response_id``.
+
+Each response is kept with the project that created it; another project's key
+sees a 404, as if it did not exist. A stored response reads ``in_progress`` until
+its schedule ends, then its final body, so ``GET`` during a paced stream shows
+what the live API would. A ``background`` response reads ``queued`` until its
+first token is due, and can be cancelled until its schedule ends; cancelling any
+other response is refused, as live. The whole store goes with :meth:`ResponseStore.reset`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from mockserver import errors
+from mockserver.engine.conversation import ConversationItem
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    id: str
+    project: str
+    final_body: dict[str, Any]
+    in_progress_body: dict[str, Any]
+    ready_at: float
+    conversation: tuple[ConversationItem, ...]  # input and output of this turn and every turn before it
+    input_items: tuple[dict[str, Any], ...] = ()  # this turn's input, as GET .../input_items lists it
+    background: bool = False
+    started_at: float = 0.0  # a background response is queued until then
+    cancelled: bool = False
+
+    def body_at(self, now: float) -> dict[str, Any]:
+        if self.cancelled:
+            return {**self.in_progress_body, "status": "cancelled"}
+        if now >= self.ready_at:
+            return self.final_body
+        if self.background and now < self.started_at:
+            return {**self.in_progress_body, "status": "queued"}
+        return self.in_progress_body
+
+
+class ResponseStore:
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._now = clock
+        self._items: dict[str, StoredResponse] = {}
+        self._lock = threading.Lock()  # servers in threads of one process may share nothing else, but be safe
+
+    def put(self, response: StoredResponse) -> None:
+        with self._lock:
+            self._items[response.id] = response
+
+    def find(self, project: str, response_id: str) -> StoredResponse | None:
+        with self._lock:
+            found = self._items.get(response_id)
+        return found if found is not None and found.project == project else None
+
+    def get(self, project: str, response_id: str) -> dict[str, Any]:
+        found = self.find(project, response_id)
+        if found is None:
+            raise response_not_found(response_id)
+        return found.body_at(self._now())
+
+    def previous(self, project: str, response_id: str) -> StoredResponse:
+        found = self.find(project, response_id)
+        if found is None:
+            raise previous_response_not_found(response_id)
+        return found
+
+    def input_items(self, project: str, response_id: str) -> tuple[dict[str, Any], ...]:
+        found = self.find(project, response_id)
+        if found is None:
+            raise response_not_found(response_id)
+        return found.input_items
+
+    def is_cancelled(self, response_id: str) -> bool:
+        found = self._items.get(response_id)
+        return found is not None and found.cancelled
+
+    def cancel(self, project: str, response_id: str) -> dict[str, Any]:
+        """Cancel a background response still queued or in progress; a finished one is returned as it is."""
+        now = self._now()
+        with self._lock:
+            found = self._items.get(response_id)
+            if found is None or found.project != project:
+                raise response_not_found(response_id)
+            if not found.background:
+                raise errors.cannot_cancel_synchronous()
+            if not found.cancelled and now < found.ready_at:
+                found = self._items[response_id] = replace(found, cancelled=True)
+        return found.body_at(now)
+
+    def delete(self, project: str, response_id: str) -> dict[str, Any]:
+        with self._lock:
+            found = self._items.get(response_id)
+            if found is None or found.project != project:
+                raise response_not_found(response_id)
+            del self._items[response_id]
+        return {"id": response_id, "object": "response", "deleted": True}
+
+    def reset(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def response_not_found(response_id: str) -> errors.NotFoundError:
+    return errors.NotFoundError(f"Response with id '{response_id}' not found.")
+
+
+def previous_response_not_found(response_id: str) -> errors.NotFoundError:
+    return errors.NotFoundError(
+        f"Previous response with id '{response_id}' not found.",
+        param="previous_response_id",
+        code="previous_response_not_found",
+    )

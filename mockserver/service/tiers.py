@@ -1,0 +1,140 @@
+"""Service-tier resolution and timing profiles.
+
+How a request's ``service_tier`` and model id map to the tier that serves it
+(DESIGN.md §1, WIRE.md §2):
+
+=========================================  ==============
+request                                    tier used
+=========================================  ==============
+omitted, ``auto``, ``default``, ``scale``  ``default``
+``fast``, ``priority``                     ``priority``
+``flex``                                   ``flex``
+``ultrafast`` or an ``-ultrafast`` model   ``ultrafast``
+=========================================  ==============
+
+A key without Ultrafast preview access that asks for ``service_tier:
+"ultrafast"`` is denied (403) or downgraded to ``default``, by fixture policy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from mockserver import errors
+from mockserver.config.fixture import Account, Fixture, ModelSpec, Tier, TimingProfile
+
+REQUESTABLE_TIERS = ["auto", "default", "flex", "scale", "priority", "fast", "ultrafast"]
+_TIER_FOR_REQUEST: dict[str | None, Tier] = {
+    None: "default",
+    "auto": "default",
+    "default": "default",
+    "scale": "default",
+    "fast": "priority",
+    "priority": "priority",
+    "flex": "flex",
+    "ultrafast": "ultrafast",
+}
+
+
+@dataclass(frozen=True)
+class TierDecision:
+    requested: str | None
+    tier: Tier
+    downgraded: bool = False
+
+
+def resolve_tier(fixture: Fixture, account: Account, model: ModelSpec, requested: str | None) -> TierDecision:
+    """Pick the tier that serves a request, or raise the error the live API would send."""
+    if requested not in _TIER_FOR_REQUEST:
+        raise errors.invalid_value("service_tier", requested, REQUESTABLE_TIERS)
+    if model.forced_tier is not None:
+        # The model id itself selects the tier; visibility was already checked with the model.
+        return TierDecision(requested, model.forced_tier)
+    tier = _TIER_FOR_REQUEST[requested]
+    if tier not in model.tiers:
+        raise errors.tier_not_supported(model.id, requested or tier, _requestable_for(model))
+    if tier not in account.tiers:
+        if tier == "ultrafast" and fixture.policies.ultrafast_without_access == "downgrade":
+            return TierDecision(requested, "default", downgraded=True)
+        if tier == "ultrafast":
+            raise errors.tier_not_entitled(account.project, model.id)
+        raise errors.PermissionDeniedError(
+            f"Project `{account.project}` does not have access to the `{tier}` service tier.",
+            param="service_tier",
+            code="service_tier_not_available",
+        )
+    return TierDecision(requested, tier)
+
+
+def _requestable_for(model: ModelSpec) -> list[str]:
+    return [name for name, tier in _TIER_FOR_REQUEST.items() if name is not None and tier in model.tiers]
+
+
+# -- Per-request timing overrides -------------------------------------------------------------
+
+Number = TypeVar("Number", int, float)
+
+# Bounds that keep one request from tying the server up: 128k tokens is the largest output the
+# simulated models produce, and the SDKs give up on a reply after 10 minutes by default.
+MAX_OVERRIDE_OUTPUT_TOKENS = 128_000
+MAX_OVERRIDE_TTFT_MS = 600_000
+
+HEADER_TOKENS_PER_SECOND = "x-mock-tokens-per-second"
+HEADER_TTFT_MS = "x-mock-ttft-ms"
+HEADER_OUTPUT_TOKENS = "x-mock-output-tokens"
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Per-request changes from ``x-mock-*`` headers."""
+
+    tokens_per_second: float | None = None
+    ttft_ms: float | None = None
+    output_tokens: int | None = None
+
+    @classmethod
+    def from_headers(cls, headers: Mapping[str, str]) -> Overrides:
+        return cls(
+            tokens_per_second=_header_number(headers, HEADER_TOKENS_PER_SECOND, float, positive=True),
+            ttft_ms=_header_number(headers, HEADER_TTFT_MS, float, positive=False, most=MAX_OVERRIDE_TTFT_MS),
+            output_tokens=_header_number(
+                headers, HEADER_OUTPUT_TOKENS, int, positive=False, most=MAX_OVERRIDE_OUTPUT_TOKENS
+            ),
+        )
+
+    def apply(self, profile: TimingProfile) -> TimingProfile:
+        changes: dict[str, float] = {}
+        if self.tokens_per_second is not None:
+            changes["tokens_per_second"] = self.tokens_per_second
+        if self.ttft_ms is not None:
+            changes["ttft_ms"] = self.ttft_ms
+        return profile.model_copy(update=changes) if changes else profile
+
+
+def _header_number(
+    headers: Mapping[str, str],
+    name: str,
+    kind: Callable[[str], Number],
+    *,
+    positive: bool,
+    most: float = math.inf,
+) -> Number | None:
+    """A finite, non-negative (or positive) number up to ``most`` from a header, or a 400 naming it."""
+    raw = headers.get(name)
+    if raw is None:
+        return None
+    try:
+        value: Number | None = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value) or value < 0 or (positive and value == 0) or value > most:
+        bound = "a number above 0" if positive else "a number of 0 or more"
+        if math.isfinite(most):
+            bound += f" and at most {most:g}"
+        raise errors.InvalidRequestError(
+            f"Invalid value for header '{name}': '{raw}'. Expected {bound}.", param=name, code="invalid_value"
+        )
+    return value

@@ -1,0 +1,242 @@
+"""The shared mutable state of accounts, behind one small interface.
+
+Three kinds of state live here, and nothing else in the request path keeps any:
+
+- **rate windows**: how much of each request/token allowance is used (:meth:`Store.consume`);
+- **capacity pools**: how many Ultrafast requests are in flight (:meth:`Store.acquire`);
+- **the usage ledger**: tokens, requests and cost per key, model and tier (:meth:`Store.record`).
+
+:class:`MemoryStore` keeps it in one process. A Redis store for several workers would
+implement the same methods atomically (a Lua script per call: each method is one
+check-and-update on a few keys, so it maps onto one round trip); none is built yet.
+
+Every method takes ``now`` from the caller's clock instead of reading one, so the
+windows are tested on a :class:`~mockserver.engine.pacing.FakeClock` without sleeping.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+WINDOW_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """One rate limit to check: ``amount`` more units in the window ``bucket`` holding at most ``limit``."""
+
+    bucket: str
+    limit: int
+    amount: int
+
+
+@dataclass(frozen=True)
+class WindowState:
+    """How much of one window is used at some moment."""
+
+    limit: int
+    used: float
+
+    @property
+    def remaining(self) -> int:
+        return max(0, math.floor(self.limit - self.used + 1e-9))
+
+    @property
+    def reset_seconds(self) -> float:
+        """Time until the window is back to its initial state (everything replenished)."""
+        return self.used * WINDOW_SECONDS / self.limit
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """Why :meth:`Store.consume` refused: which allowance, how much was used, and how long to wait."""
+
+    index: int
+    used: int
+    retry_after: float
+
+
+@dataclass
+class UsageRow:
+    """Totals for one (key, model, tier) in the ledger."""
+
+    key: str
+    organization: str
+    project: str
+    model: str
+    tier: str
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True)
+class UsageEntry:
+    """One successful reply, as the ledger records it."""
+
+    key: str
+    organization: str
+    project: str
+    model: str
+    tier: str
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    cost_usd: float
+
+
+@dataclass(frozen=True)
+class Spend:
+    """An organization's running total, checked against its quota."""
+
+    cost_usd: float = 0.0
+    tokens: int = 0
+
+
+class Store(Protocol):
+    """What the request path needs from shared state. Each method is atomic."""
+
+    def consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
+        """Take every allowance, or none of them and say which one is short."""
+
+    def charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
+        """Take an allowance unconditionally (for windows that are reported but not enforced)."""
+
+    def window(self, now: float, bucket: str, limit: int) -> WindowState: ...
+
+    def acquire(self, pools: Sequence[tuple[str, int | None]]) -> int | None:
+        """Take a slot in every pool (name, cap); ``None`` cap means unlimited.
+
+        Returns the index of the first full pool and takes nothing, or None on success.
+        """
+
+    def release(self, pools: Sequence[str]) -> None: ...
+
+    def in_flight(self, pool: str) -> int: ...
+
+    def peak(self, pool: str) -> int:
+        """The most slots this pool ever had taken at once since the last reset."""
+
+    def record(self, entry: UsageEntry) -> None: ...
+
+    def usage(self) -> list[UsageRow]: ...
+
+    def spend(self, organization: str) -> Spend: ...
+
+    def reset(self) -> None: ...
+
+
+@dataclass
+class _Bucket:
+    used: float = 0.0
+    at: float = 0.0
+
+    def level(self, now: float, limit: int) -> float:
+        """Usage left after replenishing ``limit`` units per window since the last update."""
+        elapsed = max(0.0, now - self.at)
+        return max(0.0, self.used - elapsed * limit / WINDOW_SECONDS)
+
+
+@dataclass
+class MemoryStore:
+    """The in-process store. A lock makes each method atomic even across threads."""
+
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _buckets: dict[str, _Bucket] = field(default_factory=dict)
+    _slots: dict[str, int] = field(default_factory=dict)
+    _peaks: dict[str, int] = field(default_factory=dict)
+    _rows: dict[tuple[str, str, str], UsageRow] = field(default_factory=dict)
+    _spend: dict[str, Spend] = field(default_factory=dict)
+
+    # -- rate windows -----------------------------------------------------------------------
+
+    def consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
+        with self._lock:
+            levels = [self._bucket(a.bucket).level(now, a.limit) for a in allowances]
+            for index, (allowance, used) in enumerate(zip(allowances, levels, strict=True)):
+                excess = used + allowance.amount - allowance.limit
+                if excess > 0:
+                    wait = excess * WINDOW_SECONDS / allowance.limit
+                    return Shortfall(index, math.ceil(used - 1e-9), wait)
+            for allowance, used in zip(allowances, levels, strict=True):
+                self._buckets[allowance.bucket] = _Bucket(used + allowance.amount, now)
+            return None
+
+    def charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
+        with self._lock:
+            self._buckets[bucket] = _Bucket(self._bucket(bucket).level(now, limit) + amount, now)
+
+    def window(self, now: float, bucket: str, limit: int) -> WindowState:
+        with self._lock:
+            return WindowState(limit, self._bucket(bucket).level(now, limit))
+
+    def _bucket(self, name: str) -> _Bucket:
+        return self._buckets.get(name) or _Bucket()
+
+    # -- capacity pools ---------------------------------------------------------------------
+
+    def acquire(self, pools: Sequence[tuple[str, int | None]]) -> int | None:
+        with self._lock:
+            for index, (name, cap) in enumerate(pools):
+                if cap is not None and self._slots.get(name, 0) >= cap:
+                    return index
+            for name, _ in pools:
+                taken = self._slots.get(name, 0) + 1
+                self._slots[name] = taken
+                self._peaks[name] = max(self._peaks.get(name, 0), taken)
+            return None
+
+    def release(self, pools: Sequence[str]) -> None:
+        with self._lock:
+            for name in pools:
+                self._slots[name] = max(0, self._slots.get(name, 0) - 1)
+
+    def in_flight(self, pool: str) -> int:
+        with self._lock:
+            return self._slots.get(pool, 0)
+
+    def peak(self, pool: str) -> int:
+        with self._lock:
+            return self._peaks.get(pool, 0)
+
+    # -- ledger -----------------------------------------------------------------------------
+
+    def record(self, entry: UsageEntry) -> None:
+        with self._lock:
+            where = (entry.key, entry.model, entry.tier)
+            row = self._rows.get(where)
+            if row is None:
+                row = self._rows[where] = UsageRow(
+                    entry.key, entry.organization, entry.project, entry.model, entry.tier
+                )
+            row.requests += 1
+            row.input_tokens += entry.input_tokens
+            row.output_tokens += entry.output_tokens
+            row.reasoning_tokens += entry.reasoning_tokens
+            row.cost_usd += entry.cost_usd
+            before = self._spend.get(entry.organization, Spend())
+            self._spend[entry.organization] = Spend(
+                before.cost_usd + entry.cost_usd, before.tokens + entry.input_tokens + entry.output_tokens
+            )
+
+    def usage(self) -> list[UsageRow]:
+        with self._lock:
+            return [UsageRow(**vars(row)) for row in self._rows.values()]
+
+    def spend(self, organization: str) -> Spend:
+        with self._lock:
+            return self._spend.get(organization, Spend())
+
+    def reset(self) -> None:
+        """Forget every window, ledger row and peak. Slots in flight stay taken until released."""
+        with self._lock:
+            self._buckets.clear()
+            self._peaks = dict(self._slots)
+            self._rows.clear()
+            self._spend.clear()

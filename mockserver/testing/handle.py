@@ -1,0 +1,73 @@
+"""One test's view of a running server: :class:`MockServerHandle`, the ``mockserver`` fixture.
+
+Its clients carry the test's ``x-mock-test-id``, so it sees its own journal, and
+``configure``/``reset`` undo themselves when the test ends. Nothing here imports
+``openai`` until a client is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from mockserver.harness.journal import TEST_ID_HEADER
+from mockserver.testing.calls import Calls
+from mockserver.testing.server import DEFAULT_KEY, MockServer
+
+if TYPE_CHECKING:
+    import openai
+
+
+class MockServerHandle:
+    """One test's handle on a running :class:`~mockserver.testing.server.MockServer` (the ``mockserver`` fixture).
+
+    Its clients send ``x-mock-test-id``, so :attr:`requests` shows this test's requests
+    (plus any sent without a test id while the test ran, e.g. by code under test that
+    builds its own ``OpenAI()`` from ``OPENAI_BASE_URL``).
+    """
+
+    def __init__(self, server: MockServer, test_id: str) -> None:
+        self.server = server
+        self.test_id = test_id
+        self._baseline = server.state.snapshot()
+        self._since = server.state.journal.last_seq
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def base_url(self) -> str:
+        """What to give the SDK as ``base_url`` (or ``OPENAI_BASE_URL``)."""
+        return self.server.base_url
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Headers that put a request made by another client into this test's journal."""
+        return {TEST_ID_HEADER: self.test_id}
+
+    def client(self, key: str = DEFAULT_KEY, *, strict: bool = False, **kwargs: Any) -> openai.OpenAI:
+        """An ``openai.OpenAI`` for ``key``. ``strict`` turns on ``_strict_response_validation``."""
+        return self.server.client(key, strict=strict, test_id=self.test_id, **kwargs)
+
+    def async_client(self, key: str = DEFAULT_KEY, *, strict: bool = False, **kwargs: Any) -> openai.AsyncOpenAI:
+        return self.server.async_client(key, strict=strict, test_id=self.test_id, **kwargs)
+
+    def configure(self, patch: Mapping[str, Any] | None = None, /, **changes: Any) -> None:
+        """Change the configuration for this test; undone when the test ends. See :func:`config_patch`."""
+        self.server.configure(patch, **changes)
+
+    @property
+    def requests(self) -> Calls:
+        """This test's journal, oldest first, once every reply already read has been recorded."""
+        return self.server.calls(test_id=self.test_id, include_unscoped=True, since=self._since)
+
+    def reset(self) -> None:
+        """Back to the configuration the test started with; forget its journal and fault counters."""
+        state = self.server.state
+        state.restore(self._baseline)
+        state.reset_scope(self.test_id)
+        self._since = state.journal.last_seq
+
+    def close(self) -> None:
+        self.reset()

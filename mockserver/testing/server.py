@@ -1,0 +1,174 @@
+"""``MockServer``: a real server on a free port in a background thread.
+
+For scripts, unittest and pytest::
+
+    with MockServer(time_scale=0) as server:
+        client = server.client("sk-mock-preview")          # or openai.OpenAI(base_url=server.base_url, ...)
+        server.configure(faults=["once status=503"])       # same powers as PATCH /_mock/config
+        client.chat.completions.create(...)
+        server.requests.assert_called_once(path="/v1/chat/completions")
+        server.reset()                                      # config, journal and fault counters
+
+It binds port 0 by default, waits until uvicorn has started, and on exit asks
+uvicorn to stop and joins the thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import uvicorn
+from fastapi import FastAPI
+
+from mockserver.config.fixture import Fixture
+from mockserver.config.settings import Settings
+from mockserver.harness.journal import TEST_ID_HEADER, entry
+from mockserver.runtime import ServerState
+from mockserver.testing.calls import Call, Calls, key_digest
+from mockserver.testing.patches import config_patch
+
+if TYPE_CHECKING:
+    import openai
+
+DEFAULT_KEY = "sk-mock-preview"  # the built-in fixture's key with Ultrafast preview access
+
+STARTUP_TIMEOUT_S = 10.0
+
+
+class MockServer:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        fixture: Fixture | None = None,
+        app: FastAPI | None = None,
+        **overrides: Any,
+    ) -> None:
+        """``overrides`` set ``Settings`` fields, e.g. ``MockServer(time_scale=0, seed=7)``."""
+        base = settings or Settings(port=0)
+        self.settings = base.with_overrides(**overrides)
+        if app is None:
+            from mockserver.app import create_app
+
+            app = create_app(self.settings, fixture=fixture)
+        self.app = app
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def state(self) -> ServerState:
+        state: ServerState = self.app.state.mock
+        return state
+
+    @property
+    def port(self) -> int:
+        if self._server is None or not self._server.servers:
+            raise RuntimeError("the server is not running; call start() first")
+        return int(self._server.servers[0].sockets[0].getsockname()[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.settings.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """What to give the SDK as ``base_url`` (or ``OPENAI_BASE_URL``)."""
+        return f"{self.url}/v1"
+
+    # -- test powers: the same as the /_mock/ control plane, in process ---------------------
+
+    def configure(self, patch: Mapping[str, Any] | None = None, /, **changes: Any) -> None:
+        """Apply a configuration merge patch atomically, or raise the 400 it would get over HTTP.
+
+        ``server.configure(time_scale=0, tokens_per_second={"ultrafast": 2000}, faults=["status=503"])``;
+        see :func:`mockserver.testing.handle.config_patch` for the conveniences.
+        """
+        self.state.configure(config_patch(patch, **changes))
+
+    def reset(self) -> None:
+        """Back to the start: configuration, journal, fault counters and ids."""
+        self.state.reset()
+
+    @property
+    def requests(self) -> Calls:
+        """The whole journal, oldest first."""
+        return self.calls()
+
+    def calls(self, test_id: str | None = None, *, include_unscoped: bool = False, since: int = 0) -> Calls:
+        """The journal (one test's, with ``test_id``), after in-flight replies were recorded."""
+        journal = self.state.journal
+        journal.settle(test_id)
+        if include_unscoped and test_id is not None:
+            journal.settle(None)
+        known = [a.key for a in self.state.fixture.accounts]
+        records = journal.select(test_id=test_id, include_unscoped=include_unscoped, since=since)
+        return Calls([Call(entry(r, known), key_digest(r.key)) for r in records])
+
+    def client(
+        self, key: str = DEFAULT_KEY, *, strict: bool = False, test_id: str | None = None, **kwargs: Any
+    ) -> openai.OpenAI:
+        """An ``openai.OpenAI`` pointed at this server. ``strict`` sets ``_strict_response_validation``."""
+        import openai
+
+        return openai.OpenAI(**self._client_options(key, strict, test_id, kwargs))
+
+    def async_client(
+        self, key: str = DEFAULT_KEY, *, strict: bool = False, test_id: str | None = None, **kwargs: Any
+    ) -> openai.AsyncOpenAI:
+        import openai
+
+        return openai.AsyncOpenAI(**self._client_options(key, strict, test_id, kwargs))
+
+    def _client_options(self, key: str, strict: bool, test_id: str | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        headers = dict(kwargs.pop("default_headers", None) or {})
+        if test_id is not None:
+            headers.setdefault(TEST_ID_HEADER, test_id)
+        options: dict[str, Any] = {"base_url": self.base_url, "api_key": key, "default_headers": headers or None}
+        if strict:
+            options["_strict_response_validation"] = True
+        options.update(kwargs)
+        return options
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> MockServer:
+        if self._thread is not None:
+            return self
+        config = uvicorn.Config(
+            self.app,
+            host=self.settings.host,
+            port=self.settings.port,
+            log_level="warning",
+            loop="auto",
+            http="auto",
+            lifespan="off",
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="mockserver", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"mockserver did not start on {self.settings.host}:{self.settings.port}")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is None or self._thread is None:
+            return
+        self._server.should_exit = True
+        self._thread.join(timeout=STARTUP_TIMEOUT_S)
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> MockServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

@@ -22,12 +22,28 @@ from mockserver.engine import tokens
 LOCALES = {"en": "en_US", "zh": "zh_CN"}
 
 
+# Fields that say how a reply is delivered, not what it says: streaming or storing a request
+# must not change its content, so the content seed ignores them.
+DELIVERY_FIELDS = frozenset({"stream", "stream_options", "store", "background"})
+
+
+def content_fields(body: Any) -> Any:
+    """The request minus :data:`DELIVERY_FIELDS`: what the content seed hashes."""
+    if isinstance(body, dict):
+        return {k: v for k, v in body.items() if k not in DELIVERY_FIELDS}
+    return body
+
+
 def request_seed(body: Any, global_seed: int, explicit: int | None = None) -> int:
-    """The content seed: the request's own ``seed``, or a hash of the request and the global seed."""
+    """The content seed: the request's own ``seed``, or a hash of its content fields and the global seed.
+
+    Delivery fields (:data:`DELIVERY_FIELDS`) are left out, so the streamed and non-streamed
+    forms of one request say the same thing, on every API.
+    """
     if explicit is not None:
         return explicit
     digest = hashlib.blake2b(
-        orjson.dumps(body, option=orjson.OPT_SORT_KEYS, default=str) + str(global_seed).encode(),
+        orjson.dumps(content_fields(body), option=orjson.OPT_SORT_KEYS, default=str) + str(global_seed).encode(),
         digest_size=8,
     ).digest()
     return int.from_bytes(digest, "big")

@@ -159,7 +159,7 @@ def plan_response(
     prompt_texts = [body.instructions or "", *(text for _, text in context)]
     fmt = output_format(body.text.format if body.text else None, prompt_texts, param="text.format")
 
-    seed = generation.request_seed(_content_fields(raw_body), state.settings.seed, body.seed)
+    seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
     language = generation.language_of([t for kind, t in context if kind == "user"] or prompt_texts)
     reply = plan_reply(
         state,
@@ -259,11 +259,6 @@ def remember(state: ServerState, plan: ResponsePlan) -> None:
     """Keep the response for ``GET``, ``DELETE`` and ``previous_response_id``, unless ``store`` is false."""
     if plan.store:
         state.responses.put(stored(plan))
-
-
-def _content_fields(raw_body: dict[str, Any]) -> dict[str, Any]:
-    """The request minus how it is delivered, so streaming or storing it doesn't change the content."""
-    return {k: v for k, v in raw_body.items() if k not in ("stream", "stream_options", "store", "background")}
 
 
 def _output_items(reasoning_part: ReasoningPart | None, answer: AnswerPart | None) -> Sequence[ConversationItem]:

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -82,6 +83,24 @@ def create_app(
     expose_connection_closer(app)
     _document_bodies(app)
     return app
+
+
+class UvicornServer(uvicorn.Server):
+    """uvicorn's server, which first ends the replies being held when it stops.
+
+    uvicorn stops by waiting for every open request to finish; a non-streaming reply
+    held for a long schedule would keep the process alive that long. Ending them first
+    (they answer 503 ``server_shutting_down``) lets ``Ctrl-C``, ``SIGTERM`` and
+    ``MockServer.stop()`` return promptly.
+    """
+
+    def __init__(self, config: uvicorn.Config, state: ServerState) -> None:
+        super().__init__(config)
+        self.mock_state = state
+
+    async def shutdown(self, sockets: list[Any] | None = None) -> None:
+        self.mock_state.replies.end_all("shutdown")
+        await super().shutdown(sockets)
 
 
 def _document_bodies(app: FastAPI) -> None:

@@ -13,6 +13,17 @@ from mockserver.version import __version__
 
 LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
 
+# (flag, type, metavar, help) of each bound; each sets the Settings field of the same name.
+LIMIT_FLAGS: list[tuple[str, type, str, str]] = [
+    ("--journal-bytes", int, "BYTES", "request bodies kept in the journal, in bytes, oldest dropped first"),
+    ("--max-body-bytes", int, "BYTES", "largest request body accepted; a larger one gets a 413"),
+    ("--max-json-depth", int, "N", "deepest nesting of a JSON body accepted; a deeper one gets a 400"),
+    ("--max-time-scale", float, "X", "largest time_scale accepted at start or by PATCH /_mock/config"),
+    ("--max-reply-seconds", float, "S", "wall-clock limit on any one reply; past it a held reply gets a 504"),
+    ("--stored-responses", int, "N", "stored responses kept (store: true), oldest evicted first"),
+    ("--stored-response-ttl", float, "S", "seconds a stored response is kept before it is evicted"),
+]
+
 
 def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -73,6 +84,35 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
         metavar="N",
         help="requests kept in the journal at GET /_mock/requests, oldest dropped first [env MOCKSERVER_JOURNAL_SIZE]",
     )
+    limits = serve.add_argument_group("limits", "bounds on what one client can make the server hold (docs/limits.md)")
+    for flag, kind, metavar, text in LIMIT_FLAGS:
+        name = flag.removeprefix("--").replace("-", "_")
+        limits.add_argument(
+            flag,
+            type=kind,
+            default=getattr(defaults, name),
+            metavar=metavar,
+            help=f"{text} [env MOCKSERVER_{name.upper()}]",
+        )
+    control = serve.add_argument_group("control plane", "who may use /_mock/ (SECURITY.md)")
+    control.add_argument(
+        "--admin-token",
+        default=defaults.admin_token,
+        metavar="TOKEN",
+        help=(
+            "token /_mock/ requires (Authorization: Bearer TOKEN or x-mock-admin-token); required when --host "
+            "is not a loopback address [env MOCKSERVER_ADMIN_TOKEN]"
+        ),
+    )
+    control.add_argument(
+        "--insecure-control-plane",
+        action="store_true",
+        default=defaults.insecure_control_plane,
+        help=(
+            "serve /_mock/ without a token on a non-loopback address: anyone who reaches the port can "
+            "reconfigure the server [env MOCKSERVER_INSECURE_CONTROL_PLANE]"
+        ),
+    )
     return parser
 
 
@@ -88,16 +128,25 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed,
             log_level=args.log_level,
             journal_size=args.journal_size,
+            admin_token=args.admin_token,
+            insecure_control_plane=args.insecure_control_plane,
+            **{
+                flag.removeprefix("--").replace("-", "_"): getattr(args, flag.removeprefix("--").replace("-", "_"))
+                for flag, *_ in LIMIT_FLAGS
+            },
         )
         fixture = load_fixture(settings.config)
     except ConfigError as exc:
         print(f"mockserver: {exc}", file=sys.stderr)
         return 2
 
-    from mockserver.app import create_app
+    from mockserver.app import UvicornServer, create_app
 
     app = create_app(settings, fixture=fixture)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level, loop="auto", http="auto")
+    config = uvicorn.Config(
+        app, host=settings.host, port=settings.port, log_level=settings.log_level, loop="auto", http="auto"
+    )
+    UvicornServer(config, app.state.mock).run()
     return 0
 
 

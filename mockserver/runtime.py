@@ -23,6 +23,7 @@ from mockserver.harness.faults.injection import FaultState
 from mockserver.harness.journal import Journal
 from mockserver.harness.scripts import ScriptState
 from mockserver.service.exchange import ExchangeHooks
+from mockserver.service.inflight import InFlight
 from mockserver.service.response_store import ResponseStore
 from mockserver.state.store import MemoryStore, Store
 
@@ -73,13 +74,16 @@ class ServerState:
         self.journal = Journal(self.settings.journal_size, wall_clock=self.wall_clock)
         self.fault_state = FaultState(self.settings.seed)
         self.script_state = ScriptState()
+        self.replies = InFlight()
 
     def reset(self) -> None:
         """Back to how the server started: the original fixture and settings, a fresh id sequence,
         no stored responses, empty rate windows, ledger and journal, fresh fault counters and
         script sequences.
-        Ultrafast slots of replies still in flight stay held until those replies end, so the
-        capacity cap stays exact across a reset."""
+        Replies still being held are ended (they answer 503 ``server_reset``) and give back their
+        Ultrafast slots; a slot is only ever released by the reply that holds it, so the capacity
+        cap stays exact across a reset."""
+        self.replies.end_all("reset")
         self.restore((self._initial_settings, self._initial_fixture))
         self.ids = IdFactory(self.settings.seed)
         self.responses.reset()

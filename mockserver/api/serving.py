@@ -8,11 +8,15 @@ whole life: until the non-streaming body is ready, or until the stream's generat
 ends, fails or is cancelled because the client went away. The slot is released in a
 ``finally`` here, and once more, harmlessly, when the exchange closes (for replies
 that never got this far).
+
+A non-streaming reply is held by :func:`hold_reply`, which also watches for the client
+leaving, a reset, the server stopping and the reply's wall-clock limit
+(:mod:`mockserver.service.inflight`): any of them ends the wait at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from typing import Any, TypeVar, cast
 
@@ -20,13 +24,14 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 from starlette.responses import Response
 
+from mockserver import errors
 from mockserver.api.middleware import exchange_of
 from mockserver.api.routing import server_state
 from mockserver.config.fixture import Account
 from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.streaming import EventStreamResponse
 from mockserver.harness.faults import injection
-from mockserver.service import access
+from mockserver.service import access, inflight
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
 
@@ -95,7 +100,14 @@ async def respond(
     fault = injection.choose(state, request, exchange)
     if fault is not None:
         reply = await injection.respond_with(
-            fault, request, state=state, schedule=schedule, stream=stream, events=events, body=body
+            fault,
+            request,
+            state=state,
+            schedule=schedule,
+            stream=stream,
+            events=events,
+            body=body,
+            hold=lambda waiting: hold_reply(request, waiting),
         )
         # A reply that only arrives late is still delivered whole, usage included, so it counts as
         # complete; one cut short by its fault does not. The middleware releases the slot either way.
@@ -109,12 +121,45 @@ async def respond(
     if stream:
         return EventStreamResponse(_held_until_done(events(pacer), exchange))
     try:
-        await pacer.wait_for_end()
+        cut_short = await hold_reply(request, pacer.wait_for_end())
+        if cut_short is not None:
+            return cut_short
         reply = JSONResponse(body())
         exchange.completed = True
         return reply
     finally:
         exchange.release_capacity()
+
+
+async def hold_reply(request: Request, waiting: Awaitable[None]) -> Response | None:
+    """Wait for ``waiting`` (a non-streaming reply's schedule); None once it has ended.
+
+    Returns the reply to send instead when the wait is cut short: nothing (journalled as 499)
+    if the client left; a 503 if the server was reset or is stopping; a 504 past the
+    wall-clock limit. Raised errors are rendered by the app's one error path.
+    """
+    state = server_state(request)
+    exchange = exchange_of(request.scope)
+    limit = state.settings.max_reply_seconds
+    remaining = max(0.0, limit - (state.clock.now() - exchange.started_at))
+    with state.replies.track() as ended:
+        outcome = await inflight.hold(
+            waiting, client_left=lambda: _client_left(request), ended=ended, limit_s=remaining
+        )
+    if outcome == "done":
+        return None
+    if outcome == "left":
+        exchange.disconnected = True
+        return Response(status_code=injection.CLIENT_CLOSED_STATUS)
+    if outcome == "time_limit":
+        raise errors.reply_time_limit(limit)
+    raise errors.server_reset() if outcome == "reset" else errors.server_shutting_down()
+
+
+async def _client_left(request: Request) -> None:
+    """Return once the client has closed the connection (the body was read already, so only that can come)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 async def _held_until_done(events: AsyncIterator[bytes], exchange: Exchange) -> AsyncIterator[bytes]:

@@ -21,6 +21,18 @@ DEFAULT_LOG_LEVEL = "info"
 DEFAULT_JOURNAL_SIZE = 1000
 ENV_PREFIX = "MOCKSERVER_"
 
+# Bounds on what one client can make the server hold or spend (see docs/limits.md).
+MAX_TIME_SCALE = 1000.0  # the largest time_scale accepted anywhere; with it a 1-second reply takes ~17 minutes
+DEFAULT_MAX_TIME_SCALE = 100.0
+DEFAULT_MAX_REPLY_SECONDS = 600.0  # the SDKs' own default timeout: nobody waits longer for one reply
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+DEFAULT_MAX_JSON_DEPTH = 64
+# orjson serializes at most 254 levels and Python recurses about 1,000 deep: stay well inside both.
+MAX_JSON_DEPTH = 128
+DEFAULT_JOURNAL_BYTES = 64 * 1024 * 1024
+DEFAULT_STORED_RESPONSES = 10_000
+DEFAULT_STORED_RESPONSE_TTL_S = 3600.0
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -33,6 +45,25 @@ class Settings:
     seed: int = DEFAULT_SEED
     log_level: str = DEFAULT_LOG_LEVEL
     journal_size: int = field(default=DEFAULT_JOURNAL_SIZE, metadata={"help": "requests kept in the journal"})
+    journal_bytes: int = field(
+        default=DEFAULT_JOURNAL_BYTES, metadata={"help": "request and reply bytes kept in the journal"}
+    )
+    max_body_bytes: int = field(default=DEFAULT_MAX_BODY_BYTES, metadata={"help": "largest request body accepted"})
+    max_json_depth: int = field(default=DEFAULT_MAX_JSON_DEPTH, metadata={"help": "deepest JSON nesting accepted"})
+    max_time_scale: float = field(default=DEFAULT_MAX_TIME_SCALE, metadata={"help": "largest time_scale accepted"})
+    max_reply_seconds: float = field(
+        default=DEFAULT_MAX_REPLY_SECONDS, metadata={"help": "wall-clock limit on any one reply"}
+    )
+    stored_responses: int = field(
+        default=DEFAULT_STORED_RESPONSES, metadata={"help": "stored responses kept, oldest evicted first"}
+    )
+    stored_response_ttl: float = field(
+        default=DEFAULT_STORED_RESPONSE_TTL_S, metadata={"help": "seconds a stored response is kept"}
+    )
+    admin_token: str | None = field(default=None, metadata={"help": "token the control plane requires"})
+    insecure_control_plane: bool = field(
+        default=False, metadata={"help": "serve /_mock/ without a token on a non-loopback address"}
+    )
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -56,10 +87,32 @@ class Settings:
             raise ConfigError(f"port must be between 0 and 65535, got {self.port}")
         if self.journal_size < 1:
             raise ConfigError(f"journal_size must be 1 or more, got {self.journal_size}")
+        if not 0 < self.max_time_scale <= MAX_TIME_SCALE:
+            raise ConfigError(
+                f"max_time_scale must be above 0 and at most {MAX_TIME_SCALE:g}, got {self.max_time_scale}"
+            )
+        if self.time_scale > self.max_time_scale:
+            raise ConfigError(
+                f"time_scale must be at most max_time_scale ({self.max_time_scale:g}), got {self.time_scale}"
+            )
+        if not 1 <= self.max_json_depth <= MAX_JSON_DEPTH:
+            raise ConfigError(f"max_json_depth must be between 1 and {MAX_JSON_DEPTH}, got {self.max_json_depth}")
+        for name in ("journal_bytes", "max_body_bytes", "stored_responses"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be 1 or more, got {getattr(self, name)}")
+        for name in ("max_reply_seconds", "stored_response_ttl"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name} must be above 0, got {getattr(self, name)}")
 
 
 def _coerce(name: str, raw: str, annotation: Any) -> Any:
     kind = str(annotation)
+    if "bool" in kind:
+        if raw.strip().lower() in ("1", "true", "yes", "on"):
+            return True
+        if raw.strip().lower() in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"{ENV_PREFIX}{name.upper()}={raw!r} is not true or false")
     try:
         if "int" in kind:
             return int(raw)

@@ -93,6 +93,11 @@ class ServiceUnavailableError(MockAPIError):
     default_message = "The engine is currently overloaded, please try again later"
 
 
+class GatewayTimeoutError(MockAPIError):
+    status_code = 504
+    type = "server_error"
+
+
 # -- Constructors with the live API's fixed wording -------------------------------------------
 
 
@@ -324,6 +329,26 @@ def cannot_cancel_synchronous() -> InvalidRequestError:
 def background_without_store() -> InvalidRequestError:
     """``background: true`` with ``store: false``: nothing could be polled or cancelled."""
     return InvalidRequestError("Background responses require 'store' to be true.", param="store", code="invalid_value")
+
+
+def server_reset() -> ServiceUnavailableError:
+    return ServiceUnavailableError(
+        "The mock server was reset (POST /_mock/reset) while this request was in flight.", code="server_reset"
+    )
+
+
+def server_shutting_down() -> ServiceUnavailableError:
+    return ServiceUnavailableError(
+        "The mock server is shutting down; this request was not completed.", code="server_shutting_down"
+    )
+
+
+def reply_time_limit(limit_s: float) -> GatewayTimeoutError:
+    return GatewayTimeoutError(
+        f"This reply would take longer than the server's limit of {limit_s:g} s per reply "
+        "(max_reply_seconds, MOCKSERVER_MAX_REPLY_SECONDS). Lower time_scale or raise the limit.",
+        code="reply_time_limit",
+    )
 
 
 def invalid_json() -> InvalidRequestError:

@@ -24,7 +24,22 @@ from mockserver.config.settings import Settings
 from mockserver.harness.masking import Masker
 
 RUNTIME_FIELDS = ("time_scale", "seed")
-FIXED_SETTINGS = ("host", "port", "config", "log_level", "journal_size")
+FIXED_SETTINGS = (
+    "host",
+    "port",
+    "config",
+    "log_level",
+    "journal_size",
+    "journal_bytes",
+    "max_body_bytes",
+    "max_json_depth",
+    "max_time_scale",
+    "max_reply_seconds",
+    "stored_responses",
+    "stored_response_ttl",
+    "admin_token",
+    "insecure_control_plane",
+)
 
 
 def document(settings: Settings, fixture: Fixture) -> dict[str, Any]:
@@ -88,9 +103,11 @@ def apply_patch(
 def _runtime_settings(settings: Settings, runtime: dict[str, Any], initial: Settings) -> Settings:
     time_scale = initial.time_scale if runtime["time_scale"] is None else runtime["time_scale"]
     seed = initial.seed if runtime["seed"] is None else runtime["seed"]
-    if isinstance(time_scale, bool) or not isinstance(time_scale, int | float) or time_scale < 0:
+    ceiling = settings.max_time_scale
+    if isinstance(time_scale, bool) or not isinstance(time_scale, int | float) or not 0 <= time_scale <= ceiling:
         raise errors.InvalidRequestError(
-            f"Invalid value for 'time_scale': {time_scale!r}. Expected a number of 0 or more.",
+            f"Invalid value for 'time_scale': {time_scale!r}. Expected a number from 0 to {ceiling:g} "
+            "(max_time_scale, MOCKSERVER_MAX_TIME_SCALE).",
             param="time_scale",
             code="invalid_value",
         )

@@ -147,7 +147,9 @@ class MockServer:
             http="auto",
             lifespan="off",
         )
-        self._server = uvicorn.Server(config)
+        from mockserver.app import UvicornServer
+
+        self._server = UvicornServer(config, self.state)
         self._thread = threading.Thread(target=self._server.run, name="mockserver", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + STARTUP_TIMEOUT_S

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import random
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -176,9 +176,13 @@ async def respond_with(
     stream: bool,
     events: Callable[[Pacer], AsyncIterator[bytes]],
     body: Callable[[], dict[str, Any]],
+    hold: Callable[[Awaitable[None]], Awaitable[Response | None]],
 ) -> Response:
     """Serve one request with its fault. Stream-only faults leave a non-streaming reply alone,
-    except ``drop_after`` (the connection closes with no reply) and stalls (the reply waits)."""
+    except ``drop_after`` (the connection closes with no reply) and stalls (the reply waits).
+
+    A non-streaming reply waits through ``hold``, which returns the reply to send instead when
+    the wait is cut short (the client left, a reset, the time limit)."""
     spec = chosen.spec
     exchange: Exchange = request.scope["state"]["exchange"]
     exchange.extra["fault"] = spec.describe()
@@ -188,7 +192,10 @@ async def respond_with(
     shift = 0.0
     if spec.ttft_ms:
         before = clock.now()
-        if not await pause(spec.ttft_ms / 1000):
+        if not stream:
+            if (cut := await hold(anyio.sleep(spec.ttft_ms / 1000))) is not None:
+                return cut
+        elif not await pause(spec.ttft_ms / 1000):
             return _client_gone(exchange)
         shift = clock.now() - before
     if spec.status is not None:
@@ -212,10 +219,18 @@ async def respond_with(
     if spec.drop_after is not None:
         await abort()
         return _client_gone(exchange)
-    if spec.stalls and not await pause(None if spec.stall else (spec.stall_ms or 0) / 1000):
-        return _client_gone(exchange)
-    await pacer.wait_for_end()
+    if spec.stalls:
+        stalled = _forever() if spec.stall else anyio.sleep((spec.stall_ms or 0) / 1000)
+        if (cut := await hold(stalled)) is not None:
+            return cut
+    if (cut := await hold(pacer.wait_for_end())) is not None:
+        return cut
     return JSONResponse(body())
+
+
+async def _forever() -> None:
+    """A stall with no end: only the client leaving (or a reset, or the time limit) ends it."""
+    await anyio.Event().wait()
 
 
 def _error_context(exchange: Exchange, request: Request) -> ErrorContext:

@@ -18,7 +18,7 @@ prompts = st.text(alphabet=st.sampled_from("abcdefghij klmnop,.?写一篇故事�
     str.strip
 )
 seeds = st.one_of(st.none(), st.integers(min_value=0, max_value=2**31))
-limits = st.one_of(st.none(), st.integers(min_value=1, max_value=300))
+limits = st.one_of(st.none(), st.integers(min_value=16, max_value=300))  # the Responses API's floor is 16
 tiers = st.sampled_from([None, "default", "priority", "flex"])
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mockserver.engine import generation, structured, tokens
+from mockserver.engine import generation, lengths, structured, tokens
 from mockserver.engine.generation import Text
 from mockserver.engine.structured import FunctionSpec
 from mockserver.harness import scripts
@@ -37,7 +37,7 @@ def plan_reply(
     admission: Admission,
     *,
     seed: int,
-    language: str,
+    cues: generation.Cues,
     tools: Sequence[FunctionSpec],
     tool_choice: str | Mapping[str, Any] | None,
     answered: bool,
@@ -68,9 +68,8 @@ def plan_reply(
         return Reply(_json_text(structured.json_object(rng)))
     length = admission.overrides.output_tokens
     if length is None:
-        bounds = state.fixture.output_tokens
-        length = generation.natural_length(seed, bounds.min, bounds.max)
-    return Reply(state.generator.generate(seed, length, language))
+        length = lengths.natural_length(seed, *state.fixture.output_tokens.range_for(cues.kind))
+    return Reply(state.generator.generate(seed, length, cues.language))
 
 
 def _scripted(state: ServerState, admission: Admission, script: Scripted, tools: Sequence[FunctionSpec]) -> Reply:

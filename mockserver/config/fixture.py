@@ -55,17 +55,60 @@ class TimingProfile(_Strict):
     tokens_per_chunk: int = Field(default=1, ge=1, description="Tokens per streamed chunk when on schedule.")
 
 
+class LengthRange(_Strict):
+    """A range of answer lengths, in output tokens; each answer draws one length from it, by its seed."""
+
+    min: int = Field(ge=1)
+    max: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LengthRange:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) must not exceed max ({self.max})")
+        return self
+
+
+DEFAULT_LONG_ANSWER = LengthRange(min=1500, max=3000)
+DEFAULT_SHORT_ANSWER = LengthRange(min=1, max=16)
+
+
 class OutputLength(_Strict):
-    """Length of generated answers when the request sets no limit."""
+    """Length of generated answers, per kind of request, before any ``max_tokens`` cut.
+
+    ``min``/``max`` are for ordinary requests. A request that asks for something long
+    (a story, an essay, a report, "in detail", "1000 words") draws from ``long``; one that
+    asks for something short ("one word", "yes or no", "briefly") from ``short``.
+    """
 
     min: int = Field(default=40, ge=1)
     max: int = Field(default=160, ge=1)
+    long: LengthRange = Field(
+        default=DEFAULT_LONG_ANSWER,
+        description="Answers to requests for something long: stories, essays, articles, reports, 'in detail'.",
+    )
+    short: LengthRange = Field(
+        default=DEFAULT_SHORT_ANSWER,
+        description="Answers to requests for something short: 'one word', 'yes or no', 'briefly'.",
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> OutputLength:
         if self.min > self.max:
             raise ValueError(f"min ({self.min}) must not exceed max ({self.max})")
         return self
+
+    def range_for(self, kind: str) -> tuple[int, int]:
+        """The (min, max) range of one kind of request: ``long``, ``short`` or anything else."""
+        if kind == "long":
+            return self.long.min, self.long.max
+        if kind == "short":
+            return self.short.min, self.short.max
+        return self.min, self.max
+
+    @property
+    def longest(self) -> int:
+        """The longest answer the server writes for any request."""
+        return max(self.max, self.long.max, self.short.max)
 
 
 class ModelSpec(_Strict):

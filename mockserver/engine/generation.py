@@ -18,6 +18,7 @@ import orjson
 from faker import Faker
 
 from mockserver.engine import tokens
+from mockserver.engine.lengths import AnswerKind, answer_kind
 
 LOCALES = {"en": "en_US", "zh": "zh_CN"}
 
@@ -129,9 +130,22 @@ def language_of(texts: Sequence[str]) -> str:
     return "en"
 
 
-def natural_length(seed: int, minimum: int, maximum: int) -> int:
-    """How long an answer runs when nothing limits it: fixed by the seed."""
-    return random.Random(seed ^ 0x5EED).randint(minimum, maximum)
+@dataclass(frozen=True)
+class Cues:
+    """What the prompt says about the answer, for any API: its language, the kind of length
+    asked for (:mod:`.lengths`), and every text of the conversation (where a JSON Schema for a
+    ``json_object`` answer may be described)."""
+
+    language: str
+    kind: AnswerKind
+    texts: tuple[str, ...] = ()
+
+
+def cues_of(user_texts: Sequence[str], all_texts: Sequence[str]) -> Cues:
+    """The cues of a conversation: the latest user text decides language and kind (the other
+    texts when there is no user text)."""
+    latest = list(user_texts) or list(all_texts)
+    return Cues(language_of(latest), answer_kind(latest), tuple(all_texts))
 
 
 def apply_stop(text: Text, stop: Sequence[str]) -> tuple[Text, bool]:

@@ -9,7 +9,7 @@ Two caps keep a single request from tying the server up:
   The live API has no such cap (``n`` is bounded by the context window there); it is the
   mock's own guard, worded to name ``n``. Each choice counts for the most it can really
   produce: its reasoning plus the longest answer the server writes
-  (``output_tokens.max``, or the ``x-mock-output-tokens`` override), at most the limit.
+  (the longest ``output_tokens`` range, or the ``x-mock-output-tokens`` override), at most the limit.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def check_choices(
 ) -> None:
     """Refuse ``choices`` answers whose output together passes :data:`MAX_REQUEST_OUTPUT_TOKENS`."""
     answer = admission.overrides.output_tokens
-    per_choice = reasoning + (answer if answer is not None else fixture.output_tokens.max)
+    per_choice = reasoning + (answer if answer is not None else fixture.output_tokens.longest)
     if limit is not None:
         per_choice = min(per_choice, limit)
     if choices * per_choice > MAX_REQUEST_OUTPUT_TOKENS:

@@ -128,7 +128,7 @@ def plan_chat_completion(
     structured.check_tool_choice(tools, body.tool_choice)
     fmt = response_format(body.response_format, texts)
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
-    language = generation.language_of([m.text() for m in body.messages if m.role == "user"] or texts)
+    cues = generation.cues_of([m.text() for m in body.messages if m.role == "user"], texts)
     script = scripts.choose(state.fixture.scripts, state.script_state, admission, items, tools, body.tool_choice)
     choices = []
     for index in range(body.n or 1):
@@ -136,7 +136,7 @@ def plan_chat_completion(
             state,
             admission,
             seed=seed + index,
-            language=language,
+            cues=cues,
             tools=tools,
             tool_choice=body.tool_choice,
             answered=conversation.answered(items),

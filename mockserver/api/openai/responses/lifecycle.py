@@ -160,12 +160,12 @@ def plan_response(
     fmt = output_format(body.text.format if body.text else None, prompt_texts, param="text.format")
 
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
-    language = generation.language_of([t for kind, t in context if kind == "user"] or prompt_texts)
+    cues = generation.cues_of([t for kind, t in context if kind == "user"], prompt_texts)
     reply = plan_reply(
         state,
         admission,
         seed=seed,
-        language=language,
+        cues=cues,
         tools=tools,
         tool_choice=body.tool_choice,
         answered=answered(context),
@@ -178,7 +178,7 @@ def plan_response(
     summary_style = body.reasoning.summary_style if body.reasoning else None
     planned_reasoning = reasoning.reasoning_tokens_for(fixture, admission, effort_param)
     summary_full = state.generator.generate(
-        seed ^ 0x5A, reasoning.summary_tokens(summary_style, planned_reasoning), language
+        seed ^ 0x5A, reasoning.summary_tokens(summary_style, planned_reasoning), cues.language
     )
     cut = reasoning.cut_output(planned_reasoning, len(reply.text), body.max_output_tokens)
     reasoning_made = cut.reasoning

@@ -46,7 +46,7 @@ def create_app(
     """Build the server. ``fixture`` defaults to ``settings.config`` or the built-in fixture."""
     settings = settings or Settings()
     if fixture is None:
-        fixture = load_fixture(settings.config)
+        fixture = load_fixture(settings.config, settings.presets)
     state = ServerState(settings=settings, fixture=fixture, clock=clock or MonotonicClock(), wall_clock=wall_clock)
 
     app = FastAPI(title="mockserver", version=__version__, description=DESCRIPTION)

@@ -7,6 +7,7 @@ import sys
 
 import uvicorn
 
+from mockserver.config import presets
 from mockserver.config.fixture import ConfigError, load_fixture
 from mockserver.config.settings import Settings
 from mockserver.version import __version__
@@ -113,13 +114,44 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
             "reconfigure the server [env MOCKSERVER_INSECURE_CONTROL_PLANE]"
         ),
     )
+    serve.add_argument(
+        "--preset",
+        action="append",
+        dest="presets",
+        metavar="NAME",
+        help=(
+            "merge a timing preset's models into the fixture; repeat to combine "
+            "(`mockserver presets` lists them) [env MOCKSERVER_PRESETS, comma-separated]"
+        ),
+    )
+    commands.add_parser(
+        "presets",
+        help="list the timing presets with their rates and sources",
+        description="List the timing presets: each model and tier, its rate, TTFT and the source of the figures.",
+    )
     return parser
+
+
+def list_presets() -> str:
+    """The text of ``mockserver presets``: one block per preset, one line per model and tier."""
+    lines = []
+    for name in presets.names():
+        lines.append(f"{name}: {presets.title(name)}")
+        for row in presets.rows(name):
+            lines.append(f"  {row.model} [{row.api} API, {row.how}]: {row.rate}, TTFT {row.ttft_ms} ms")
+            lines.append(f"      source: {row.source}")
+        lines.append("")
+    lines.append("Use one with `mockserver serve --preset NAME` (repeatable) or `presets: [NAME, ...]` in a fixture.")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         defaults = Settings.from_env()
         args = build_parser(defaults).parse_args(argv)
+        if args.command == "presets":
+            print(list_presets())
+            return 0
         settings = defaults.with_overrides(
             host=args.host,
             port=args.port,
@@ -134,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
                 flag.removeprefix("--").replace("-", "_"): getattr(args, flag.removeprefix("--").replace("-", "_"))
                 for flag, *_ in LIMIT_FLAGS
             },
+            presets=tuple(args.presets) if args.presets else None,
         )
-        fixture = load_fixture(settings.config)
+        fixture = load_fixture(settings.config, settings.presets)
     except ConfigError as exc:
         print(f"mockserver: {exc}", file=sys.stderr)
         return 2

@@ -27,7 +27,7 @@ from starlette.responses import Response
 from mockserver import errors
 from mockserver.api.middleware import exchange_of
 from mockserver.api.routing import server_state
-from mockserver.config.fixture import Account
+from mockserver.config.fixture import Account, ModelAPI
 from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.streaming import EventStreamResponse
 from mockserver.harness.faults import injection
@@ -47,6 +47,7 @@ def admit(
     raw_body: Any,
     stream: bool,
     plan: Callable[[Admission], Plan],
+    api: ModelAPI = "openai",
 ) -> tuple[Admission, Plan]:
     """Admit an inference request and plan its reply, in the order that keeps refusals free.
 
@@ -58,7 +59,7 @@ def admit(
     state = server_state(request)
     exchange = exchange_of(request.scope)
     resolved = access.resolve(
-        state.fixture, account, request.headers, model, service_tier, received_at=exchange.started_at
+        state.fixture, account, request.headers, model, service_tier, received_at=exchange.started_at, api=api
     )
     record_admission(request, resolved, raw_body, stream)
     planned = plan(resolved)

@@ -10,6 +10,8 @@ the file, the field and the problem. The process options (host, port, seed, ...)
 from __future__ import annotations
 
 import os
+import random
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mockserver.config.faults import Faults
+from mockserver.config.presets import PresetError, merge_presets
 from mockserver.config.scripts import ScriptRule
 
 Tier = Literal["default", "priority", "flex", "ultrafast"]
@@ -53,6 +56,39 @@ class TimingProfile(_Strict):
         description="Per-token timing noise, as a fraction of one token interval. The average rate is unaffected.",
     )
     tokens_per_chunk: int = Field(default=1, ge=1, description="Tokens per streamed chunk when on schedule.")
+    tokens_per_second_min: float | None = Field(
+        default=None,
+        gt=0,
+        description=(
+            "With tokens_per_second_max: each request draws its own rate from a triangular spread between "
+            "the two, peaking at tokens_per_second (seeded per request), as shared GPU serving varies."
+        ),
+    )
+    tokens_per_second_max: float | None = Field(default=None, gt=0, description="See tokens_per_second_min.")
+    chinese_characters_per_second: float | None = Field(
+        default=None,
+        gt=0,
+        description="The rate for replies in Chinese (one token per character); null: tokens_per_second.",
+    )
+    source: str | None = Field(default=None, description="Where the figures come from; 'assumption' where unpublished.")
+
+    @model_validator(mode="after")
+    def _spread_ordered(self) -> TimingProfile:
+        low, high = self.tokens_per_second_min, self.tokens_per_second_max
+        if (low is None) != (high is None):
+            raise ValueError("tokens_per_second_min and tokens_per_second_max go together")
+        if low is not None and high is not None and not low <= self.tokens_per_second <= high:
+            raise ValueError("tokens_per_second must lie between tokens_per_second_min and tokens_per_second_max")
+        return self
+
+    def rate(self, rng: random.Random, language: str = "en") -> float:
+        """The output rate of one request: the Chinese rate for Chinese text, else a draw from the
+        spread when one is set, else ``tokens_per_second``."""
+        if language == "zh" and self.chinese_characters_per_second is not None:
+            return self.chinese_characters_per_second
+        if self.tokens_per_second_min is not None and self.tokens_per_second_max is not None:
+            return rng.triangular(self.tokens_per_second_min, self.tokens_per_second_max, self.tokens_per_second)
+        return self.tokens_per_second
 
 
 class LengthRange(_Strict):
@@ -111,10 +147,18 @@ class OutputLength(_Strict):
         return max(self.max, self.long.max, self.short.max)
 
 
+ModelAPI = Literal["openai", "anthropic"]
+
+
 class ModelSpec(_Strict):
     """One model id that the server knows."""
 
     id: str
+    api: ModelAPI = Field(
+        default="openai",
+        description="The API that serves this id: 'openai' (Chat Completions, Responses) or 'anthropic' (Messages).",
+    )
+    display_name: str | None = Field(default=None, description="The Anthropic model list's display_name.")
     created: int = 1786000000
     owned_by: str = "system"
     tiers: list[Tier] = Field(default_factory=_standard_tiers)
@@ -230,6 +274,9 @@ class Price(_Strict):
 
     input_per_million: float = Field(ge=0)
     output_per_million: float = Field(ge=0)
+    tier_multipliers: dict[Tier, float] = Field(
+        default_factory=dict, description="This model's own price factor per tier, over pricing.tier_multipliers."
+    )
 
 
 DEFAULT_TIER_MULTIPLIERS: dict[Tier, float] = {"default": 1.0, "priority": 2.0, "flex": 0.5, "ultrafast": 5.0}
@@ -249,8 +296,13 @@ class Pricing(_Strict):
     def price(self, model_id: str) -> Price:
         return self.models.get(model_id, self.default)
 
-    def multiplier(self, tier: str) -> float:
-        return next((factor for name, factor in self.tier_multipliers.items() if name == tier), 1.0)
+    def multiplier(self, tier: str, model_id: str | None = None) -> float:
+        own = self.models[model_id].tier_multipliers if model_id in self.models else {}
+        for factors in (own, self.tier_multipliers):
+            factor = next((f for name, f in factors.items() if name == tier), None)
+            if factor is not None:
+                return factor
+        return 1.0
 
 
 class Policies(_Strict):
@@ -307,6 +359,10 @@ class Fixture(_Strict):
         default_factory=list,
         description="Scripted replies: the first rule that matches a request answers it; otherwise text is generated.",
     )
+    presets: list[str] = Field(
+        default_factory=list,
+        description="Timing presets merged into this fixture when it is loaded (see `mockserver presets`).",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Fixture:
@@ -349,8 +405,11 @@ def default_fixture_path() -> Path:
     return Path(__file__).resolve().parents[2] / "fixtures" / "default.yaml"
 
 
-def load_fixture(path: str | os.PathLike[str] | None = None) -> Fixture:
-    """Read and validate a fixture file. ``None`` loads the built-in default."""
+def load_fixture(path: str | os.PathLike[str] | None = None, presets: Sequence[str] = ()) -> Fixture:
+    """Read and validate a fixture file. ``None`` loads the built-in default.
+
+    ``presets`` are merged in after the file's own ``presets:`` (see :mod:`mockserver.config.presets`).
+    """
     source = Path(path) if path is not None else default_fixture_path()
     try:
         text = source.read_text(encoding="utf-8")
@@ -360,12 +419,20 @@ def load_fixture(path: str | os.PathLike[str] | None = None) -> Fixture:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"config file {source}: is not valid YAML: {exc}") from None
-    return parse_fixture(data, source=str(source))
+    return parse_fixture(data, source=str(source), presets=presets)
 
 
-def parse_fixture(data: Any, *, source: str = "<fixture>") -> Fixture:
+def parse_fixture(data: Any, *, source: str = "<fixture>", presets: Sequence[str] = ()) -> Fixture:
     if not isinstance(data, dict):
         raise ConfigError(f"config file {source}: the top level must be a mapping of fields")
+    names = data.get("presets") or []
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ConfigError(f"config file {source}: presets: must be a list of preset names")
+    if names or presets:
+        try:
+            data = merge_presets(data, [*names, *(p for p in presets if p not in names)])
+        except PresetError as exc:
+            raise ConfigError(f"config file {source}: {exc}") from None
     try:
         return Fixture.model_validate(data)
     except ValidationError as exc:

@@ -64,6 +64,9 @@ class Settings:
     insecure_control_plane: bool = field(
         default=False, metadata={"help": "serve /_mock/ without a token on a non-loopback address"}
     )
+    presets: tuple[str, ...] = field(
+        default=(), metadata={"help": "timing presets merged into the fixture; the variable is comma-separated"}
+    )
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -81,6 +84,7 @@ class Settings:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "presets", tuple(self.presets))  # a list from MockServer(presets=[...])
         if self.time_scale < 0:
             raise ConfigError(f"time_scale must be 0 or more, got {self.time_scale}")
         if not 0 <= self.port <= 65535:
@@ -113,6 +117,8 @@ def _coerce(name: str, raw: str, annotation: Any) -> Any:
         if raw.strip().lower() in ("0", "false", "no", "off"):
             return False
         raise ConfigError(f"{ENV_PREFIX}{name.upper()}={raw!r} is not true or false")
+    if "tuple" in kind:
+        return tuple(part.strip() for part in raw.split(",") if part.strip())
     try:
         if "int" in kind:
             return int(raw)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from mockserver import errors
-from mockserver.config.fixture import Account, Fixture, ModelSpec, Tier, TimingProfile
+from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelSpec, Tier, TimingProfile
 from mockserver.engine.pacing import Clock
 from mockserver.service import accounts, capacity, context, ratelimits
 from mockserver.service.accounts import bearer_key
@@ -51,21 +51,23 @@ def can_see(account: Account, model: ModelSpec) -> bool:
     return model.forced_tier is None or model.forced_tier in account.tiers
 
 
-def visible_models(fixture: Fixture, account: Account) -> list[ModelSpec]:
-    return [m for m in fixture.models if can_see(account, m)]
+def visible_models(fixture: Fixture, account: Account, api: ModelAPI = "openai") -> list[ModelSpec]:
+    """The models the key may see on one API (each model is served by one: OpenAI's or Anthropic's)."""
+    return [m for m in fixture.models if m.api == api and can_see(account, m)]
 
 
-def find_model(fixture: Fixture, account: Account, model_id: str) -> ModelSpec:
+def find_model(fixture: Fixture, account: Account, model_id: str, api: ModelAPI = "openai") -> ModelSpec:
     model = fixture.model(model_id)
-    if model is None or not can_see(account, model):
+    if model is None or model.api != api or not can_see(account, model):
         raise errors.model_not_found(model_id)
     return model
 
 
-def inference_model(fixture: Fixture, account: Account, model_id: str) -> ModelSpec:
-    """The model for an inference request: 404 if unknown or hidden, 403 if the project may not use it."""
+def inference_model(fixture: Fixture, account: Account, model_id: str, api: ModelAPI = "openai") -> ModelSpec:
+    """The model for an inference request: 404 if unknown, hidden or served by another API, 403 if the
+    project may not use it."""
     model = fixture.model(model_id)
-    if model is None or (model.forced_tier is not None and model.forced_tier not in account.tiers):
+    if model is None or model.api != api or (model.forced_tier is not None and model.forced_tier not in account.tiers):
         raise errors.model_not_found(model_id)
     if account.models is not None and model.id not in account.models:
         raise errors.project_model_access(account.project, model.id)
@@ -97,13 +99,14 @@ def resolve(
     service_tier: str | None,
     *,
     received_at: float | None = None,
+    api: ModelAPI = "openai",
 ) -> Admission:
     """Find the model and resolve the tier for an authenticated key, or raise the refusal.
 
     Has no side effects: nothing is counted or held until :func:`take_resources`.
     """
     overrides = Overrides.from_headers(headers)
-    model = inference_model(fixture, account, model_id)
+    model = inference_model(fixture, account, model_id, api)
     decision = resolve_tier(fixture, account, model, service_tier)
     profile = overrides.apply(fixture.profile(model, decision.tier))
     return Admission(account, model, decision, profile, overrides, received_at)

@@ -26,7 +26,7 @@ MILLION = 1_000_000
 def cost_usd(fixture: Fixture, model_id: str, tier: str, usage: Usage) -> float:
     price = fixture.pricing.price(model_id)
     base = usage.input_tokens * price.input_per_million + usage.output_tokens * price.output_per_million
-    return base * fixture.pricing.multiplier(tier) / MILLION
+    return base * fixture.pricing.multiplier(tier, model_id) / MILLION
 
 
 def recorder(store: Store, fixture: Callable[[], Fixture]) -> Callable[[Exchange], None]:

@@ -106,9 +106,15 @@ class Overrides:
         )
 
     def apply(self, profile: TimingProfile) -> TimingProfile:
-        changes: dict[str, float] = {}
+        changes: dict[str, float | None] = {}
         if self.tokens_per_second is not None:
-            changes["tokens_per_second"] = self.tokens_per_second
+            # The header's rate is the rate: no spread, no separate rate for Chinese.
+            changes.update(
+                tokens_per_second=self.tokens_per_second,
+                tokens_per_second_min=None,
+                tokens_per_second_max=None,
+                chinese_characters_per_second=None,
+            )
         if self.ttft_ms is not None:
             changes["ttft_ms"] = self.ttft_ms
         return profile.model_copy(update=changes) if changes else profile

@@ -211,7 +211,7 @@ def plan_response(
     schedule = Schedule.build(
         start=admission.start_time(state.clock),
         ttft=profile.ttft_ms / 1000,
-        tokens_per_second=profile.tokens_per_second,
+        tokens_per_second=profile.rate(random.Random(seed), cues.language),
         total_tokens=cut.produced,
         jitter=profile.jitter,
         time_scale=state.settings.time_scale,

@@ -126,7 +126,7 @@ def test_gpu_spread_is_seeded_bounded_and_centred() -> None:
 
 
 def test_chinese_text_on_ultrafast_runs_at_550_characters_per_second() -> None:
-    fixture = load_fixture()
+    fixture = load_fixture(presets=["openai"])
     model = fixture.model("gpt-5.6-sol")
     assert model is not None
     profile = fixture.profile(model, "ultrafast")

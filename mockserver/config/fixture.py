@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from mockserver.config.faults import Faults
 from mockserver.config.presets import PresetError, merge_presets
@@ -42,6 +50,11 @@ def _standard_tiers() -> list[Tier]:
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+_PROFILE_EXTRAS = frozenset(
+    {"tokens_per_second_min", "tokens_per_second_max", "chinese_characters_per_second", "source"}
+)
 
 
 class TimingProfile(_Strict):
@@ -71,6 +84,12 @@ class TimingProfile(_Strict):
         description="The rate for replies in Chinese (one token per character); null: tokens_per_second.",
     )
     source: str | None = Field(default=None, description="Where the figures come from; 'assumption' where unpublished.")
+
+    @model_serializer(mode="wrap")
+    def _without_unset_extras(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave the optional fields out while unset, so a profile reads as it was written."""
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if not (k in _PROFILE_EXTRAS and v is None)}
 
     @model_validator(mode="after")
     def _spread_ordered(self) -> TimingProfile:

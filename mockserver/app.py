@@ -86,12 +86,13 @@ def create_app(
 
 
 class UvicornServer(uvicorn.Server):
-    """uvicorn's server, which first ends the replies being held when it stops.
+    """uvicorn's server, which first ends the replies being held and the streams in flight when it stops.
 
     uvicorn stops by waiting for every open request to finish; a non-streaming reply
     held for a long schedule would keep the process alive that long. Ending them first
-    (they answer 503 ``server_shutting_down``) lets ``Ctrl-C``, ``SIGTERM`` and
-    ``MockServer.stop()`` return promptly.
+    (they answer 503 ``server_shutting_down``; a stream ends with that error event) lets
+    ``MockServer.stop()`` return promptly. ``mockserver serve`` runs
+    :class:`mockserver.process.GracefulServer`, which gives them a grace period first.
     """
 
     def __init__(self, config: uvicorn.Config, state: ServerState) -> None:
@@ -100,6 +101,7 @@ class UvicornServer(uvicorn.Server):
 
     async def shutdown(self, sockets: list[Any] | None = None) -> None:
         self.mock_state.replies.end_all("shutdown")
+        self.mock_state.streams.end_all()
         await super().shutdown(sockets)
 
 

@@ -85,6 +85,16 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
         metavar="N",
         help="requests kept in the journal at GET /_mock/requests, oldest dropped first [env MOCKSERVER_JOURNAL_SIZE]",
     )
+    serve.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=defaults.shutdown_grace,
+        metavar="SECONDS",
+        help=(
+            "on SIGTERM/SIGINT, how long replies in flight get to finish before each is ended with an "
+            "error; a second signal stops at once [env MOCKSERVER_SHUTDOWN_GRACE]"
+        ),
+    )
     limits = serve.add_argument_group("limits", "bounds on what one client can make the server hold (docs/limits.md)")
     for flag, kind, metavar, text in LIMIT_FLAGS:
         name = flag.removeprefix("--").replace("-", "_")
@@ -160,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed,
             log_level=args.log_level,
             journal_size=args.journal_size,
+            shutdown_grace=args.shutdown_grace,
             admin_token=args.admin_token,
             insecure_control_plane=args.insecure_control_plane,
             **{
@@ -173,13 +184,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mockserver: {exc}", file=sys.stderr)
         return 2
 
-    from mockserver.app import UvicornServer, create_app
+    from mockserver.app import create_app
+    from mockserver.process import GracefulServer
 
     app = create_app(settings, fixture=fixture)
     config = uvicorn.Config(
         app, host=settings.host, port=settings.port, log_level=settings.log_level, loop="auto", http="auto"
     )
-    UvicornServer(config, app.state.mock).run()
+    GracefulServer(config, app.state.mock).run()
     return 0
 
 

@@ -18,6 +18,7 @@ from mockserver.config.fixture import Fixture
 from mockserver.config.settings import Settings
 from mockserver.engine.generation import TextGenerator
 from mockserver.engine.pacing import Clock, MonotonicClock
+from mockserver.engine.stopping import ActiveStreams
 from mockserver.harness import control
 from mockserver.harness.faults.injection import FaultState
 from mockserver.harness.journal import Journal
@@ -74,7 +75,8 @@ class ServerState:
         self.journal = Journal(self.settings.journal_size, wall_clock=self.wall_clock)
         self.fault_state = FaultState(self.settings.seed)
         self.script_state = ScriptState()
-        self.replies = InFlight()
+        self.replies = InFlight()  # held non-streaming replies
+        self.streams = ActiveStreams()  # streams in flight, ended with a final event when the server stops
 
     def reset(self) -> None:
         """Back to how the server started: the original fixture and settings, a fresh id sequence,

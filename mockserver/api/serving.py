@@ -16,6 +16,7 @@ leaving, a reset, the server stopping and the reply's wall-clock limit
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from typing import Any, TypeVar, cast
@@ -28,9 +29,12 @@ from mockserver import errors
 from mockserver.api.middleware import exchange_of
 from mockserver.api.routing import server_state
 from mockserver.config.fixture import Account, ModelAPI
+from mockserver.engine import stopping
 from mockserver.engine.pacing import Pacer, Schedule
+from mockserver.engine.stopping import ActiveStreams
 from mockserver.engine.streaming import EventStreamResponse
 from mockserver.harness.faults import injection
+from mockserver.harness.faults.streams import is_responses
 from mockserver.service import access, inflight
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
@@ -114,13 +118,20 @@ async def respond(
         # complete; one cut short by its fault does not. The middleware releases the slot either way.
         if fault.spec.delivers_whole_reply and not exchange.disconnected:
             if isinstance(reply, EventStreamResponse):
-                reply.body_iterator = _held_until_done(cast(AsyncIterator[bytes], reply.body_iterator), exchange)
+                reply.body_iterator = _held_until_done(
+                    cast(AsyncIterator[bytes], reply.body_iterator),
+                    exchange,
+                    state.streams,
+                    responses=is_responses(request.url.path),
+                )
             else:
                 exchange.completed = True
         return reply
     pacer = Pacer(state.clock, schedule)
     if stream:
-        return EventStreamResponse(_held_until_done(events(pacer), exchange))
+        return EventStreamResponse(
+            _held_until_done(events(pacer), exchange, state.streams, responses=is_responses(request.url.path))
+        )
     try:
         cut_short = await hold_reply(request, pacer.wait_for_end())
         if cut_short is not None:
@@ -163,12 +174,31 @@ async def _client_left(request: Request) -> None:
         pass
 
 
-async def _held_until_done(events: AsyncIterator[bytes], exchange: Exchange) -> AsyncIterator[bytes]:
-    """Pass the stream through; mark it complete only if every event went out; always release the slot."""
+async def _held_until_done(
+    events: AsyncIterator[bytes], exchange: Exchange, streams: ActiveStreams, *, responses: bool
+) -> AsyncIterator[bytes]:
+    """Pass the stream through; mark it complete only if every event went out; always release the slot.
+
+    A server that stops ends the stream early with one error event (:mod:`mockserver.engine.stopping`).
+    """
+    sent = 0
     try:
         async with aclosing(events):  # type: ignore[type-var]
-            async for event in events:
-                yield event
-        exchange.completed = True
+            with streams.track() as stream:
+                while not stream.stop_requested:
+                    stream.waiting = True
+                    try:
+                        event = await anext(events)
+                    except StopAsyncIteration:
+                        exchange.completed = True
+                        return
+                    except asyncio.CancelledError:
+                        if not stopping.stopped_by_server(stream):
+                            raise
+                        break
+                    stream.waiting = False
+                    yield event
+                    sent += 1
+        yield stopping.shutdown_event(responses, sent)
     finally:
         exchange.release_capacity()

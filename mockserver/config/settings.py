@@ -19,6 +19,7 @@ DEFAULT_TIME_SCALE = 1.0
 DEFAULT_SEED = 0
 DEFAULT_LOG_LEVEL = "info"
 DEFAULT_JOURNAL_SIZE = 1000
+DEFAULT_SHUTDOWN_GRACE = 5.0  # seconds in-flight replies get to finish on SIGTERM; docker stop waits 10
 ENV_PREFIX = "MOCKSERVER_"
 
 # Bounds on what one client can make the server hold or spend (see docs/limits.md).
@@ -60,6 +61,9 @@ class Settings:
     stored_response_ttl: float = field(
         default=DEFAULT_STORED_RESPONSE_TTL_S, metadata={"help": "seconds a stored response is kept"}
     )
+    shutdown_grace: float = field(
+        default=DEFAULT_SHUTDOWN_GRACE, metadata={"help": "seconds in-flight replies get to finish when stopping"}
+    )
     admin_token: str | None = field(default=None, metadata={"help": "token the control plane requires"})
     insecure_control_plane: bool = field(
         default=False, metadata={"help": "serve /_mock/ without a token on a non-loopback address"}
@@ -89,6 +93,8 @@ class Settings:
             raise ConfigError(f"time_scale must be 0 or more, got {self.time_scale}")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port must be between 0 and 65535, got {self.port}")
+        if self.shutdown_grace < 0:
+            raise ConfigError(f"shutdown_grace must be 0 or more, got {self.shutdown_grace}")
         if self.journal_size < 1:
             raise ConfigError(f"journal_size must be 1 or more, got {self.journal_size}")
         if not 0 < self.max_time_scale <= MAX_TIME_SCALE:

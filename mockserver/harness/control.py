@@ -39,6 +39,7 @@ FIXED_SETTINGS = (
     "stored_response_ttl",
     "admin_token",
     "insecure_control_plane",
+    "shutdown_grace",
 )
 
 

@@ -1,0 +1,88 @@
+"""Running the server as a process: uvicorn, with a clean stop.
+
+On the first SIGTERM or SIGINT the server stops accepting connections and lets the
+replies in flight run for ``Settings.shutdown_grace`` seconds. When the grace period
+is over, each reply still running is ended cleanly (a stream with one OpenAI-shaped
+error event, a held body with a retryable 503; see :mod:`mockserver.engine.stopping`),
+its capacity slot is given back, and the process exits with status 0. A second signal
+cuts the grace period short: the replies are ended at once. No traceback either way.
+
+``docker stop`` sends SIGTERM and kills ten seconds later; the default grace of five
+seconds leaves time for the final events to go out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from types import FrameType
+
+import uvicorn
+
+from mockserver.runtime import ServerState
+
+logger = logging.getLogger("uvicorn.error")  # uvicorn's own lines: same format and level
+
+POLL_S = 0.02
+# After the replies were asked to end: how long they get to send their final event before
+# their tasks are cancelled (a reply blocked writing to a client that stopped reading).
+FINAL_EVENT_TIMEOUT_S = 0.5
+APP_DEPTH = 8  # how many wrappers (uvicorn's proxy-headers middleware, ...) to look through for the app
+
+
+class GracefulServer(uvicorn.Server):
+    """A ``uvicorn.Server`` whose stop ends the replies in flight cleanly after a grace period."""
+
+    def __init__(self, config: uvicorn.Config, state: ServerState | None = None) -> None:
+        super().__init__(config)
+        self.mock_state = state  # None: found in the app uvicorn loads (a worker process builds its own)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # uvicorn forces an exit only on a second SIGINT, and re-raises the signal once it has
+        # stopped (so the process dies of it); here any second signal forces, and a clean stop exits 0.
+        if self.should_exit:
+            self.force_exit = True
+        self.should_exit = True
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        for connection in list(self.server_state.connections):
+            connection.shutdown()  # idle keep-alive connections close; busy ones close after their reply
+        state = self.mock_state or self.find_state()
+        grace = state.settings.shutdown_grace if state is not None else 0.0
+        loop = asyncio.get_running_loop()
+        if self.server_state.tasks and not self.force_exit:
+            logger.info(
+                "Stopping: %d request(s) in flight get up to %gs to finish (signal again to stop now)",
+                len(self.server_state.tasks),
+                grace,
+            )
+        deadline = loop.time() + grace
+        while self.server_state.tasks and not self.force_exit and loop.time() < deadline:
+            await asyncio.sleep(POLL_S)
+        if state is not None:
+            ended = state.replies.end_all("shutdown") + state.streams.end_all()
+            if ended:
+                logger.info("Stopping: ending %d reply(ies) still in flight", ended)
+        deadline = loop.time() + FINAL_EVENT_TIMEOUT_S
+        while self.server_state.tasks and loop.time() < deadline:
+            await asyncio.sleep(POLL_S)
+        for task in self.server_state.tasks:
+            task.cancel()
+        # Even when forced: the app's shutdown is quick, and skipping it leaves uvicorn's lifespan task to be
+        # cancelled when the loop closes, which prints a traceback.
+        await self.lifespan.shutdown()
+
+    def find_state(self) -> ServerState | None:
+        """The state of the app this server runs (uvicorn may wrap it in its own middleware)."""
+        app: object = getattr(self.config, "loaded_app", None)
+        for _ in range(APP_DEPTH):
+            state = getattr(getattr(app, "state", None), "mock", None)
+            if isinstance(state, ServerState):
+                return state
+            app = getattr(app, "app", None)
+        return None

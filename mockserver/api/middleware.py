@@ -17,6 +17,7 @@ import logging
 
 import orjson
 from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockserver import errors
@@ -27,6 +28,7 @@ from mockserver.service.exchange import Exchange
 logger = logging.getLogger("mockserver")
 
 REQUEST_ID_HEADER = "x-request-id"
+CLIENT_CLOSED_STATUS = 499  # nginx's "client closed request": shown in the journal, never sent
 
 
 def exchange_of(scope: Scope) -> Exchange:
@@ -55,12 +57,18 @@ class RequestContextMiddleware:
         exchange.account = accounts.identify(state.fixture, exchange.headers)
         started = finished = False
         received = bytearray()
+        limit = state.settings.max_body_bytes
 
         async def receive_and_keep() -> Message:
             # Keep the raw body, so the journal shows what a request refused before parsing sent.
             message = await receive()
             if message["type"] == "http.request":
-                received.extend(message.get("body", b""))
+                chunk = message.get("body", b"")
+                if len(received) + len(chunk) > limit:
+                    # A body sent without Content-Length (chunked) is counted as it arrives.
+                    received.clear()
+                    raise errors.body_too_large(limit)
+                received.extend(chunk)
                 if not message.get("more_body", False):
                     exchange.request_body = bytes(received)
             return message
@@ -88,29 +96,48 @@ class RequestContextMiddleware:
                 finish()
             await send(message)
 
+        async def send_error(error: errors.MockAPIError) -> None:
+            body = orjson.dumps(errors.error_body(error))
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            headers += [(k.encode(), v.encode()) for k, v in error.headers.items()]
+            await send_with_headers({"type": "http.response.start", "status": error.status_code, "headers": headers})
+            await send_with_headers({"type": "http.response.body", "body": body})
+
+        declared = _content_length(scope)
+        if declared is not None and declared > limit:
+            # Refused before a byte of the body is read.
+            await send_error(errors.body_too_large(limit, declared))
+            return
+
         bound = context.bind(context.RequestContext(exchange, state.store, state.clock))
         try:
             await self.app(scope, receive_and_keep, send_with_headers)
+        except ClientDisconnect:
+            # The client left while its body was being read: an everyday event, not a server error.
+            exchange.disconnected = True
+            if not started:
+                exchange.status = CLIENT_CLOSED_STATUS
         except Exception:
             logger.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
             if started:
                 raise
-            error = errors.InternalServerError()
-            body = orjson.dumps(errors.error_body(error))
-            await send_with_headers(
-                {
-                    "type": "http.response.start",
-                    "status": error.status_code,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+            await send_error(errors.InternalServerError())
         finally:
             context.unbind(bound)
             exchange.release_capacity()
             if not finished and started:
                 exchange.disconnected = True  # the reply never ended: the client left, or a fault closed it
             finish()
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None  # uvicorn refuses a malformed Content-Length before the app sees it
+    return None
 
 
 def expose_connection_closer(app: Starlette) -> None:

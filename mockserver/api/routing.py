@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-import orjson
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
 from mockserver import errors
+from mockserver.engine import jsonbody
 from mockserver.errors import validation
 from mockserver.runtime import ServerState
 
@@ -26,10 +26,7 @@ async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[st
     Returns the validated model and the raw mapping, which seeds generated content.
     """
     raw = await request.body()
-    try:
-        data = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError:
-        raise errors.invalid_json() from None
+    data = jsonbody.loads(raw, server_state(request).settings.max_json_depth) if raw else None
     if data is None:
         raise errors.InvalidRequestError("You must provide a model parameter.")
     if not isinstance(data, dict):

@@ -82,6 +82,11 @@ class RateLimitError(MockAPIError):
     type = "requests"
 
 
+class RequestTooLargeError(MockAPIError):
+    status_code = 413
+    type = "invalid_request_error"
+
+
 class InternalServerError(MockAPIError):
     status_code = 500
     type = "server_error"
@@ -348,6 +353,23 @@ def reply_time_limit(limit_s: float) -> GatewayTimeoutError:
         f"This reply would take longer than the server's limit of {limit_s:g} s per reply "
         "(max_reply_seconds, MOCKSERVER_MAX_REPLY_SECONDS). Lower time_scale or raise the limit.",
         code="reply_time_limit",
+    )
+
+
+def json_too_deep(limit: int) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"The request body nests JSON objects and arrays more than {limit} levels deep, the server's limit "
+        "(max_json_depth, MOCKSERVER_MAX_JSON_DEPTH).",
+        code="json_too_deep",
+    )
+
+
+def body_too_large(limit: int, received: int | None = None) -> RequestTooLargeError:
+    size = "" if received is None else f" ({received} bytes or more)"
+    return RequestTooLargeError(
+        f"The request body{size} is larger than the server's limit of {limit} bytes "
+        "(max_body_bytes, MOCKSERVER_MAX_BODY_BYTES).",
+        code="request_too_large",
     )
 
 

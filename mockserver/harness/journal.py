@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from mockserver import errors
+from mockserver.config.settings import MAX_JSON_DEPTH
+from mockserver.engine import jsonbody
 from mockserver.harness.masking import Masker
 from mockserver.service.access import bearer_key
 from mockserver.service.exchange import Exchange
@@ -149,8 +150,9 @@ def request_body(exchange: Exchange) -> Any:
     if not raw:
         return None
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        # Bounded, so a refused body nested too deep is shown as text rather than walked by the masker.
+        return jsonbody.loads(raw, MAX_JSON_DEPTH)
+    except errors.MockAPIError:
         return bytes(raw).decode("utf-8", "replace")
 
 

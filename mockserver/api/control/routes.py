@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import orjson
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from mockserver import errors
 from mockserver.api.routing import server_state
 from mockserver.config.fixture import Fixture
+from mockserver.engine import jsonbody
 from mockserver.harness import control
 from mockserver.harness.journal import TEST_ID_HEADER, entry
 
@@ -115,10 +114,7 @@ async def get_config(request: Request) -> JSONResponse:
 async def patch_config(request: Request) -> JSONResponse:
     state = server_state(request)
     raw = await request.body()
-    try:
-        patch = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError:
-        raise errors.invalid_json() from None
+    patch = jsonbody.loads(raw, state.settings.max_json_depth) if raw else None
     state.configure(patch)
     return JSONResponse(control.masked_document(state.settings, state.fixture))
 

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mockserver.config.patterns import compile_pattern
 from mockserver.errors.variants import check_variant
 
 FAULT_HEADER = "x-mock-fault"
@@ -235,16 +236,15 @@ class FaultMatch(_Strict):
     )
     key: str | None = Field(default=None, description="The API key.")
     path: str | None = Field(default=None, description="A path prefix, e.g. /v1/responses.")
-    message: str | None = Field(default=None, description="A regular expression searched in the request's text.")
+    message: str | None = Field(
+        default=None, description="A regular expression (RE2 syntax, linear time) searched in the request's text."
+    )
 
     @field_validator("message")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a valid regular expression: {exc}") from None
+            compile_pattern(value)  # refused here, at load time, rather than on the first request
         return value
 
 

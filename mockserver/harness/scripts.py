@@ -22,12 +22,12 @@ Counters reset with :meth:`ScriptState.clear` (``POST /_mock/reset``, a test's e
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mockserver import errors
+from mockserver.config import patterns
 from mockserver.config.scripts import ScriptError, ScriptMatch, ScriptRule, ScriptStep
 from mockserver.engine import structured
 from mockserver.engine.conversation import ConversationItem, answered
@@ -164,7 +164,7 @@ def matches(match: ScriptMatch, facts: Facts) -> bool:
         return False
     if match.turn is not None and match.turn != facts.turn:
         return False
-    return match.message is None or re.search(match.message, facts.message) is not None
+    return match.message is None or patterns.search(match.message, facts.message)
 
 
 def callable_tools(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None) -> set[str]:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import math
 import random
-import re
 from collections.abc import Mapping
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from mockserver.config import patterns as regexes
 from mockserver.engine.structured.match import canonical, count_matches, matches, number_matches
 from mockserver.engine.structured.schema import (
     MAX_ARRAY_ITEMS,
@@ -218,7 +218,7 @@ class Builder:
                 pattern = self.rng.choice(patterns)
                 name = string_for({"pattern": pattern, "maxLength": 40}, self.rng)
                 longer = f"{name}{self.rng.choice(WORDS).lower()}{attempt}"  # when the pattern leaves the end open
-                name = longer if name in out and re.search(pattern, longer) else name
+                name = longer if name in out and regexes.schema_search(pattern, longer) else name
             else:
                 name = f"{self.rng.choice(WORDS).lower()}_{attempt}"
             if isinstance(name, str) and name not in out and self.schemas.finishes(property_schema(schema, name)):

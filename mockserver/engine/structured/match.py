@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from mockserver.config import patterns as regexes
 from mockserver.engine.structured.schema import SchemaError, Schemas, property_schema
 from mockserver.engine.structured.strings import is_format
 
@@ -124,7 +124,7 @@ def number_matches(value: float, schema: Mapping[str, Any]) -> bool:
 def _string_matches(value: str, schema: Mapping[str, Any]) -> bool:
     if len(value) < schema.get("minLength", 0) or len(value) > schema.get("maxLength", math.inf):
         return False
-    if "pattern" in schema and re.search(schema["pattern"], value) is None:
+    if "pattern" in schema and not regexes.schema_search(schema["pattern"], value):
         return False
     return is_format(value, schema.get("format"))
 

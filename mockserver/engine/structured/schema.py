@@ -18,6 +18,7 @@ from urllib.parse import unquote
 
 import orjson
 
+from mockserver.config import patterns as regexes
 from mockserver.engine.structured.merge import merge
 from mockserver.errors.validation import describe
 
@@ -177,7 +178,7 @@ class Schemas:
             if not isinstance(pattern, str):
                 raise fail(f"'pattern' must be a string, not {describe(pattern)}")
             try:
-                re.compile(pattern)
+                regexes.schema_pattern(pattern)
             except re.error as exc:
                 raise fail(f"{pattern!r} is not a valid regular expression: {exc}") from None
         for name in required:
@@ -360,7 +361,9 @@ class Schemas:
 def property_schema(schema: Mapping[str, Any], name: str) -> Any:
     """What a property's value must match: its ``properties`` entry and the ``patternProperties`` that
     match its name, or else ``additionalProperties`` (``True`` when absent)."""
-    parts = [sub for pattern, sub in (schema.get("patternProperties") or {}).items() if re.search(pattern, name)]
+    parts = [
+        sub for pattern, sub in (schema.get("patternProperties") or {}).items() if regexes.schema_search(pattern, name)
+    ]
     properties = schema.get("properties") or {}
     if name in properties:
         parts.insert(0, properties[name])

@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from mockserver.config import patterns as regexes
 from mockserver.engine.structured.schema import MAX_STRING_LENGTH, SchemaError
 
 # The stdlib's regular-expression parser; re._parser has no type stubs, so it is typed as Any.
@@ -186,7 +187,7 @@ def _words(rng: random.Random, low: int, high: int) -> str:
 
 
 def _matching(pattern: str, fmt: Any, low: int, high: int, rng: random.Random) -> str:
-    compiled = re.compile(pattern)
+    compiled = regexes.schema_pattern(pattern)  # RE2 where it can: checking a candidate never backtracks
 
     def fits(text: str) -> bool:
         return low <= len(text) <= high and compiled.search(text) is not None

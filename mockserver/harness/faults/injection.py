@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -33,6 +32,7 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from mockserver import errors
+from mockserver.config import patterns
 from mockserver.config.faults import FAULT_HEADER, FaultMatch, FaultSpec
 from mockserver.config.fixture import describe_validation_error
 from mockserver.engine.pacing import Pacer, Schedule
@@ -134,7 +134,7 @@ def matches(match: FaultMatch, exchange: Exchange, key: str | None) -> bool:
         return False
     if match.path is not None and not exchange.path.startswith(match.path):
         return False
-    return match.message is None or re.search(match.message, request_text(exchange.body)) is not None
+    return match.message is None or patterns.search(match.message, request_text(exchange.body))
 
 
 def _requested_model(exchange: Exchange) -> str | None:

@@ -5,7 +5,9 @@ the same absolute deadlines mockserver uses. It has no framework, no parsing and
 no JSON encoding per event, so it shows what the loop and the kernel alone cost.
 
 Usage: python _floor_server.py PORT   (rate, TTFT and token count come from the
-x-mock-* request headers, as with mockserver)
+x-mock-* request headers, as with mockserver; tokens per event from
+x-mock-tokens-per-chunk). When it wakes late it sends every due event, each its
+own event, in one write.
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ import time
 
 import uvloop
 
-CHUNK = b'data: {"choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}\n\n'
+
+def chunk_event(words: int) -> bytes:
+    text = b" word" * words
+    return b'data: {"choices":[{"index":0,"delta":{"content":"' + text + b'"},"finish_reason":null}]}\n\n'
+
+
 DONE = b"data: [DONE]\n\n"
 
 
@@ -33,16 +40,20 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
     rate = float(headers.get(b"x-mock-tokens-per-second", b"54"))
     ttft = float(headers.get(b"x-mock-ttft-ms", b"0")) / 1000
     n = int(headers.get(b"x-mock-output-tokens", b"100"))
+    per_chunk = int(headers.get(b"x-mock-tokens-per-chunk", b"1"))
     writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
     first = start + ttft
+    chunks = -(-n // per_chunk)
+    event = chunk_event(per_chunk)
     sent = 0
-    while sent < n:
-        delay = first + sent / rate - time.monotonic()
+    while sent < chunks:
+        # Chunk j is due with its last token, at first + (j * per_chunk + per_chunk - 1) / rate.
+        delay = first + (sent * per_chunk + per_chunk - 1) / rate - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)
-        due = min(n, int((time.monotonic() - first) * rate) + 1)
+        due = min(chunks, int(((time.monotonic() - first) * rate + 1) // per_chunk))
         due = max(due, sent + 1)
-        writer.write(frame(CHUNK * (due - sent)))
+        writer.write(frame(event * (due - sent)))  # every due chunk its own event, all in one write
         await writer.drain()
         sent = due
     delay = first + n / rate - time.monotonic()

@@ -18,7 +18,7 @@ from mockserver.config.fixture import Fixture
 from mockserver.config.settings import Settings
 from mockserver.engine.generation import TextGenerator
 from mockserver.engine.pacing import Clock, MonotonicClock
-from mockserver.engine.stopping import ActiveStreams
+from mockserver.engine.scheduler import StreamScheduler
 from mockserver.harness import control
 from mockserver.harness.faults.injection import FaultState
 from mockserver.harness.journal import Journal
@@ -76,7 +76,7 @@ class ServerState:
         self.fault_state = FaultState(self.settings.seed)
         self.script_state = ScriptState()
         self.replies = InFlight()  # held non-streaming replies
-        self.streams = ActiveStreams()  # streams in flight, ended with a final event when the server stops
+        self.streams = StreamScheduler(self.clock)  # every open stream, on one timer; ended with a final event on stop
 
     def reset(self) -> None:
         """Back to how the server started: the original fixture and settings, a fresh id sequence,

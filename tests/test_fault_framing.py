@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import AsyncIterator
 
 import httpx
 import orjson
@@ -14,7 +13,7 @@ from pydantic import ValidationError
 
 from mockserver.config.faults import MAX_DURATION_MS, MAX_RETRY_AFTER_S, FaultSpec, parse_fault
 from mockserver.engine.pacing import FakeClock, Schedule
-from mockserver.engine.streaming import DONE, data_event, typed_event
+from mockserver.engine.streaming import DONE, data_event, play, typed_event
 from mockserver.errors.variants import ErrorContext, status_error
 from mockserver.harness.faults.streams import FaultPacer, error_event, is_terminal_event, is_token_event, with_fault
 from mockserver.testing.handle import MockServerHandle
@@ -103,22 +102,10 @@ def _chat_events() -> list[bytes]:
 
 
 def _run(events: list[bytes], spec: str, *, responses: bool) -> list[bytes]:
-    async def source() -> AsyncIterator[bytes]:
-        for event in events:
-            yield event
-
-    async def pause(seconds: float | None) -> bool:
-        return True
-
-    async def abort() -> None:
-        raise ConnectionAbortedError
-
     async def collect() -> list[bytes]:
         pacer = FaultPacer(FakeClock(), Schedule.build(start=0, ttft=0, tokens_per_second=10, total_tokens=4))
-        wrapped = with_fault(
-            source(), FaultSpec.model_validate(spec), responses=responses, pacer=pacer, pause=pause, abort=abort
-        )
-        return [event async for event in wrapped]
+        wrapped = with_fault(iter(events), FaultSpec.model_validate(spec), responses=responses, pacer=pacer)
+        return [event async for event in play(wrapped, pacer.clock)]
 
     return asyncio.run(collect())
 

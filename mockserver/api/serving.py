@@ -5,7 +5,8 @@ pacing, the same bookkeeping and the same streaming behaviour.
 
 An Ultrafast request holds its capacity slot (taken at admission) for the reply's
 whole life: until the non-streaming body is ready, or until the stream's generator
-ends, fails or is cancelled because the client went away. The slot is released in a
+ends, fails or is cancelled because the client went away (the stream scheduler closes
+the stream's iterator within the tick the client leaves). The slot is released in a
 ``finally`` here, and once more, harmlessly, when the exchange closes (for replies
 that never got this far).
 
@@ -16,10 +17,8 @@ leaving, a reset, the server stopping and the reply's wall-clock limit
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import aclosing
-from typing import Any, TypeVar, cast
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
@@ -29,10 +28,9 @@ from mockserver import errors
 from mockserver.api.middleware import exchange_of
 from mockserver.api.routing import server_state
 from mockserver.config.fixture import Account, ModelAPI
-from mockserver.engine import stopping
 from mockserver.engine.pacing import Pacer, Schedule
-from mockserver.engine.stopping import ActiveStreams
-from mockserver.engine.streaming import EventStreamResponse
+from mockserver.engine.scheduler import EventStreamResponse
+from mockserver.engine.streaming import Item, closing_items
 from mockserver.harness.faults import injection
 from mockserver.harness.faults.streams import is_responses
 from mockserver.service import access, inflight
@@ -91,7 +89,7 @@ async def respond(
     usage: Usage,
     schedule: Schedule,
     stream: bool,
-    events: Callable[[Pacer], AsyncIterator[bytes]],
+    events: Callable[[Pacer], Iterator[Item]],
     body: Callable[[], dict[str, Any]],
 ) -> Response:
     """Stream ``events`` on the schedule, or hold the whole ``body`` until the schedule ends.
@@ -118,19 +116,14 @@ async def respond(
         # complete; one cut short by its fault does not. The middleware releases the slot either way.
         if fault.spec.delivers_whole_reply and not exchange.disconnected:
             if isinstance(reply, EventStreamResponse):
-                reply.body_iterator = _held_until_done(
-                    cast(AsyncIterator[bytes], reply.body_iterator),
-                    exchange,
-                    state.streams,
-                    responses=is_responses(request.url.path),
-                )
+                reply.source = _held_until_done(reply.source, exchange)
             else:
                 exchange.completed = True
         return reply
     pacer = Pacer(state.clock, schedule)
     if stream:
         return EventStreamResponse(
-            _held_until_done(events(pacer), exchange, state.streams, responses=is_responses(request.url.path))
+            _held_until_done(events(pacer), exchange), state.streams, typed=is_responses(request.url.path)
         )
     try:
         cut_short = await hold_reply(request, pacer.wait_for_end())
@@ -174,31 +167,17 @@ async def _client_left(request: Request) -> None:
         pass
 
 
-async def _held_until_done(
-    events: AsyncIterator[bytes], exchange: Exchange, streams: ActiveStreams, *, responses: bool
-) -> AsyncIterator[bytes]:
+def _held_until_done(events: Iterator[Item], exchange: Exchange) -> Iterator[Item]:
     """Pass the stream through; mark it complete only if every event went out; always release the slot.
 
-    A server that stops ends the stream early with one error event (:mod:`mockserver.engine.stopping`).
+    The scheduler closes this iterator the moment the stream is over, however it ends (the client
+    leaving, or the server stopping, which first sends a final error event: see
+    :meth:`mockserver.engine.scheduler.StreamScheduler.end_all`), so the ``finally`` gives the
+    Ultrafast slot back within that tick.
     """
-    sent = 0
     try:
-        async with aclosing(events):  # type: ignore[type-var]
-            with streams.track() as stream:
-                while not stream.stop_requested:
-                    stream.waiting = True
-                    try:
-                        event = await anext(events)
-                    except StopAsyncIteration:
-                        exchange.completed = True
-                        return
-                    except asyncio.CancelledError:
-                        if not stopping.stopped_by_server(stream):
-                            raise
-                        break
-                    stream.waiting = False
-                    yield event
-                    sent += 1
-        yield stopping.shutdown_event(responses, sent)
+        with closing_items(events):
+            yield from events
+        exchange.completed = True
     finally:
         exchange.release_capacity()

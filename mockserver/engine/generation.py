@@ -63,6 +63,12 @@ class Text:
     def __len__(self) -> int:
         return len(self.tokens)
 
+    def piece(self, lo: int, hi: int) -> str:
+        """The text of tokens ``lo`` to ``hi`` (exclusive); one token without a join, as streams mostly ask."""
+        if hi == lo + 1 and lo < len(self.tokens):
+            return self.tokens[lo]
+        return "".join(self.tokens[lo:hi])
+
     def cut(self, limit: int) -> Text:
         return Text(self.tokens[:limit])
 

@@ -8,6 +8,11 @@ interval``, which makes a non-streaming reply take exactly as long as a stream.
 
 The clock is injected: :class:`MonotonicClock` in the server, :class:`FakeClock`
 in unit tests, so the schedule is checked without sleeping.
+
+A stream's events are planned as a plain iterator of deadlines and frames
+(:meth:`Pacer.chunks` gives the deadlines); :mod:`.scheduler` plays every open
+stream of a server on one timer. :meth:`Pacer.batches` is the same schedule as an
+async iterator, for code that sleeps on its own.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -26,6 +31,9 @@ class Clock(Protocol):
 
     async def sleep_until(self, deadline: float) -> None:
         """Return once ``now() >= deadline`` (at once if it already is)."""
+
+    def call_at(self, deadline: float, callback: Callable[[], None]) -> asyncio.Handle:
+        """Run ``callback`` on the running loop once ``now() >= deadline``; the handle cancels it."""
 
 
 class MonotonicClock:
@@ -38,6 +46,10 @@ class MonotonicClock:
         delay = deadline - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)
+
+    def call_at(self, deadline: float, callback: Callable[[], None]) -> asyncio.Handle:
+        # A delay rather than loop.call_at: the loop's own time base need not be time.monotonic().
+        return asyncio.get_running_loop().call_later(max(0.0, deadline - time.monotonic()), callback)
 
 
 class FakeClock:
@@ -59,6 +71,18 @@ class FakeClock:
         self._now += seconds
 
     async def sleep_until(self, deadline: float) -> None:
+        self._jump_to(deadline)
+
+    def call_at(self, deadline: float, callback: Callable[[], None]) -> asyncio.Handle:
+        """Run ``callback`` on the loop's next turn, with time jumped to ``deadline`` (plus lateness)."""
+
+        def fire() -> None:
+            self._jump_to(deadline)
+            callback()
+
+        return asyncio.get_running_loop().call_soon(fire)
+
+    def _jump_to(self, deadline: float) -> None:
         if deadline > self._now:
             self._now = deadline + max(0.0, self._lateness())
             self.wakeups.append(self._now)
@@ -138,6 +162,33 @@ class Pacer:
     def __init__(self, clock: Clock, schedule: Schedule) -> None:
         self.clock = clock
         self.schedule = schedule
+
+    def chunks(self, first: int, stop: int, per_chunk: int = 1) -> Iterator[tuple[int, int, float]]:
+        """``(lo, hi, due)``: token ranges of ``[first, stop)``, ``per_chunk`` tokens each, and when each is due.
+
+        A range is due with its last token. Late wake-ups merge nothing here: the scheduler
+        writes every range that fell due as its own event, all in one write, so a client that
+        renders chunk by chunk still sees one chunk per ``per_chunk`` tokens. Only at time
+        scale 0, where every token is due at once, is the whole range one chunk.
+        """
+        if self.schedule.interval == 0 and self.merges_when_due:
+            if first < stop:
+                yield first, stop, self.schedule.due_at(stop - 1)
+            return
+        for lo in range(first, stop, per_chunk):
+            hi = min(lo + per_chunk, stop)
+            # self.schedule is read each time: a stall fault pushes it back mid-stream.
+            yield lo, hi, self.schedule.due_at(hi - 1)
+
+    # Whether tokens that are all due at once (time scale 0) go out as one chunk.
+    merges_when_due = True
+
+    def token_due(self, k: int) -> float:
+        return self.schedule.due_at(k)
+
+    @property
+    def end(self) -> float:
+        return self.schedule.end
 
     async def batches(self, first: int, stop: int, per_chunk: int = 1) -> AsyncIterator[tuple[int, int]]:
         """Yield ``(lo, hi)`` ranges of token indexes in ``[first, stop)`` as they fall due.

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -36,7 +36,8 @@ from mockserver.config import patterns
 from mockserver.config.faults import FAULT_HEADER, FaultMatch, FaultSpec
 from mockserver.config.fixture import describe_validation_error
 from mockserver.engine.pacing import Pacer, Schedule
-from mockserver.engine.streaming import EventStreamResponse
+from mockserver.engine.scheduler import EventStreamResponse
+from mockserver.engine.streaming import Item
 from mockserver.errors.variants import ErrorContext, status_error
 from mockserver.harness.faults.streams import FaultPacer, is_responses, with_fault
 from mockserver.harness.journal import TEST_ID_HEADER
@@ -174,7 +175,7 @@ async def respond_with(
     state: Any,
     schedule: Schedule,
     stream: bool,
-    events: Callable[[Pacer], AsyncIterator[bytes]],
+    events: Callable[[Pacer], Iterator[Item]],
     body: Callable[[], dict[str, Any]],
     hold: Callable[[Awaitable[None]], Awaitable[Response | None]],
 ) -> Response:
@@ -210,14 +211,16 @@ async def respond_with(
         )
     pacer = FaultPacer(clock, schedule)
     pacer.shift(shift)
-    abort = _aborter(request)
     if stream:
         responses = is_responses(request.url.path)
         return EventStreamResponse(
-            with_fault(events(pacer), spec, responses=responses, pacer=pacer, pause=pause, abort=abort)
+            with_fault(events(pacer), spec, responses=responses, pacer=pacer),
+            state.streams,
+            on_drop=_dropper(request),
+            typed=responses,
         )
     if spec.drop_after is not None:
-        await abort()
+        await _aborter(request)()
         return _client_gone(exchange)
     if spec.stalls:
         stalled = _forever() if spec.stall else anyio.sleep((spec.stall_ms or 0) / 1000)
@@ -264,6 +267,20 @@ def _pauser(request: Request) -> Callable[[float | None], Any]:
         return True
 
     return pause
+
+
+def _dropper(request: Request) -> Callable[[], None]:
+    """Close the connection under a stream (the scheduler calls this at the fault's point)."""
+    close = request.scope["state"].get("close_connection")
+    exchange: Exchange = request.scope["state"]["exchange"]
+
+    def drop() -> None:
+        exchange.disconnected = True
+        if close is None:
+            raise ConnectionAbortedError("mockserver fault: connection dropped")
+        close()
+
+    return drop
 
 
 def _aborter(request: Request) -> Callable[[], Any]:

@@ -11,21 +11,25 @@ about an event, read from its bytes:
   reached fires there instead, so the client never sees a clean end;
 - which framing to use for an error event: the path (``/v1/responses...``) decides.
 
-A faulted stream is paced by :class:`FaultPacer`, which never merges late tokens
-into one chunk. At time scale 0 every token is due at once, and a normal stream
-would send the whole text in one event; a faulted one still sends one event per
-token, so "drop after 5 tokens" means 5 tokens.
+A faulted stream is paced by :class:`FaultPacer`, which never merges tokens into
+one chunk. At time scale 0 every token is due at once, and a normal stream sends
+the whole text in one event; a faulted one still sends one event per token, so
+"drop after 5 tokens" means 5 tokens.
+
+The wrapper is a plain iterator over the stream's items (see
+:mod:`mockserver.engine.streaming`): a stall is a deadline, a drop the ``DROP``
+signal, and the server's stream scheduler carries them out.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import math
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
-from typing import Any
 
 from mockserver.config.faults import FaultSpec
 from mockserver.engine.pacing import Pacer
-from mockserver.engine.streaming import DONE, data_event, typed_event
+from mockserver.engine.streaming import DONE, DROP, Item, closing_items, data_event, typed_event
 
 RESPONSES_PATH = "/v1/responses"
 _CHAT_TOKEN_MARKERS = (b'"delta":{"content":', b'"delta":{"tool_calls":', b'"delta":{"refusal":')
@@ -77,7 +81,9 @@ def error_event(responses: bool, sequence_number: int, code: str | None = None, 
 
 
 class FaultPacer(Pacer):
-    """A :class:`Pacer` that sends one chunk per ``per_chunk`` tokens even when late, and can be pushed back."""
+    """A :class:`Pacer` that sends one chunk per ``per_chunk`` tokens even when all are due, and can be pushed back."""
+
+    merges_when_due = False
 
     async def batches(self, first: int, stop: int, per_chunk: int = 1) -> AsyncIterator[tuple[int, int]]:
         sent = first
@@ -93,57 +99,47 @@ class FaultPacer(Pacer):
             self.schedule = replace(self.schedule, start=self.schedule.start + seconds)
 
 
-# Pause for seconds (None: until the client leaves); returns False if the client left.
-Pause = Callable[[float | None], Awaitable[bool]]
-Abort = Callable[[], Awaitable[None]]
+def with_fault(source: Iterator[Item], spec: FaultSpec, *, responses: bool, pacer: FaultPacer) -> Iterator[Item]:
+    """Pass ``source``'s items through, injecting ``spec`` at its point.
 
-
-async def with_fault(
-    source: AsyncIterator[bytes],
-    spec: FaultSpec,
-    *,
-    responses: bool,
-    pacer: FaultPacer,
-    pause: Pause,
-    abort: Abort,
-) -> AsyncIterator[bytes]:
-    """Pass ``source``'s events through, injecting ``spec`` at its point."""
+    A stall is a deadline ``stall_ms`` from now (or never, for ``stall``: the stream then
+    ends only when the client leaves); the pacer is pushed back by the time it lasted. A
+    drop is :data:`~mockserver.engine.streaming.DROP`, after the events before it.
+    """
     ending_after = _ending_after(spec)
     stall_after = spec.stall_after if spec.stalls else None
     stall_seconds = None if spec.stall else (spec.stall_ms or 0) / 1000
+    clock = pacer.clock
     tokens = sent = 0
 
-    async def stall() -> bool:
-        before = pacer.clock.now()
-        alive = await pause(stall_seconds)
-        pacer.shift(pacer.clock.now() - before)
-        return alive
+    def stall() -> Iterator[Item]:
+        before = clock.now()
+        yield math.inf if stall_seconds is None else before + stall_seconds
+        pacer.shift(clock.now() - before)
 
-    try:
-        if stall_after == -1 and not await stall():
-            return
-        async for event in source:
-            token = is_token_event(event, responses)
-            terminal = is_terminal_event(event, responses)
+    with closing_items(source):
+        if stall_after == -1:
+            yield from stall()
+        for item in source:
+            if not isinstance(item, bytes):
+                yield item
+                continue
+            token = is_token_event(item, responses)
+            terminal = is_terminal_event(item, responses)
             if stall_after is not None and stall_after >= 0 and ((token and tokens == stall_after) or terminal):
                 stall_after = None
-                if not await stall():
-                    return
+                yield from stall()
             if terminal and spec.truncate is True:
                 return
             if ending_after is not None and ((token and tokens >= ending_after) or terminal):
                 if spec.error_event_after is not None:
                     yield error_event(responses, sent, spec.code, spec.error_form)
                 elif spec.drop_after is not None:
-                    await abort()
+                    yield DROP
                 return
-            yield event
+            yield item
             sent += 1
             tokens += token
-    finally:
-        aclose: Any = getattr(source, "aclose", None)
-        if aclose is not None:
-            await aclose()
 
 
 def _ending_after(spec: FaultSpec) -> int | None:

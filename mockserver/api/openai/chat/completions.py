@@ -8,7 +8,7 @@ stream and a non-streaming reply of the same request carry the same content.
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ from mockserver.config.fixture import Fixture
 from mockserver.engine import conversation, generation, structured, tokens
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Pacer, Schedule
-from mockserver.engine.streaming import DONE, data_event
+from mockserver.engine.streaming import DONE, Item, data_event
 from mockserver.engine.structured import FunctionSpec
 from mockserver.errors.validation import describe
 from mockserver.harness import scripts
@@ -203,8 +203,11 @@ def completion_body(plan: ChatPlan) -> dict[str, Any]:
     }
 
 
-async def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> AsyncIterator[bytes]:
-    """The ``ChatCompletionChunk`` events of a paced stream, ending with ``[DONE]``."""
+def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[Item]:
+    """The ``ChatCompletionChunk`` events of a paced stream, ending with ``[DONE]``, each after its deadline.
+
+    Each frame is encoded before its deadline is yielded, so it is ready when it falls due.
+    """
     envelope = _envelope(plan)
     usage_field: dict[str, Any] = {"usage": None} if plan.include_usage else {}
 
@@ -214,11 +217,8 @@ async def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Asyn
     def choice(index: int, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         return {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
 
-    # Text deltas are the per-token hot path: their bytes around the text are encoded once.
-    content_frames = {c.index: _frame_around(chunk([choice(c.index, {"content": _SLOT})])) for c in plan.choices}
-
     first = plan.reasoning_steps
-    await pacer.wait_for_token(first)
+    openings = []
     for c in plan.choices:
         opening: dict[str, Any]
         if c.tool_name is None:
@@ -226,22 +226,31 @@ async def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Asyn
         else:
             # id, type and name go in the first fragment only: the SDK accumulators concatenate strings.
             opening = {"role": "assistant", "content": None, "tool_calls": [{"index": 0, **c.tool_call("")}]}
-        yield chunk([choice(c.index, opening)])
-    async for lo, hi in pacer.batches(first, first + plan.text_steps, per_chunk):
+        openings.append(chunk([choice(c.index, opening)]))
+    yield pacer.token_due(first)
+    yield from openings
+    # Text deltas are the per-token hot path: their bytes around the text are encoded once.
+    content_frames = {c.index: _frame_around(chunk([choice(c.index, {"content": _SLOT})])) for c in plan.choices}
+    for lo, hi, due in pacer.chunks(first, first + plan.text_steps, per_chunk):
+        frames = []
         for c in plan.choices:
-            piece = "".join(c.text.tokens[lo - first : hi - first])
+            piece = c.text.piece(lo - first, hi - first)
             if not piece:
                 continue
             if c.tool_name is None:
                 before, after = content_frames[c.index]
-                yield before + orjson.dumps(piece) + after
+                frames.append(before + orjson.dumps(piece) + after)
             else:
-                yield chunk([choice(c.index, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})])
-    await pacer.wait_for_end()
-    for c in plan.choices:
-        yield chunk([choice(c.index, {}, c.finish_reason)])
+                frames.append(
+                    chunk([choice(c.index, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})])
+                )
+        yield due
+        yield from frames
+    closing = [chunk([choice(c.index, {}, c.finish_reason)]) for c in plan.choices]
     if plan.include_usage:
-        yield data_event({**envelope, "choices": [], "usage": plan.usage()})
+        closing.append(data_event({**envelope, "choices": [], "usage": plan.usage()}))
+    yield pacer.end
+    yield from closing
     yield DONE
 
 

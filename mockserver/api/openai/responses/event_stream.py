@@ -6,22 +6,24 @@ deltas fall due as the last reasoning tokens); then the message or function call
 item with its deltas; and after the schedule's end ``response.completed`` (or
 ``response.incomplete``). ``sequence_number`` counts every event from 0, every
 lifecycle event carries the same response id, and there is no ``[DONE]``.
+
+:func:`event_items` yields each event after its deadline (see
+:mod:`mockserver.engine.streaming`), encoded before the deadline is yielded; the
+server's scheduler plays it. :func:`stream_events` plays it on its own clock.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable
-from contextlib import aclosing
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from mockserver.api.openai.responses.lifecycle import ResponsePlan, output_text, response_object
-from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Pacer
-from mockserver.engine.streaming import typed_event
+from mockserver.engine.streaming import Item, closing_items, play, typed_event
 
 
-async def stream_events(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> AsyncIterator[bytes]:
+def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator[Item]:
     sequence = itertools.count()
 
     def event(kind: str, **fields: Any) -> bytes:
@@ -34,23 +36,27 @@ async def stream_events(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> 
     index = 0
     if plan.reasoning is not None:
         part = plan.reasoning
-        await pacer.wait_for_token(0)
-        yield event("response.output_item.added", output_index=index, item={**part.item(), "summary": []})
+        added = event("response.output_item.added", output_index=index, item={**part.item(), "summary": []})
+        yield pacer.token_due(0)
+        yield added
         if part.summary:
             where = {"item_id": part.id, "output_index": index, "summary_index": 0}
             start = part.hidden_tokens
-            await pacer.wait_for_token(start)
-            yield event("response.reasoning_summary_part.added", **where, part={"type": "summary_text", "text": ""})
-            async for lo, hi in pacer.batches(start, part.tokens, per_chunk):
-                yield event(
-                    "response.reasoning_summary_text.delta", **where, delta=_piece(part.summary, lo - start, hi - start)
+            opened = event("response.reasoning_summary_part.added", **where, part={"type": "summary_text", "text": ""})
+            yield pacer.token_due(start)
+            yield opened
+            for lo, hi, due in pacer.chunks(start, part.tokens, per_chunk):
+                delta = event(
+                    "response.reasoning_summary_text.delta", **where, delta=part.summary.piece(lo - start, hi - start)
                 )
+                yield due
+                yield delta
             text = part.summary.text
             yield event("response.reasoning_summary_text.done", **where, text=text)
             done_part = {"type": "summary_text", "text": text}
             extra = {"status": "incomplete"} if part.summary_cut else {}
             yield event("response.reasoning_summary_part.done", **where, part=done_part, **extra)
-        await pacer.wait_for_token(part.tokens - 1)
+        yield pacer.token_due(part.tokens - 1)
         yield event("response.output_item.done", output_index=index, item=part.item())
         index += 1
 
@@ -60,47 +66,56 @@ async def stream_events(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> 
         yield event("response.output_item.added", output_index=index, item=answer.item("in_progress"))
         where = {"item_id": answer.id, "output_index": index}
         if answer.name is not None:
-            async for lo, hi in pacer.batches(first, stop, per_chunk):
-                yield event(
-                    "response.function_call_arguments.delta", **where, delta=_piece(answer.text, lo - first, hi - first)
+            for lo, hi, due in pacer.chunks(first, stop, per_chunk):
+                delta = event(
+                    "response.function_call_arguments.delta", **where, delta=answer.text.piece(lo - first, hi - first)
                 )
+                yield due
+                yield delta
             yield event("response.function_call_arguments.done", **where, arguments=answer.text.text)
         else:
             text_at = {**where, "content_index": 0}
             yield event("response.content_part.added", **text_at, part=output_text(""))
-            async for lo, hi in pacer.batches(first, stop, per_chunk):
-                piece = _piece(answer.text, lo - first, hi - first)
-                yield event("response.output_text.delta", **text_at, delta=piece, logprobs=[])
+            for lo, hi, due in pacer.chunks(first, stop, per_chunk):
+                delta = event(
+                    "response.output_text.delta",
+                    **text_at,
+                    delta=answer.text.piece(lo - first, hi - first),
+                    logprobs=[],
+                )
+                yield due
+                yield delta
             yield event("response.output_text.done", **text_at, text=answer.text.text, logprobs=[])
             yield event("response.content_part.done", **text_at, part=output_text(answer.text.text))
         yield event("response.output_item.done", output_index=index, item=answer.item())
 
-    await pacer.wait_for_end()
+    yield pacer.end
     yield event(f"response.{plan.status}", response=response_object(plan))
 
 
-def _piece(text: Text, lo: int, hi: int) -> str:
-    return "".join(text.tokens[lo:hi])
+def stream_events(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> AsyncIterator[bytes]:
+    """The same events, each at its deadline on the pacer's own clock (no scheduler)."""
+    return play(event_items(plan, pacer, per_chunk=per_chunk), pacer.clock)
 
 
 def event_source(
     plan: ResponsePlan, *, per_chunk: int, cancelled: Callable[[], bool] | None = None
-) -> Callable[[Pacer], AsyncIterator[bytes]]:
+) -> Callable[[Pacer], Iterator[Item]]:
     """The events of one response, as :func:`mockserver.api.serving.respond` takes them. A background
     response's stream stops where the response is cancelled (``cancelled()`` turns true)."""
 
-    def events(pacer: Pacer) -> AsyncIterator[bytes]:
-        stream = stream_events(plan, pacer, per_chunk=per_chunk)
+    def events(pacer: Pacer) -> Iterator[Item]:
+        stream = event_items(plan, pacer, per_chunk=per_chunk)
         return stream if cancelled is None else until_cancelled(stream, cancelled)
 
     return events
 
 
-async def until_cancelled(events: AsyncIterator[bytes], cancelled: Callable[[], bool]) -> AsyncIterator[bytes]:
+def until_cancelled(events: Iterator[Item], cancelled: Callable[[], bool]) -> Iterator[Item]:
     """A background stream stops where its response is cancelled: no further events, and no
     ``response.completed``, so the stream agrees with the stored response's ``cancelled`` status."""
-    async with aclosing(events):  # type: ignore[type-var]
-        async for event in events:
-            if cancelled():
+    with closing_items(events):
+        for item in events:
+            if isinstance(item, bytes) and cancelled():
                 return
-            yield event
+            yield item

@@ -1,0 +1,129 @@
+"""A lean load client for hundreds of concurrent SSE streams: one asyncio ``Protocol`` per stream.
+
+The stream-per-coroutine client in ``_sse_client.py`` parses every event in Python,
+which costs the client more CPU than the server spends at a few hundred streams.
+This one records only what the figures need, per read rather than per event: the
+arrival time of each read that carries text, how many text events it carried, and
+how many SSE events came in all (``bytes.count`` does the counting, in C).
+
+The server under test closes each connection after its reply (``connection: close``),
+which is how the client knows a stream is over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+import orjson
+
+# Markers of an event that carries visible text, per wire format.
+CHAT_TEXT = b'"delta":{"content":"'
+RESPONSES_TEXT = b"event: response.output_text.delta"
+
+
+@dataclass
+class Trace:
+    """What one stream looked like from the client."""
+
+    sent_at: float = 0.0
+    status: int = 0
+    events: int = 0  # every SSE event, text or not
+    text_events: int = 0
+    reads: list[tuple[float, int]] = field(default_factory=list)  # (arrival, text events in that read)
+    ended_at: float = 0.0
+    error: str | None = None
+
+    @property
+    def first_text(self) -> float:
+        return self.reads[0][0]
+
+    @property
+    def last_text(self) -> float:
+        return self.reads[-1][0]
+
+    def gaps(self) -> list[float]:
+        """Seconds between consecutive text events (0 for events that arrived in the same read)."""
+        out: list[float] = []
+        previous = None
+        for when, count in self.reads:
+            if previous is not None:
+                out.append(when - previous)
+            out.extend([0.0] * (count - 1))
+            previous = when
+        return out
+
+
+class _StreamProtocol(asyncio.Protocol):
+    def __init__(self, request: bytes, marker: bytes, trace: Trace, done: asyncio.Future[Trace]) -> None:
+        self.request = request
+        self.marker = marker
+        self.trace = trace
+        self.done = done
+        self.buffer = b""
+        self.head_seen = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.trace.sent_at = time.perf_counter()
+        transport.write(self.request)  # type: ignore[attr-defined]
+
+    def data_received(self, data: bytes) -> None:
+        now = time.perf_counter()
+        buffer = self.buffer + data
+        if not self.head_seen:
+            end = buffer.find(b"\r\n\r\n")
+            if end < 0:
+                self.buffer = buffer
+                return
+            self.trace.status = int(buffer[9:12])
+            self.head_seen = True
+            buffer = buffer[end + 4 :]
+        cut = buffer.rfind(b"\n\n")
+        if cut < 0:
+            self.buffer = buffer
+            return
+        complete, self.buffer = buffer[: cut + 2], buffer[cut + 2 :]
+        trace = self.trace
+        trace.events += complete.count(b"\n\n")
+        text = complete.count(self.marker)
+        if text:
+            trace.text_events += text
+            trace.reads.append((now, text))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.trace.ended_at = time.perf_counter()
+        if exc is not None:
+            self.trace.error = str(exc)
+        if not self.done.done():
+            self.done.set_result(self.trace)
+
+
+def request_bytes(port: int, path: str, body: dict[str, object], headers: dict[str, str]) -> bytes:
+    payload = orjson.dumps(body)
+    head = [
+        f"POST {path} HTTP/1.1",
+        f"host: 127.0.0.1:{port}",
+        "content-type: application/json",
+        f"content-length: {len(payload)}",
+        "connection: close",
+        *(f"{k}: {v}" for k, v in headers.items()),
+    ]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + payload
+
+
+async def run_streams(port: int, requests: list[bytes], marker: bytes = CHAT_TEXT) -> list[Trace]:
+    """Open one connection per request, all at once; return when every stream has ended."""
+    loop = asyncio.get_running_loop()
+    futures: list[asyncio.Future[Trace]] = [loop.create_future() for _ in requests]
+
+    def protocol(request: bytes, done: asyncio.Future[Trace]) -> _StreamProtocol:
+        return _StreamProtocol(request, marker, Trace(), done)
+
+    await asyncio.gather(
+        *(
+            loop.create_connection(lambda r=request, d=done: protocol(r, d), "127.0.0.1", port)  # type: ignore[misc]
+            for request, done in zip(requests, futures, strict=True)
+        )
+    )
+    return list(await asyncio.gather(*futures))

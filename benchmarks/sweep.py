@@ -1,0 +1,361 @@
+"""The streaming sweep: mockserver against the raw floor and a peer mock, in one run, as ratios.
+
+Every server under test runs in its own process pinned to core 0; this process, the
+load client (``_load.py``, one asyncio protocol per stream), pins itself to core 1.
+Servers take turns, cell by cell, so each ratio compares figures taken minutes apart
+on the same machine.
+
+Servers:
+- ``mockserver``: this checkout, ``python -m mockserver serve`` with a benchmark
+  fixture (Ultrafast capacity and rate limits raised so 600 streams are admitted);
+- ``floor``: ``_floor_server.py``, a bare asyncio server with the same deadlines
+  and pre-encoded events: what the loop and the kernel alone cost;
+- ``aimock``: ``@copilotkit/aimock`` from npm (``npm ci --prefix benchmarks/peers``),
+  when Node and the package are there; its fixture asks for the same tokens, rate
+  (its ``tps`` counts chunks, so it gets rate / tokens-per-chunk) and TTFT;
+- ``baseline`` (``--baseline DIR``): mockserver from another checkout, for before/after.
+
+Cells:
+- concurrency: 750 tokens/s, 1 to 600 streams, 1 and 4 tokens per chunk;
+- rates: 27, 54, 135, 750 and 2000 tokens/s, at 1 and 100 streams;
+- time scale 0: a 2,000-token reply, streamed and not, one request at a time.
+
+Per cell and server: the slowest and fastest stream's achieved rate over the target,
+chunks per token (text events x tokens-per-chunk / tokens: 1.0 is as configured),
+the p99 gap between text events, TTFT overhead (first text event minus the configured
+TTFT) p50 and p99, server CPU per SSE event (from /proc) and its ratio to the floor,
+and the server's CPU load. A server that falls apart (a stream under half its rate,
+or failed requests) is not driven harder.
+
+    python benchmarks/sweep.py                 # the full sweep, about 10 minutes
+    python benchmarks/sweep.py --quick         # a smoke run, under a minute
+    python benchmarks/sweep.py --baseline ../other-checkout
+
+Writes ``benchmarks/results/sweep.json`` and the plots ``sweep-rate.png``,
+``sweep-chunks.png``, ``sweep-cpu.png`` and ``sweep-rates.png`` (``pip install -e ".[bench]"``
+for matplotlib; without it only the JSON is written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from _harness import free_port, wait_for_port  # noqa: E402
+from _load import CHAT_TEXT, Trace, request_bytes, run_streams  # noqa: E402
+
+RESULTS = HERE / "results"
+PEERS = HERE / "peers"
+AIMOCK_CLI = PEERS / "node_modules" / "@copilotkit" / "aimock" / "dist" / "cli.js"
+CHAT_PATH = "/v1/chat/completions"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+TTFT_MS = 200  # Ultrafast's configured TTFT
+ULTRAFAST = 750.0
+LEVELS = [1, 10, 50, 100, 150, 200, 250, 300, 400, 600]
+RATES = [27.0, 54.0, 135.0, 750.0, 2000.0]
+RATE_LEVELS = [1, 100]
+TOKENS_PER_CHUNK = [1, 4]
+STREAM_SECONDS = 2.0
+SCALE0_TOKENS = 2000
+SCALE0_REQUESTS = 40
+
+
+@dataclass
+class Server:
+    name: str
+    port: int
+    process: subprocess.Popen[bytes]
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the server process, from /proc."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def bench_fixture(directory: Path, tokens_per_chunk: int) -> Path:
+    """The built-in fixture with room for 600 streams and the given tokens per chunk."""
+    text = (ROOT / "fixtures" / "default.yaml").read_text()
+    text = re.sub(r"tokens_per_chunk: \d+", f"tokens_per_chunk: {tokens_per_chunk}", text)
+    text = re.sub(r"ultrafast_concurrency: \d+", "ultrafast_concurrency: 10000", text)
+    text = re.sub(r"rpm: \d+", "rpm: 10000000", text)
+    text = re.sub(r"tpm: \d+", "tpm: 10000000000", text)
+    path = directory / f"bench-{tokens_per_chunk}.yaml"
+    path.write_text(text)
+    return path
+
+
+def aimock_fixture(directory: Path, cells: list[tuple[float, int, int]]) -> Path:
+    """One aimock fixture per (rate, tokens, tokens per chunk), matched on the user message."""
+    fixtures = [
+        {
+            "match": {"userMessage": aimock_message(rate, tokens, per_chunk)},
+            "response": {"content": " word" * tokens},
+            "chunkSize": 5 * per_chunk,
+            "streamingProfile": {"ttft": TTFT_MS, "tps": rate / per_chunk},
+        }
+        for rate, tokens, per_chunk in cells
+    ]
+    path = directory / "aimock.json"
+    path.write_text(json.dumps({"fixtures": fixtures}))
+    return path
+
+
+def aimock_message(rate: float, tokens: int, per_chunk: int) -> str:
+    return f"bench {rate:g} {tokens} {per_chunk}"
+
+
+@contextlib.contextmanager
+def started(commands: dict[str, tuple[list[str], dict[str, str]]]) -> Iterator[dict[str, Server]]:
+    pin = ["taskset", "-c", "0"] if shutil.which("taskset") and (os.cpu_count() or 1) > 1 else []
+    servers: dict[str, Server] = {}
+    try:
+        for name, (command, env) in commands.items():
+            port = free_port()
+            argv = [str(port) if part == "PORT" else part for part in command]
+            process = subprocess.Popen(
+                pin + argv, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            servers[name] = Server(name, port, process)
+        for server in servers.values():
+            wait_for_port(server.port, timeout=30)
+        yield servers
+    finally:
+        for server in servers.values():
+            server.process.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                server.process.wait(timeout=10)
+
+
+def server_commands(
+    tokens_per_chunk: int, directory: Path, aimock: Path | None, baseline: Path | None, time_scale: float = 1.0
+) -> dict[str, tuple[list[str], dict[str, str]]]:
+    fixture = str(bench_fixture(directory, tokens_per_chunk))
+    serve = [sys.executable, "-m", "mockserver", "serve", "--port", "PORT", "--log-level", "warning"]
+    serve += ["--config", fixture, "--time-scale", str(time_scale)]
+    commands: dict[str, tuple[list[str], dict[str, str]]] = {"mockserver": (serve, {"PYTHONPATH": str(ROOT)})}
+    if time_scale == 1.0:
+        commands["floor"] = ([sys.executable, str(HERE / "_floor_server.py"), "PORT"], {})
+        if aimock is not None:
+            node = shutil.which("node") or "node"
+            cli = [node, str(AIMOCK_CLI), "--port", "PORT", "--fixtures", str(aimock), "--log-level", "silent"]
+            commands["aimock"] = (cli, {})
+    if baseline is not None:
+        commands["baseline"] = (serve, {"PYTHONPATH": str(baseline)})
+    return commands
+
+
+def requests_for(server: str, port: int, rate: float, tokens: int, per_chunk: int, streams: int) -> list[bytes]:
+    headers = {
+        "authorization": "Bearer sk-mock-preview",
+        "x-mock-tokens-per-second": f"{rate:g}",
+        "x-mock-ttft-ms": str(TTFT_MS),
+        "x-mock-output-tokens": str(tokens),
+        "x-mock-tokens-per-chunk": str(per_chunk),  # read by the floor
+    }
+    content = aimock_message(rate, tokens, per_chunk) if server == "aimock" else "benchmark"
+    out = []
+    for i in range(streams):
+        body = {"model": "gpt-5.6-sol", "messages": [{"role": "user", "content": content}], "stream": True, "seed": i}
+        out.append(request_bytes(port, CHAT_PATH, body, headers))
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+async def run_cell(server: Server, rate: float, per_chunk: int, streams: int, seconds: float) -> dict[str, Any]:
+    tokens = max(8, int(rate * seconds))
+    requests = requests_for(server.name, server.port, rate, tokens, per_chunk, streams)
+    cpu_before, wall_before = server.cpu_seconds(), time.perf_counter()
+    traces: list[Trace] = await run_streams(server.port, requests, CHAT_TEXT)
+    cpu, wall = server.cpu_seconds() - cpu_before, time.perf_counter() - wall_before
+    good = [t for t in traces if t.status == 200 and t.reads]
+    row: dict[str, Any] = {"streams": streams, "tokens": tokens, "failed": len(traces) - len(good)}
+    if not good:
+        return row
+    ratios = [(tokens - per_chunk) / (t.last_text - t.first_text) / rate for t in good if t.last_text > t.first_text]
+    ttfts = [(t.first_text - t.sent_at) * 1000 - TTFT_MS for t in good]
+    gaps = [g for t in good for g in t.gaps()]
+    events = sum(t.events for t in traces)
+    row.update(
+        rate_ratio_min=min(ratios, default=float("nan")),
+        rate_ratio_max=max(ratios, default=float("nan")),
+        worst_rate_error_pct=max((abs(r - 1) for r in ratios), default=float("nan")) * 100,
+        chunks_per_token=statistics.fmean(t.text_events * per_chunk / tokens for t in good),
+        chunks_per_token_min=min(t.text_events * per_chunk / tokens for t in good),
+        gap_ms_p99=percentile(gaps, 0.99) * 1000,
+        ttft_overhead_ms_p50=statistics.median(ttfts),
+        ttft_overhead_ms_p99=percentile(ttfts, 0.99),
+        events=events,
+        server_cpu_s=cpu,
+        server_cpu_pct=100 * cpu / wall,
+        cpu_us_per_event=cpu / events * 1e6 if events else float("nan"),
+    )
+    return row
+
+
+def broken(row: dict[str, Any]) -> bool:
+    return bool(row.get("failed")) or not row.get("rate_ratio_min", 0) >= 0.5
+
+
+def add_floor_ratio(cell: dict[str, Any]) -> None:
+    floor = cell["servers"].get("floor", {})
+    for name, row in cell["servers"].items():
+        if name != "floor" and row.get("events") and floor.get("events"):
+            row["cpu_per_event_vs_floor"] = row["cpu_us_per_event"] / floor["cpu_us_per_event"]
+
+
+async def sweep_phase(
+    servers: dict[str, Server], cells: list[tuple[float, int, int]], seconds: float
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    given_up: set[tuple[str, float]] = set()
+    for rate, per_chunk, streams in cells:
+        cell: dict[str, Any] = {"rate": rate, "tokens_per_chunk": per_chunk, "streams": streams, "servers": {}}
+        for name, server in servers.items():
+            if (name, rate) in given_up:
+                continue
+            row = await run_cell(server, rate, per_chunk, streams, seconds)
+            cell["servers"][name] = row
+            if broken(row):
+                given_up.add((name, rate))
+            await asyncio.sleep(0.3)  # let the closed connections drain before the next server
+        add_floor_ratio(cell)
+        out.append(cell)
+        print(line_for(cell), flush=True)
+    return out
+
+
+def line_for(cell: dict[str, Any]) -> str:
+    parts = [f"{cell['rate']:6g} tok/s x{cell['streams']:4d} ({cell['tokens_per_chunk']}/chunk):"]
+    for name, row in cell["servers"].items():
+        if "rate_ratio_min" not in row:
+            parts.append(f"{name} failed")
+            continue
+        vs = row.get("cpu_per_event_vs_floor")
+        parts.append(
+            f"{name} rate {row['rate_ratio_min']:.4f} chunks {row['chunks_per_token_min']:.2f} "
+            f"gap99 {row['gap_ms_p99']:.1f}ms ttft99 +{row['ttft_overhead_ms_p99']:.1f}ms "
+            f"cpu {row['cpu_us_per_event']:.1f}us/ev{f' (x{vs:.2f})' if vs else ''} {row['server_cpu_pct']:.0f}%"
+        )
+    return " | ".join(parts)
+
+
+async def time_scale_zero(server: Server, stream: bool, requests: int) -> dict[str, Any]:
+    """A 2,000-token reply at time scale 0, one request at a time: client wall time and server CPU each."""
+    headers = {"authorization": "Bearer sk-mock-preview", "x-mock-output-tokens": str(SCALE0_TOKENS)}
+    walls, cpus = [], []
+    for i in range(requests):
+        body = {"model": "gpt-5.6-sol", "messages": [{"role": "user", "content": "scale zero"}], "stream": stream}
+        request = request_bytes(server.port, CHAT_PATH, {**body, "seed": i}, headers)
+        cpu = server.cpu_seconds()
+        start = time.perf_counter()
+        (trace,) = await run_streams(server.port, [request], b'"content":"')
+        walls.append((trace.ended_at - start) * 1000)
+        cpus.append((server.cpu_seconds() - cpu) * 1000)
+        if trace.status != 200:
+            raise RuntimeError(f"time scale 0 request failed with HTTP {trace.status}")
+    walls = walls[2:]  # the first requests warm the server up
+    return {
+        "stream": stream,
+        "tokens": SCALE0_TOKENS,
+        "requests": len(walls),
+        "wall_ms_p50": statistics.median(walls),
+        "wall_ms_p99": percentile(walls, 0.99),
+        "server_cpu_ms_mean": statistics.fmean(cpus[2:]),
+    }
+
+
+def machine_load() -> dict[str, Any]:
+    load1, load5, load15 = os.getloadavg()
+    return {"cores": os.cpu_count(), "loadavg_1_5_15": [load1, load5, load15]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: fewer cells, one-second streams")
+    parser.add_argument("--seconds", type=float, help=f"length of each stream (default {STREAM_SECONDS:g})")
+    parser.add_argument("--baseline", type=Path, help="also run mockserver from this checkout, for before/after")
+    parser.add_argument("--no-peer", action="store_true", help="leave out aimock even when it is installed")
+    parser.add_argument("--output", type=Path, help="where to write the JSON (default results/sweep.json)")
+    args = parser.parse_args()
+    seconds = args.seconds or (1.0 if args.quick else STREAM_SECONDS)
+    levels = [1, 100, 250] if args.quick else LEVELS
+    rates = [54.0, 2000.0] if args.quick else RATES
+    output = args.output or RESULTS / ("sweep-quick.json" if args.quick else "sweep.json")
+
+    if (os.cpu_count() or 1) > 1 and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {1})
+    aimock_ok = not args.no_peer and AIMOCK_CLI.exists() and shutil.which("node") is not None
+    peer_note = "aimock: run" if aimock_ok else f"aimock: not run ({'--no-peer' if args.no_peer else 'not installed'})"
+
+    report: dict[str, Any] = {
+        "benchmark": "sweep",
+        "command": "python benchmarks/sweep.py" + (" --quick" if args.quick else ""),
+        "machine_before": machine_load(),
+        "stream_seconds": seconds,
+        "ttft_ms": TTFT_MS,
+        "peer": peer_note,
+        "phases": {},
+    }
+    started_at = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        for per_chunk in TOKENS_PER_CHUNK:
+            cells = [(ULTRAFAST, per_chunk, n) for n in levels]
+            if per_chunk == 1:
+                cells += [(rate, 1, n) for n in RATE_LEVELS for rate in rates]
+            tokens_cells = [(rate, max(8, int(rate * seconds)), pc) for rate, pc, _ in cells]
+            aimock = aimock_fixture(directory, tokens_cells) if aimock_ok else None
+            with started(server_commands(per_chunk, directory, aimock, args.baseline)) as servers:
+                report["phases"][f"tokens_per_chunk_{per_chunk}"] = asyncio.run(sweep_phase(servers, cells, seconds))
+        zero: dict[str, Any] = {}
+        with started(server_commands(1, directory, None, args.baseline, time_scale=0.0)) as servers:
+            for name, server in servers.items():
+                zero[name] = [
+                    asyncio.run(time_scale_zero(server, stream, 10 if args.quick else SCALE0_REQUESTS))
+                    for stream in (True, False)
+                ]
+                print(f"time scale 0, {SCALE0_TOKENS} tokens, {name}: {zero[name]}", flush=True)
+        report["time_scale_0"] = zero
+    report["machine_after"] = machine_load()
+    report["minutes"] = (time.monotonic() - started_at) / 60
+    report["when"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"figures -> {output}")
+    try:
+        from _plots import plot_sweep
+    except ImportError:
+        print("matplotlib is not installed (pip install -e '.[bench]'): no plots")
+        return 0
+    for path in plot_sweep(report, output.parent, output.stem):
+        print(f"plot -> {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

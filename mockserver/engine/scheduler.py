@@ -1,0 +1,400 @@
+"""The stream scheduler: one timer per server paces every open SSE stream.
+
+A stream is a plain iterator of :data:`~mockserver.engine.streaming.Item`: a ``float``
+says "what follows is due at this time" (on the server's clock), ``bytes`` is an
+encoded event, :data:`~mockserver.engine.streaming.DROP` closes the connection under
+the reply. The producers (``stream_chunks`` in Chat Completions, ``event_items`` in the
+Responses API) encode each frame before they yield its deadline, so when a deadline
+comes the frame is already bytes.
+
+:class:`StreamScheduler` keeps every open stream in a deadline heap and arms one timer,
+for the earliest deadline. When it fires it takes every stream that is due, pulls its
+frames up to its next deadline, and hands them to the stream's ``send`` in one ASGI
+message: one ``transport.write`` however many events fell due. A loop that wakes late
+therefore still sends one event per chunk (the client sees no merged chunks), and the
+rate stays exact, because deadlines are absolute (``start + ttft + k / rate``).
+
+Compared with one sleeping task per stream, this saves a timer, a future and a task
+switch per token per stream: the event loop wakes once per tick, not once per token.
+
+Bounds, per stream:
+
+- one write carries at most :data:`MAX_WRITE_BYTES`; a stream with more due goes on
+  at the next tick;
+- a write that the server holds back (the client stopped reading and uvicorn's
+  transport is paused) parks that stream alone until the write completes; no further
+  frame is pulled for it meanwhile, so a slow client costs at most the transport's
+  buffer plus one write, and every other stream goes on;
+- a stream whose client leaves is dropped from the scheduler at once (see
+  :meth:`StreamScheduler.cancel`), its iterator is closed (its ``finally`` blocks run:
+  that is where capacity is released), and nothing of it stays behind.
+
+Ending every stream at once: :attr:`StreamScheduler.active` holds the open streams.
+:meth:`StreamScheduler.end_all` (what a stopping server calls after its grace period)
+writes each one the ``server_shutting_down`` error event of its API
+(:func:`mockserver.engine.stopping.shutdown_event`), ends the response, and from then
+on ends every new stream the same way at once. :meth:`StreamScheduler.finish_all` is
+the general form: a final event of the caller's choosing per stream (from
+:attr:`ActiveStream.typed`, :attr:`ActiveStream.path`, :attr:`ActiveStream.events_sent`).
+Either way each stream's producer is closed (capacity released), its handler returns,
+and the journal shows the reply as not completed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import itertools
+import logging
+import math
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+from starlette.responses import Response
+from starlette.types import Receive, Scope
+
+from mockserver.engine.pacing import Clock
+from mockserver.engine.stopping import shutdown_event
+from mockserver.engine.streaming import (
+    CLIENT_LEFT,
+    COMPLETED,
+    DROP,
+    DROPPED,
+    FAILED,
+    FINISHED,
+    SSE_HEADERS,
+    Item,
+    close_items,
+)
+
+logger = logging.getLogger("mockserver")
+
+MAX_WRITE_BYTES = 64 * 1024  # at most this much per stream per write; the rest goes at the next tick
+DROP_GRACE_S = 5.0  # after a dropped connection, how long the handler waits for the server to notice
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class ActiveStream:
+    """One open stream: its producer, where its frames go, and when it is next due."""
+
+    __slots__ = ("blocked", "done", "due", "events_sent", "on_drop", "over", "path", "send_body", "send_end", "source")
+
+    def __init__(
+        self,
+        source: Iterator[Item],
+        send_body: Send,
+        send_end: Send,
+        on_drop: Callable[[], None] | None,
+        path: str,
+        typed: bool,
+        done: asyncio.Future[str],
+    ) -> None:
+        self.source = source
+        self.send_body = send_body  # the server's own send: events skip the middleware stack
+        self.send_end = send_end  # through the middleware, so observers see the end of the reply
+        self.on_drop = on_drop
+        self.path = path  # the request path
+        self.typed = typed  # Responses API framing (``event:`` lines), so a final event can match it
+        self.due = 0.0
+        self.done = done  # resolved with the outcome (COMPLETED, CLIENT_LEFT, ...) when the stream is over
+        self.blocked = False  # a write is held back by the server (a paused transport)
+        self.over = False
+        self.events_sent = 0
+
+
+class StreamScheduler:
+    """Plays every open stream of one server on one timer. Lives on one event loop."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.active: set[ActiveStream] = set()
+        self._heap: list[tuple[float, int, ActiveStream]] = []
+        self._order = itertools.count()  # breaks ties between equal deadlines, first come first served
+        self._timer: asyncio.Handle | None = None
+        self._timer_at = math.inf
+        self.stopping = False  # set by end_all(): new streams end at once with the shutdown event
+
+    def __len__(self) -> int:
+        return len(self.active)
+
+    def open(
+        self,
+        source: Iterator[Item],
+        *,
+        send_body: Send,
+        send_end: Send,
+        on_drop: Callable[[], None] | None = None,
+        path: str = "",
+        typed: bool = False,
+    ) -> ActiveStream:
+        """Start playing ``source``. Whatever is due already goes out now, before this returns."""
+        done = asyncio.get_running_loop().create_future()
+        stream = ActiveStream(source, send_body, send_end, on_drop, path, typed, done)
+        self.active.add(stream)
+        if self.stopping:
+            self._finish(stream, _shutdown_event)
+        else:
+            self._advance(stream, self.clock.now())
+        return stream
+
+    def cancel(self, stream: ActiveStream, outcome: str = CLIENT_LEFT) -> None:
+        """Stop a stream now (its client left): nothing more is written and its producer is closed."""
+        if not stream.over:
+            self._close(stream, outcome)
+
+    def end_all(self) -> int:
+        """End every open stream now with the ``server_shutting_down`` error event of its API, and
+        every stream opened from now on too. Returns how many were ended."""
+        self.stopping = True
+        return self.finish_all(_shutdown_event)
+
+    def finish_all(self, final: Callable[[ActiveStream], bytes | None] | None = None) -> int:
+        """End every open stream now: write ``final(stream)`` if it gives bytes, then end the response.
+
+        Returns how many streams were ended. Each stream's handler returns once its end is written.
+        """
+        streams = list(self.active)
+        for stream in streams:
+            self._finish(stream, final)
+        return len(streams)
+
+    def _finish(self, stream: ActiveStream, final: Callable[[ActiveStream], bytes | None] | None) -> None:
+        if stream.blocked:  # the client is not reading: nothing more can reach it
+            self._close(stream, FINISHED)
+            return
+        body = final(stream) if final is not None else None
+        if body:
+            stream.events_sent += 1
+            self._write(stream, body)
+        if stream.blocked:
+            self._close(stream, FINISHED)
+        elif not stream.over:
+            self._end(stream, FINISHED)
+
+    # -- the tick ------------------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        self._timer, self._timer_at = None, math.inf
+        now = self.clock.now()
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            _, _, stream = heapq.heappop(heap)
+            if not stream.over and not stream.blocked:
+                self._advance(stream, now)
+        self._arm()
+
+    def _arm(self) -> None:
+        heap = self._heap
+        while heap and heap[0][2].over:
+            heapq.heappop(heap)
+        if not heap:
+            return
+        at = heap[0][0]
+        if at < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer, self._timer_at = self.clock.call_at(at, self._tick), at
+
+    def _schedule(self, stream: ActiveStream, due: float) -> None:
+        stream.due = due
+        heapq.heappush(self._heap, (due, next(self._order), stream))
+        if due < self._timer_at:
+            self._arm()
+
+    def _advance(self, stream: ActiveStream, now: float) -> None:
+        """Write every frame of ``stream`` that is due by ``now``, in one write; then wait for its next deadline."""
+        parts: list[bytes] = []
+        size = 0
+        source = stream.source
+        due = math.inf
+        ended = dropped = False
+        try:
+            for item in source:
+                if item.__class__ is float:
+                    if item > now:
+                        due = item
+                        break
+                elif item is DROP:
+                    dropped = True
+                    break
+                else:
+                    parts.append(item)  # type: ignore[arg-type]
+                    size += len(item)  # type: ignore[arg-type]
+                    if size >= MAX_WRITE_BYTES:
+                        due = now  # the rest at the next tick
+                        break
+            else:
+                ended = True
+        except Exception as exc:  # a bug in a producer: fail this stream, not the server
+            logger.exception("stream producer failed on %s", stream.path)
+            self._close(stream, FAILED, exc)
+            return
+        if parts:
+            stream.events_sent += len(parts)
+            self._write(stream, parts[0] if len(parts) == 1 else b"".join(parts))
+            if stream.over:
+                return  # the write found the client gone
+        if dropped:
+            self._drop(stream)
+        elif stream.blocked:
+            pass  # goes on (or ends: the iterator stays exhausted) once the held-back write is done
+        elif ended:
+            self._end(stream, COMPLETED)
+        elif due != math.inf:
+            self._schedule(stream, due)
+        # A due of inf (a stall until the client leaves) waits for cancel().
+
+    # -- writing without awaiting --------------------------------------------------------------
+
+    def _write(self, stream: ActiveStream, body: bytes) -> None:
+        self._step(stream, stream.send_body({"type": "http.response.body", "body": body, "more_body": True}), None)
+
+    def _end(self, stream: ActiveStream, outcome: str) -> None:
+        """End the response; the stream is over (and its handler may return) once the end is written."""
+        message = {"type": "http.response.body", "body": b"", "more_body": False}
+        self._step(stream, stream.send_end(message), outcome)
+
+    def _step(self, stream: ActiveStream, coro: Awaitable[None], ending: str | None) -> None:
+        """Run ``send`` without a task: it returns at once unless the server applies back-pressure.
+
+        uvicorn's ``send`` only suspends while the transport is paused (the client's buffer is
+        full). Then the stream is parked and the rest of the write runs in a task of its own.
+        ``ending`` is the outcome to close the stream with once this (last) write is done.
+        """
+        try:
+            waiting = coro.send(None)  # type: ignore[attr-defined]
+        except StopIteration:
+            if ending is not None:
+                self._close(stream, ending)
+            return
+        except OSError:  # the client went away mid-write
+            self.cancel(stream)
+            return
+        stream.blocked = True
+        task = asyncio.ensure_future(self._finish_write(stream, coro, waiting, ending))
+        task.add_done_callback(_log_failure)
+
+    async def _finish_write(self, stream: ActiveStream, coro: Any, waiting: Any, ending: str | None) -> None:
+        try:
+            while True:
+                # A future the send yielded (the transport resuming). It is still marked as being
+                # awaited by whoever stepped the coroutine (us): clear that, as a Task would.
+                waiting._asyncio_future_blocking = False
+                await waiting
+                try:
+                    waiting = coro.send(None)
+                except StopIteration:
+                    break
+        except OSError:
+            self.cancel(stream)
+            return
+        finally:
+            if stream.over:
+                coro.close()
+        stream.blocked = False
+        if ending is not None:
+            self.cancel(stream, ending)
+        elif not stream.over:
+            self._schedule(stream, self.clock.now())
+
+    # -- ending ----------------------------------------------------------------------------------
+
+    def _drop(self, stream: ActiveStream) -> None:
+        try:
+            if stream.on_drop is None:
+                raise ConnectionAbortedError("mockserver fault: connection dropped")
+            stream.on_drop()
+        except Exception as exc:
+            self._close(stream, FAILED, exc)
+            return
+        self._close(stream, DROPPED)
+
+    def _close(self, stream: ActiveStream, outcome: str, error: BaseException | None = None) -> None:
+        stream.over = True
+        self.active.discard(stream)
+        close = getattr(stream.source, "close", None)
+        if close is not None:
+            try:
+                close()  # runs the producer's finally blocks: capacity is released there
+            except Exception:
+                logger.exception("closing a stream producer failed on %s", stream.path)
+        if not stream.done.done():
+            if error is not None:
+                stream.done.set_exception(error)
+            else:
+                stream.done.set_result(outcome)
+
+
+class EventStreamResponse(Response):
+    """A ``text/event-stream`` reply whose events the server's scheduler plays.
+
+    The handler sends the start, registers the stream, and waits for it to be over; a
+    small task meanwhile listens for the client going away, which cancels the stream at
+    once (even while it waits for a deadline or a stall), so nothing keeps running behind it.
+    """
+
+    media_type = "text/event-stream"
+
+    def __init__(
+        self,
+        source: Iterator[Item],
+        scheduler: StreamScheduler,
+        *,
+        on_drop: Callable[[], None] | None = None,
+        typed: bool = False,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.source = source
+        self.typed = typed
+        self.scheduler = scheduler
+        self.on_drop = on_drop
+        self.status_code = 200
+        self.background = None
+        self.init_headers({**SSE_HEADERS, **(headers or {})})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        server_send = scope.get("state", {}).get("server_send") or send
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        except OSError:  # the client went away before the reply started
+            close_items(self.source)
+            return
+        stream = self.scheduler.open(
+            self.source,
+            send_body=server_send,
+            send_end=send,
+            on_drop=self.on_drop,
+            path=scope.get("path", ""),
+            typed=self.typed,
+        )
+        if stream.done.done():  # everything was due at once (time scale 0): no need to watch the client
+            stream.done.result()
+            return
+        watcher = asyncio.ensure_future(_watch_for_disconnect(receive))
+        watcher.add_done_callback(lambda _: self.scheduler.cancel(stream))
+        try:
+            outcome = await stream.done
+            if outcome == DROPPED:
+                # Let the server see the closed connection before returning, so it doesn't log
+                # a reply that ended without completing.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(watcher), DROP_GRACE_S)
+        finally:
+            watcher.cancel()
+            self.scheduler.cancel(stream)
+
+
+async def _watch_for_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _shutdown_event(stream: ActiveStream) -> bytes:
+    return shutdown_event(stream.typed, stream.events_sent)
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("a held-back stream write failed", exc_info=task.exception())

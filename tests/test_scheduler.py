@@ -1,0 +1,227 @@
+"""The stream scheduler on a fake clock: one timer for every stream, one write per stream per tick,
+late wake-ups that keep one event per chunk, disconnects, slow clients, drops and ending everything."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mockserver.engine.pacing import FakeClock, Pacer, Schedule
+from mockserver.engine.scheduler import MAX_WRITE_BYTES, StreamScheduler
+from mockserver.engine.streaming import CLIENT_LEFT, COMPLETED, DROP, DROPPED, FINISHED, Item
+
+
+class Sink:
+    """A stand-in for the server's ``send``: records (time, body) per write; can hold writes back."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.writes: list[tuple[float, bytes]] = []
+        self.ended_at: float | None = None
+        self.gate: asyncio.Event | None = None  # while set to an unset Event, writes wait (a paused transport)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self.gate is not None and not self.gate.is_set():
+            await self.gate.wait()
+        if message.get("more_body"):
+            self.writes.append((self.clock.now(), message["body"]))
+        else:
+            self.ended_at = self.clock.now()
+
+    def events(self) -> list[bytes]:
+        return [e + b"\n\n" for _, body in self.writes for e in body.split(b"\n\n") if e]
+
+
+def token_stream(schedule: Schedule, closed: list[str] | None = None, per_chunk: int = 1) -> Iterator[Item]:
+    """Events ``t<k>`` on the schedule, then ``end`` at its end, as the API producers build them."""
+    pacer = Pacer(FakeClock(), schedule)
+    try:
+        yield b"start\n\n"
+        for lo, hi, due in pacer.chunks(0, schedule.total_tokens, per_chunk):
+            frame = b"t" + str(lo).encode() + b"-" + str(hi).encode() + b"\n\n"
+            yield due
+            yield frame
+        yield schedule.end
+        yield b"end\n\n"
+    finally:
+        if closed is not None:
+            closed.append("closed")
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def test_every_event_goes_out_at_its_deadline_on_one_timer() -> None:
+    async def main() -> None:
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        sinks = []
+        for offset in (0.0, 0.0005):
+            sink = Sink(clock)
+            schedule = Schedule.build(start=offset, ttft=0.1, tokens_per_second=100, total_tokens=5)
+            stream = scheduler.open(token_stream(schedule), send_body=sink.send, send_end=sink.send)
+            sinks.append((sink, schedule, stream))
+        for sink, schedule, stream in sinks:
+            assert await stream.done == COMPLETED
+            assert sink.writes[0] == (0.0, b"start\n\n")  # what is due at once goes out before open() returns
+            times = [t for t, body in sink.writes[1:-1]]
+            assert times == pytest.approx([schedule.due_at(k) for k in range(5)])
+            assert sink.writes[-1] == (pytest.approx(schedule.end), b"end\n\n")
+            assert sink.ended_at == pytest.approx(schedule.end)
+        assert not scheduler.active
+
+    run(main())
+
+
+def test_a_late_wakeup_sends_each_due_token_as_its_own_event_in_one_write() -> None:
+    async def main() -> None:
+        wakeups = iter(range(1000))
+        clock = FakeClock(start=0.0, lateness=lambda: 0.035 if next(wakeups) == 1 else 0.0)
+        scheduler = StreamScheduler(clock)
+        sink = Sink(clock)
+        schedule = Schedule.build(start=0.0, ttft=0.0, tokens_per_second=100, total_tokens=8)
+        stream = scheduler.open(token_stream(schedule), send_body=sink.send, send_end=sink.send)
+        await stream.done
+        # The second wake-up (for token 2, due at 0.02) comes 35 ms late: tokens 2-5 are due by then.
+        late_write = next(body for t, body in sink.writes if t == pytest.approx(0.055))
+        assert late_write == b"t2-3\n\nt3-4\n\nt4-5\n\nt5-6\n\n"  # four events, one write
+        assert [e for e in sink.events() if e.startswith(b"t")] == [f"t{k}-{k + 1}\n\n".encode() for k in range(8)]
+        assert clock.now() == pytest.approx(schedule.end)
+
+    run(main())
+
+
+def test_tokens_per_chunk_and_time_scale_zero() -> None:
+    async def main() -> None:
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        sink = Sink(clock)
+        schedule = Schedule.build(start=0.0, ttft=0.2, tokens_per_second=100, total_tokens=10)
+        await scheduler.open(token_stream(schedule, per_chunk=4), send_body=sink.send, send_end=sink.send).done
+        assert [e for e in sink.events() if e.startswith(b"t")] == [b"t0-4\n\n", b"t4-8\n\n", b"t8-10\n\n"]
+
+        instant = Sink(clock)
+        schedule = Schedule.build(start=0.0, ttft=0.2, tokens_per_second=100, total_tokens=2000, time_scale=0)
+        stream = scheduler.open(token_stream(schedule), send_body=instant.send, send_end=instant.send)
+        assert stream.done.done()  # everything was due at once: served inside open()
+        assert len(instant.writes) == 1 and instant.events() == [b"start\n\n", b"t0-2000\n\n", b"end\n\n"]
+
+    run(main())
+
+
+def test_a_client_that_leaves_is_dropped_at_once_and_its_producer_closed() -> None:
+    async def main() -> None:
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        sink, closed = Sink(clock), []
+        schedule = Schedule.build(start=0.0, ttft=0.0, tokens_per_second=10, total_tokens=100)
+        stream = scheduler.open(token_stream(schedule, closed), send_body=sink.send, send_end=sink.send)
+        await asyncio.sleep(0)
+        written = len(sink.writes)
+        scheduler.cancel(stream)
+        assert closed == ["closed"] and stream.done.result() == CLIENT_LEFT and not scheduler.active
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert len(sink.writes) == written and sink.ended_at is None
+
+    run(main())
+
+
+def test_a_client_that_stops_reading_holds_up_no_other_stream() -> None:
+    async def main() -> None:
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        slow, fast = Sink(clock), Sink(clock)
+        slow.gate = asyncio.Event()
+        schedule = Schedule.build(start=0.0, ttft=0.0, tokens_per_second=100, total_tokens=20)
+        slow_stream = scheduler.open(token_stream(schedule), send_body=slow.send, send_end=slow.send)
+        fast_stream = scheduler.open(token_stream(schedule), send_body=fast.send, send_end=fast.send)
+        assert slow_stream.blocked  # its first write is held back
+        assert await fast_stream.done == COMPLETED
+        assert fast.ended_at == pytest.approx(schedule.end)
+        assert slow.writes == [] and not slow_stream.over  # nothing more was pulled for it meanwhile
+        slow.gate.set()  # the client reads again: everything due goes out, each its own event
+        assert await slow_stream.done == COMPLETED
+        assert len([e for e in slow.events() if e.startswith(b"t")]) == 20
+
+    run(main())
+
+
+def test_one_write_is_bounded() -> None:
+    def big() -> Iterator[Item]:
+        for _ in range(10):
+            yield b"x" * (MAX_WRITE_BYTES // 4)
+
+    async def main() -> None:
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        sink = Sink(clock)
+        await scheduler.open(big(), send_body=sink.send, send_end=sink.send).done
+        assert all(len(body) <= MAX_WRITE_BYTES for _, body in sink.writes)
+        assert sum(len(body) for _, body in sink.writes) == 10 * (MAX_WRITE_BYTES // 4)
+
+    run(main())
+
+
+def test_a_drop_closes_the_connection_after_the_events_before_it() -> None:
+    async def main() -> None:
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        sink, dropped = Sink(clock), []
+        stream = scheduler.open(
+            iter([b"a\n\n", 1.0, b"b\n\n", DROP, b"never\n\n"]),
+            send_body=sink.send,
+            send_end=sink.send,
+            on_drop=lambda: dropped.append(clock.now()),
+        )
+        assert await stream.done == DROPPED
+        assert sink.events() == [b"a\n\n", b"b\n\n"] and dropped == [1.0] and sink.ended_at is None
+
+        failing = scheduler.open(iter([DROP]), send_body=sink.send, send_end=sink.send)  # no way to close
+        with pytest.raises(ConnectionAbortedError):
+            await failing.done
+
+    run(main())
+
+
+def test_finish_all_ends_every_open_stream_with_a_final_event() -> None:
+    async def main() -> None:
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        sinks, closed = [Sink(clock) for _ in range(3)], []
+        schedule = Schedule.build(start=0.0, ttft=0.0, tokens_per_second=10, total_tokens=100)
+        streams = [
+            scheduler.open(token_stream(schedule, closed), send_body=s.send, send_end=s.send, path=f"/v1/{i}")
+            for i, s in enumerate(sinks)
+        ]
+        ended = scheduler.finish_all(lambda stream: b"data: bye " + stream.path.encode() + b"\n\n")
+        assert ended == 3 and not scheduler.active and closed == ["closed"] * 3
+        for i, (sink, stream) in enumerate(zip(sinks, streams, strict=True)):
+            assert stream.done.result() == FINISHED
+            assert sink.events()[-1] == f"data: bye /v1/{i}\n\n".encode() and sink.ended_at == 0.0
+
+    run(main())
+
+
+def test_a_failing_producer_fails_its_stream_only() -> None:
+    def broken() -> Iterator[Item]:
+        yield b"a\n\n"
+        yield 0.5
+        raise ValueError("bug")
+
+    async def main() -> None:
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        sink, other = Sink(clock), Sink(clock)
+        schedule = Schedule.build(start=0.0, ttft=0.0, tokens_per_second=10, total_tokens=10)
+        bad = scheduler.open(broken(), send_body=sink.send, send_end=sink.send)
+        good = scheduler.open(token_stream(schedule), send_body=other.send, send_end=other.send)
+        with pytest.raises(ValueError, match="bug"):
+            await bad.done
+        assert await good.done == COMPLETED
+
+    run(main())

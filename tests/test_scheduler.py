@@ -225,3 +225,22 @@ def test_a_failing_producer_fails_its_stream_only() -> None:
         assert await good.done == COMPLETED
 
     run(main())
+
+
+def test_end_all_sends_the_shutdown_error_of_each_api_and_ends_new_streams_at_once() -> None:
+    async def main() -> None:
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        chat, responses, late = Sink(clock), Sink(clock), Sink(clock)
+        schedule = Schedule.build(start=0.0, ttft=0.0, tokens_per_second=10, total_tokens=100)
+        scheduler.open(token_stream(schedule), send_body=chat.send, send_end=chat.send)
+        scheduler.open(token_stream(schedule), send_body=responses.send, send_end=responses.send, typed=True)
+        assert len(scheduler) == 2
+        assert scheduler.end_all() == 2 and len(scheduler) == 0
+        assert chat.events()[-1].startswith(b'data: {"error":{') and b"server_shutting_down" in chat.events()[-1]
+        # Two events went out before (start, t0-1): the error is sequence number 2.
+        assert responses.events()[-1].startswith(b'event: error\ndata: {"type":"error","sequence_number":2,')
+        stream = scheduler.open(token_stream(schedule), send_body=late.send, send_end=late.send)
+        assert stream.done.result() == FINISHED and b"server_shutting_down" in late.events()[-1]
+
+    run(main())

@@ -79,7 +79,19 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 class ActiveStream:
     """One open stream: its producer, where its frames go, and when it is next due."""
 
-    __slots__ = ("blocked", "done", "due", "events_sent", "on_drop", "over", "path", "send_body", "send_end", "source")
+    __slots__ = (
+        "blocked",
+        "done",
+        "due",
+        "events_sent",
+        "on_drop",
+        "over",
+        "path",
+        "send_body",
+        "send_end",
+        "source",
+        "typed",
+    )
 
     def __init__(
         self,

@@ -1,7 +1,7 @@
 """A lean HTTP/1.1 + SSE load client: raw asyncio streams, no SDK, no HTTP library.
 
-The official SDK spends ~100 µs of CPU per chunk (PERFORMANCE.md), ten times the
-server's cost, so a benchmark that measures the server must not use it. This
+The official SDK spends about 100 µs of CPU per chunk, ten times the server's cost
+(docs/benchmarks.md), so a benchmark that measures the server must not use it. This
 client records the arrival time of every SSE event and nothing else.
 """
 

@@ -3,8 +3,8 @@
     python benchmarks/responses_speed.py [--out benchmarks/results/responses_speed.json]
 
 The server runs in a separate process (``mockserver serve``) on a free port; the
-client is plain httpx, not the SDK, so the client's per-event cost stays out of
-the figures (PERFORMANCE.md). It measures, all in one run:
+client is plain httpx, not the SDK, whose per-event CPU cost is about ten times the
+server's and would show in the figures (see docs/benchmarks.md). It measures, all in one run:
 
 1. ``usage.output_tokens / wall time`` for ``gpt-5.6-sol-ultrafast`` and for
    ``gpt-5.6-sol`` on the default tier, streamed and not: once with the tiers'

@@ -1,18 +1,27 @@
-"""``mockserver serve``: options -> Settings -> uvicorn. Every option has a MOCKSERVER_* variable."""
+"""The ``mockserver`` command: ``serve``, ``init`` and ``config``.
+
+``serve``: options -> Settings -> bind the address -> print what is in force -> uvicorn. Every
+option has a ``MOCKSERVER_*`` variable. A start-up that cannot complete (a bad option or fixture,
+a port in use, a host that does not resolve) prints one line naming the cause and the fix, and
+exits with status 2 before anything says the server started.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import Any
 
-import uvicorn
+import yaml
 
 from mockserver.config import presets
-from mockserver.config.fixture import ConfigError, load_fixture
-from mockserver.config.settings import Settings
+from mockserver.config.fixture import ConfigError, default_fixture_path, load_fixture
+from mockserver.config.settings import LOG_LEVELS, Settings
 from mockserver.version import __version__
 
-LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
+USAGE_ERROR = 2  # the exit status of every start-up that did not complete, as argparse uses
+DEFAULT_INIT_PATH = "mockserver.yaml"
 
 # (flag, type, metavar, help) of each bound; each sets the Settings field of the same name.
 LIMIT_FLAGS: list[tuple[str, type, str, str]] = [
@@ -24,15 +33,33 @@ LIMIT_FLAGS: list[tuple[str, type, str, str]] = [
     ("--stored-responses", int, "N", "stored responses kept (store: true), oldest evicted first"),
     ("--stored-response-ttl", float, "S", "seconds a stored response is kept before it is evicted"),
 ]
+LIMIT_FIELDS = [flag.removeprefix("--").replace("-", "_") for flag, *_ in LIMIT_FLAGS]
 
 
 def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mockserver",
         description="An OpenAI-compatible fake inference server for offline tests.",
+        epilog=(
+            "Start with `mockserver serve`, then point the OpenAI SDK at it: "
+            "OPENAI_BASE_URL=http://127.0.0.1:8000/v1 OPENAI_API_KEY=sk-mock-preview. "
+            "`mockserver COMMAND --help` tells more."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"mockserver {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_serve(commands, defaults)
+    add_init(commands)
+    add_config(commands, defaults)
+    commands.add_parser(
+        "presets",
+        help="list the timing presets with their rates and sources",
+        description="List the timing presets: each model and tier, its rate, TTFT and the source of the figures.",
+    )
+    return parser
+
+
+def add_serve(commands: Any, defaults: Settings) -> None:
     serve = commands.add_parser(
         "serve",
         help="run the server",
@@ -46,15 +73,7 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     serve.add_argument(
         "--port", type=int, default=defaults.port, help="port to bind; 0 picks a free one [env MOCKSERVER_PORT]"
     )
-    serve.add_argument(
-        "--config",
-        default=defaults.config,
-        metavar="PATH",
-        help=(
-            "fixture YAML with models, tier profiles and accounts; the built-in default when unset "
-            "[env MOCKSERVER_CONFIG]"
-        ),
-    )
+    add_config_option(serve, defaults)
     serve.add_argument(
         "--time-scale",
         type=float,
@@ -75,8 +94,8 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     serve.add_argument(
         "--log-level",
         default=defaults.log_level,
-        choices=LOG_LEVELS,
-        help="uvicorn log level [env MOCKSERVER_LOG_LEVEL]",
+        metavar="LEVEL",
+        help=f"uvicorn log level, in any case: {', '.join(LOG_LEVELS)} [env MOCKSERVER_LOG_LEVEL]",
     )
     serve.add_argument(
         "--journal-size",
@@ -96,8 +115,7 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
         ),
     )
     limits = serve.add_argument_group("limits", "bounds on what one client can make the server hold (docs/limits.md)")
-    for flag, kind, metavar, text in LIMIT_FLAGS:
-        name = flag.removeprefix("--").replace("-", "_")
+    for (flag, kind, metavar, text), name in zip(LIMIT_FLAGS, LIMIT_FIELDS, strict=True):
         limits.add_argument(
             flag,
             type=kind,
@@ -125,6 +143,25 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
         ),
     )
     serve.add_argument(
+        "--quiet",
+        action="store_true",
+        default=defaults.quiet,
+        help="leave out the start-up summary (URL, fixture, models, keys, tiers) on stderr [env MOCKSERVER_QUIET]",
+    )
+
+
+def add_config_option(parser: argparse.ArgumentParser, defaults: Settings) -> None:
+    """``--config`` and ``--preset``: what makes the fixture, for ``serve`` and ``config`` alike."""
+    parser.add_argument(
+        "--config",
+        default=defaults.config,
+        metavar="PATH",
+        help=(
+            "fixture YAML with models, tier profiles and accounts (or `extends: default` and changes); "
+            "the built-in default when unset [env MOCKSERVER_CONFIG]"
+        ),
+    )
+    parser.add_argument(
         "--preset",
         action="append",
         dest="presets",
@@ -134,12 +171,78 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
             "(`mockserver presets` lists them) [env MOCKSERVER_PRESETS, comma-separated]"
         ),
     )
-    commands.add_parser(
-        "presets",
-        help="list the timing presets with their rates and sources",
-        description="List the timing presets: each model and tier, its rate, TTFT and the source of the figures.",
+
+
+def add_init(commands: Any) -> None:
+    init = commands.add_parser(
+        "init",
+        help="write the built-in fixture, commented, to a file to start from",
+        description=(
+            "Write the built-in fixture, with a comment on every field, to PATH; then "
+            "`mockserver serve --config PATH` runs on it. To change only a few fields, a fixture "
+            "can instead start with `extends: default` and give just those."
+        ),
     )
-    return parser
+    init.add_argument(
+        "path", nargs="?", default=DEFAULT_INIT_PATH, metavar="PATH", help=f"default: {DEFAULT_INIT_PATH}; - for stdout"
+    )
+    init.add_argument("--force", action="store_true", help="overwrite PATH if it exists")
+
+
+def add_config(commands: Any, defaults: Settings) -> None:
+    config = commands.add_parser(
+        "config",
+        help="show the fixture in force, every default filled in",
+        description=(
+            "Print the fixture a server started with the same --config (or MOCKSERVER_CONFIG) would run on, "
+            "as YAML with every default filled in and any `extends:` merged. The output is itself a "
+            "valid fixture file."
+        ),
+    )
+    config.add_argument("--print", action="store_true", dest="print_fixture", help="print it (the default action)")
+    add_config_option(config, defaults)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        defaults = Settings.from_env()
+        parser = build_parser(defaults)
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
+        if args.command == "init":
+            return init(args.path, force=args.force)
+        if args.command == "config":
+            return print_config(args.config, tuple(args.presets) if args.presets else defaults.presets)
+        if args.command == "presets":
+            print(list_presets())
+            return 0
+        return serve(args, defaults)
+    except ConfigError as exc:
+        return fail(str(exc))
+
+
+def fail(message: str) -> int:
+    print(f"mockserver: {message}", file=sys.stderr)
+    return USAGE_ERROR
+
+
+def init(path: str, *, force: bool) -> int:
+    text = default_fixture_path().read_text(encoding="utf-8")
+    if path == "-":
+        sys.stdout.write(text)
+        return 0
+    target = Path(path)
+    if target.exists() and not force:
+        return fail(f"{target} already exists; pass --force to overwrite it, or give another PATH")
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return fail(f"cannot write {target}: {exc.strerror or exc}")
+    print(f"wrote {target}: the built-in fixture, with a comment on every field", file=sys.stderr)
+    print(f"start the server on it with: mockserver serve --config {target}", file=sys.stderr)
+    return 0
 
 
 def list_presets() -> str:
@@ -155,43 +258,55 @@ def list_presets() -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    try:
-        defaults = Settings.from_env()
-        args = build_parser(defaults).parse_args(argv)
-        if args.command == "presets":
-            print(list_presets())
-            return 0
-        settings = defaults.with_overrides(
-            host=args.host,
-            port=args.port,
-            config=args.config,
-            time_scale=args.time_scale,
-            seed=args.seed,
-            log_level=args.log_level,
-            journal_size=args.journal_size,
-            shutdown_grace=args.shutdown_grace,
-            admin_token=args.admin_token,
-            insecure_control_plane=args.insecure_control_plane,
-            **{
-                flag.removeprefix("--").replace("-", "_"): getattr(args, flag.removeprefix("--").replace("-", "_"))
-                for flag, *_ in LIMIT_FLAGS
-            },
-            presets=tuple(args.presets) if args.presets else None,
-        )
-        fixture = load_fixture(settings.config, settings.presets)
-    except ConfigError as exc:
-        print(f"mockserver: {exc}", file=sys.stderr)
-        return 2
+def print_config(config: str | None, preset_names: tuple[str, ...] = ()) -> int:
+    from mockserver.harness import control
 
+    settings = Settings(config=config)
+    document = control.document(settings, load_fixture(config, preset_names))
+    for name in control.RUNTIME_FIELDS:  # settings, not fixture fields: kept out so the output loads back
+        document.pop(name)
+    source = config if config is not None else f"{default_fixture_path()} (built-in)"
+    sys.stdout.write(f"# The fixture in force: {source}, every default filled in.\n")
+    sys.stdout.write(yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120))
+    return 0
+
+
+def serve(args: argparse.Namespace, defaults: Settings) -> int:
+    import uvicorn
+
+    from mockserver import startup
     from mockserver.app import create_app
     from mockserver.process import GracefulServer
 
-    app = create_app(settings, fixture=fixture)
-    config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_level=settings.log_level, loop="auto", http="auto"
+    settings = defaults.with_overrides(
+        host=args.host,
+        port=args.port,
+        config=args.config,
+        time_scale=args.time_scale,
+        seed=args.seed,
+        log_level=args.log_level,
+        journal_size=args.journal_size,
+        shutdown_grace=args.shutdown_grace,
+        admin_token=args.admin_token,
+        insecure_control_plane=args.insecure_control_plane,
+        **{
+            name: getattr(args, name)
+            for name in (flag.removeprefix("--").replace("-", "_") for flag, *_ in LIMIT_FLAGS)
+        },
+        presets=tuple(args.presets) if args.presets else None,
+        quiet=args.quiet,
     )
-    GracefulServer(config, app.state.mock).run()
+    fixture = load_fixture(settings.config, settings.presets)
+    app = create_app(settings, fixture=fixture)
+    try:
+        sock = startup.listen(settings.host, settings.port)
+    except startup.StartupError as exc:
+        return fail(str(exc))
+    port = sock.getsockname()[1]
+    if not settings.quiet:
+        print(startup.banner(settings, fixture, startup.base_url(sock), app.state.mock.store), file=sys.stderr)
+    config = uvicorn.Config(app, host=settings.host, port=port, log_level=settings.log_level, loop="auto", http="auto")
+    GracefulServer(config, app.state.mock).run(sockets=[sock])
     return 0
 
 

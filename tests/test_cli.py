@@ -51,7 +51,7 @@ def test_bad_config_names_file_field_and_problem(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "expected"),
-    [("models: [oops", "is not valid YAML"), ("- just a list", "top level must be a mapping")],
+    [("models: [oops", "YAML syntax error at line 1, column 14"), ("- just a list", "top level must be a mapping")],
 )
 def test_unparseable_config(tmp_path: Path, content: str, expected: str) -> None:
     config = tmp_path / "bad.yaml"

@@ -3,7 +3,8 @@
 A *fixture* is a YAML file with the models,
 tier timing profiles, accounts and policies; :func:`load_fixture` validates it
 against :class:`Fixture` and raises :class:`ConfigError` with a message that names
-the file, the field and the problem. The process options (host, port, seed, ...) are
+the file, the field and the problem. Reading the YAML and merging an ``extends:`` chain
+is :mod:`mockserver.config.documents`. The process options (host, port, seed, ...) are
 :class:`mockserver.config.settings.Settings`.
 """
 
@@ -16,7 +17,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -27,6 +27,8 @@ from pydantic import (
     model_validator,
 )
 
+from mockserver.config.documents import ConfigError as ConfigError
+from mockserver.config.documents import read_yaml, resolve
 from mockserver.config.faults import Faults
 from mockserver.config.presets import PresetError, merge_presets
 from mockserver.config.scripts import ScriptRule
@@ -35,10 +37,6 @@ Tier = Literal["default", "priority", "flex", "ultrafast"]
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 DEFAULT_MAX_OUTPUT_TOKENS = 128_000
-
-
-class ConfigError(Exception):
-    """A fixture or setting is invalid. The message is meant for a person, not a traceback."""
 
 
 # -- Fixture schema ---------------------------------------------------------------------------
@@ -425,20 +423,21 @@ def default_fixture_path() -> Path:
 
 
 def load_fixture(path: str | os.PathLike[str] | None = None, presets: Sequence[str] = ()) -> Fixture:
-    """Read and validate a fixture file. ``None`` loads the built-in default.
+    """Read and validate a fixture file, its ``extends:`` chain merged in. ``None`` loads the built-in one.
 
     ``presets`` are merged in after the file's own ``presets:`` (see :mod:`mockserver.config.presets`).
     """
-    source = Path(path) if path is not None else default_fixture_path()
-    try:
-        text = source.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"config file {source}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {source}: is not valid YAML: {exc}") from None
-    return parse_fixture(data, source=str(source), presets=presets)
+    return parse_fixture(load_fixture_data(path), source=str(_source(path)), presets=presets)
+
+
+def load_fixture_data(path: str | os.PathLike[str] | None = None) -> Any:
+    """A fixture file as plain data, ``extends:`` resolved, not yet validated."""
+    source = _source(path)
+    return resolve(read_yaml(source), source, default_fixture_path())
+
+
+def _source(path: str | os.PathLike[str] | None) -> Path:
+    return Path(path) if path is not None else default_fixture_path()
 
 
 def parse_fixture(data: Any, *, source: str = "<fixture>", presets: Sequence[str] = ()) -> Fixture:

@@ -20,6 +20,7 @@ DEFAULT_SEED = 0
 DEFAULT_LOG_LEVEL = "info"
 DEFAULT_JOURNAL_SIZE = 1000
 DEFAULT_SHUTDOWN_GRACE = 5.0  # seconds in-flight replies get to finish on SIGTERM; docker stop waits 10
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")  # uvicorn's, least verbose first
 ENV_PREFIX = "MOCKSERVER_"
 
 # Bounds on what one client can make the server hold or spend (see docs/limits.md).
@@ -71,6 +72,7 @@ class Settings:
     presets: tuple[str, ...] = field(
         default=(), metadata={"help": "timing presets merged into the fixture; the variable is comma-separated"}
     )
+    quiet: bool = field(default=False, metadata={"help": "leave out the start-up summary"})
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -113,6 +115,13 @@ class Settings:
         for name in ("max_reply_seconds", "stored_response_ttl"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"{name} must be above 0, got {getattr(self, name)}")
+        level = str(self.log_level).strip().lower()
+        if level not in LOG_LEVELS:
+            raise ConfigError(
+                f"log level {self.log_level!r} is not one of {', '.join(LOG_LEVELS)} "
+                "(--log-level or MOCKSERVER_LOG_LEVEL, in any case)"
+            )
+        object.__setattr__(self, "log_level", level)  # frozen: normalise once, here
 
 
 def _coerce(name: str, raw: str, annotation: Any) -> Any:

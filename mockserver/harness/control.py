@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mockserver import errors
+from mockserver.config.documents import merge_patch
 from mockserver.config.fixture import ConfigError, Fixture
 from mockserver.config.settings import Settings
 from mockserver.harness.masking import Masker
@@ -40,6 +41,7 @@ FIXED_SETTINGS = (
     "admin_token",
     "insecure_control_plane",
     "shutdown_grace",
+    "quiet",
 )
 
 
@@ -60,19 +62,6 @@ def masked_document(settings: Settings, fixture: Fixture) -> dict[str, Any]:
     masker = Masker(account.key for account in fixture.accounts)
     result: dict[str, Any] = masker.body(document(settings, fixture))
     return result
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7396: objects merge recursively, ``null`` deletes, anything else replaces."""
-    if not isinstance(patch, dict):
-        return patch
-    merged = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            merged.pop(key, None)
-        else:
-            merged[key] = merge_patch(merged.get(key), value)
-    return merged
 
 
 def apply_patch(

@@ -128,22 +128,23 @@ def marker_patch(marker: pytest.Mark, base_dir: Path, server: MockServer) -> dic
 
 
 def scenario_patch(path: Path, server: MockServer) -> dict[str, Any]:
-    """A scenario file as a patch: a whole fixture (profiles, models and accounts) replaces the
-    fixture in force; anything less is merged into it."""
-    import yaml
-
-    from mockserver.config.fixture import parse_fixture
+    """A scenario file as a patch: a whole fixture (profiles, models and accounts, or ``extends:``)
+    replaces the fixture in force; anything less is merged into it."""
+    from mockserver.config.documents import read_yaml, resolve
+    from mockserver.config.fixture import default_fixture_path, parse_fixture
     from mockserver.harness import control
 
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = read_yaml(path) or {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: the top level must be a mapping of fields")
-    if {"profiles", "models", "accounts"} <= data.keys():
-        fixture_data = {k: v for k, v in data.items() if k not in control.RUNTIME_FIELDS}
-        document = control.document(server.state.settings, parse_fixture(fixture_data, source=str(path)))
-        document.update({k: data[k] for k in control.RUNTIME_FIELDS if k in data})
-        return document
-    return data
+    if "extends" in data:
+        data = resolve(data, path, default_fixture_path())
+    elif not {"profiles", "models", "accounts"} <= data.keys():
+        return data
+    fixture_data = {k: v for k, v in data.items() if k not in control.RUNTIME_FIELDS}
+    document = control.document(server.state.settings, parse_fixture(fixture_data, source=str(path)))
+    document.update({k: data[k] for k in control.RUNTIME_FIELDS if k in data})
+    return document
 
 
 def _test_id(nodeid: str) -> str:

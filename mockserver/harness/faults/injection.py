@@ -14,7 +14,7 @@ seed and the test id: a test's faults are the same on every run, whatever ran be
 
 :func:`choose` is called by :func:`mockserver.api.serving.respond` for every
 inference request; :func:`respond_with` builds the faulted reply. What each fault
-makes a client do is in the README's fault table.
+makes a client do is in the manual's fault table (docs/faults.md).
 """
 
 from __future__ import annotations

@@ -1,0 +1,163 @@
+"""What ``mockserver serve`` does before it serves: take the address, and say what is in force.
+
+:func:`listen` binds the listening socket before anything else is printed, so a port in use, a
+host that does not resolve or a port that needs privileges ends the start-up with one line that
+names the cause and the fix (:class:`StartupError`), not a traceback after "startup complete".
+:func:`banner` is the summary printed on standard error once the address is taken: the URL to
+use as ``OPENAI_BASE_URL``, the fixture file, the models, the keys (masked) and their access, the
+tiers and their rates, the time scale and where the shared state lives.
+
+May import: config, state and errors (it sits just below the CLI).
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import socket
+from pathlib import Path
+
+from mockserver.config.fixture import Fixture, default_fixture_path
+from mockserver.config.settings import Settings
+from mockserver.errors import mask_api_key
+
+BACKLOG = 2048  # uvicorn's default listen backlog
+BANNER_ROWS = 12  # models or keys listed before "... and N more", so a big fixture stays readable
+ALL_INTERFACES = ("0.0.0.0", "::", "")
+
+
+class StartupError(Exception):
+    """The server cannot start. The message is one line: the cause, then the fix."""
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A bound socket for ``host:port`` (``port`` 0: any free one), ready to hand to uvicorn."""
+    where = f"{host}:{port}"
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except (socket.gaierror, UnicodeError):
+        raise StartupError(
+            f"cannot listen on {where}: the host name {host!r} does not resolve; "
+            "pass --host 127.0.0.1 (this machine only) or --host 0.0.0.0 (every interface)"
+        ) from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart at once
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise StartupError(f"cannot listen on {where}: {_why(exc, port)}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _why(exc: OSError, port: int) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} is already in use by another program; stop it, or pass --port 0 "
+            "(any free port) or another --port"
+        )
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return (
+            "that address is not one of this machine's; pass --host 127.0.0.1 (this machine only) "
+            "or --host 0.0.0.0 (every interface)"
+        )
+    if exc.errno == errno.EACCES:
+        return "ports below 1024 need administrator rights; pass --port 8000, another port of 1024 or more, or --port 0"
+    return f"{exc.strerror or exc}; try --host 127.0.0.1 --port 0"
+
+
+def base_url(sock: socket.socket) -> str:
+    """The URL a client on this machine uses: a wildcard address is reached through loopback."""
+    host, port = sock.getsockname()[:2]
+    if host in ALL_INTERFACES:
+        host = "::1" if sock.family == socket.AF_INET6 else "127.0.0.1"
+    if ipaddress.ip_address(host).version == 6:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
+def banner(settings: Settings, fixture: Fixture, root: str, store: object) -> str:
+    """The start-up summary, one fact per line, keys masked."""
+    api = f"{root}/v1"
+    source = (
+        f"{default_fixture_path()} (built-in)"
+        if settings.config is None
+        else str(Path(settings.config).expanduser().resolve())
+    )
+    lines = [
+        f"mockserver: an OpenAI-compatible API at {api}",
+        f"  use it       export OPENAI_BASE_URL={api} OPENAI_API_KEY=<one of the keys below>",
+        f"  fixture      {source}",
+        *_rows("models", [_model(fixture, m.id) for m in fixture.models]),
+        *_rows("keys", [_key(fixture, a.key) for a in fixture.accounts]),
+        *_rows(
+            "tiers",
+            [
+                f"{tier}: {_number(p.tokens_per_second)} tokens/s, first token after {_number(p.ttft_ms)} ms"
+                for tier, p in fixture.profiles.items()
+            ],
+        ),
+        f"  time scale   {_time_scale(settings.time_scale)}",
+        f"  state        {_store(store)}",
+        f"  control      {root}/_mock/config; journal /_mock/requests, ledger /_mock/usage, schema /openapi.json",
+        "  (--quiet or MOCKSERVER_QUIET=1 leaves this summary out)",
+    ]
+    return "\n".join(lines)
+
+
+def _rows(title: str, rows: list[str]) -> list[str]:
+    shown = rows[:BANNER_ROWS]
+    if len(rows) > BANNER_ROWS:
+        shown.append(f"... and {len(rows) - BANNER_ROWS} more (mockserver config --print lists them all)")
+    return [f"  {title if i == 0 else '':<12} {row}" for i, row in enumerate(shown)]
+
+
+def _model(fixture: Fixture, model_id: str) -> str:
+    model = fixture.model(model_id)
+    assert model is not None
+    if model.forced_tier is not None:
+        return f"{model.id}: always {model.forced_tier}; listed only for keys with access to it"
+    return f"{model.id}: {', '.join(model.tiers)}"
+
+
+def _key(fixture: Fixture, key: str) -> str:
+    account = fixture.account(key)
+    assert account is not None
+    masked = mask_api_key(account.key)
+    if account.status != "active":
+        return f"{masked}  {account.status}: every request gets 401"
+    facts = [", ".join(account.tiers)]
+    if account.has_preview:
+        facts[0] += " (Ultrafast preview access)"
+    if account.models is not None:
+        facts.append(f"models {', '.join(account.models)} only")
+    organization = fixture.organization(account.organization)
+    if organization.region_blocked:
+        facts.append("region blocked: every request gets 403")
+    if organization.quota.spend_usd is not None or organization.quota.tokens is not None:
+        facts.append("limited quota")
+    if account.rate_limits is not None and (account.rate_limits.rpm or account.rate_limits.tpm):
+        facts.append(f"{account.rate_limits.rpm or '-'} requests / {account.rate_limits.tpm or '-'} tokens per minute")
+    return f"{masked}  " + "; ".join(facts)
+
+
+def _time_scale(scale: float) -> str:
+    if scale == 0:
+        return "0: every reply at once, same content as at real speed"
+    if scale == 1:
+        return "1: real speed"
+    return f"{_number(scale)}: every delay multiplied by {_number(scale)}"
+
+
+def _store(store: object) -> str:
+    describe = getattr(store, "describe", None)
+    if callable(describe):
+        return str(describe())
+    return "in memory, in this process (rate windows, capacity and the usage ledger start empty)"
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mockserver.config.fixture import load_fixture
+from mockserver.config.fixture import ConfigError, load_fixture
 
 pytest_plugins = ["pytester"]
 
@@ -101,7 +101,13 @@ def test_every_yaml_snippet_loads(snippet: Snippet, tmp_path: Path) -> None:
         return  # a GitHub Actions workflow
     path = tmp_path / "fixture.yaml"
     path.write_text(snippet.code, encoding="utf-8")
-    load_fixture(path)  # raises ConfigError naming the field when the block is not a valid fixture
+    try:
+        load_fixture(path)
+    except ConfigError as exc:
+        pytest.fail(
+            f"{snippet} is not a fixture a reader can use with --config: {exc}. A partial block starts "
+            "with `extends: default`."
+        )
 
 
 def test_readme_links_resolve() -> None:

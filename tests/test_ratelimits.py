@@ -139,14 +139,14 @@ def body(**fields: object) -> dict[str, object]:
 
 
 def test_requested_tokens_are_prompt_plus_max_output_times_n() -> None:
-    messages = [{"role": "user", "content": "one two three"}]  # 3 + (3 framing) + 3 priming = 9
-    assert ratelimits.requested_tokens(FIXTURE, body(messages=messages, max_tokens=100)) == 109
-    assert ratelimits.requested_tokens(FIXTURE, body(messages=messages, max_completion_tokens=50, n=2)) == 109
-    assert ratelimits.requested_tokens(FIXTURE, body(messages=messages)) == 9 + FIXTURE.output_tokens.max
+    messages = [{"role": "user", "content": "one two three"}]  # 3 + (3 framing + 1 role) + 3 priming = 10
+    assert ratelimits.requested_tokens(FIXTURE, body(messages=messages, max_tokens=100)) == 110
+    assert ratelimits.requested_tokens(FIXTURE, body(messages=messages, max_completion_tokens=50, n=2)) == 110
+    assert ratelimits.requested_tokens(FIXTURE, body(messages=messages)) == 10 + FIXTURE.output_tokens.max
     # Responses API bodies: input as a string or items, plus instructions.
-    assert ratelimits.requested_tokens(FIXTURE, body(input="one two three", max_output_tokens=1)) == 10
+    assert ratelimits.requested_tokens(FIXTURE, body(input="one two three", max_output_tokens=1)) == 11
     items = [{"role": "user", "content": [{"type": "input_text", "text": "one two three"}]}]
-    assert ratelimits.requested_tokens(FIXTURE, body(input=items, instructions="four", max_output_tokens=1)) == 14
+    assert ratelimits.requested_tokens(FIXTURE, body(input=items, instructions="four", max_output_tokens=1)) == 16
 
 
 @pytest.mark.parametrize("raw", [None, "not json", [1, 2], {"messages": 5, "max_tokens": True, "n": -1}])

@@ -69,7 +69,8 @@ def plan_reply(
     length = admission.overrides.output_tokens
     if length is None:
         length = lengths.natural_length(seed, *state.fixture.output_tokens.range_for(cues.kind))
-    return Reply(state.generator.generate(seed, length, cues.language))
+    per_character = state.fixture.tokens_per_character(cues.language)
+    return Reply(state.generator.generate(seed, length, cues.language, tokens_per_character=per_character))
 
 
 def _scripted(state: ServerState, admission: Admission, script: Scripted, tools: Sequence[FunctionSpec]) -> Reply:

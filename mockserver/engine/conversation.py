@@ -89,6 +89,16 @@ def content_text(content: Any, where: str) -> str:
     return "".join(pieces)
 
 
+def prompt_messages(instructions: str | None, items: Sequence[ConversationItem]) -> list[tokens.PromptMessage]:
+    """The messages the model reads, for the prompt count: ``instructions`` as a system message,
+    then each item; a tool call counts as an assistant message, its result as a tool message."""
+    messages = [tokens.PromptMessage("system", instructions)] if instructions else []
+    for kind, text in items:
+        role = kind if kind in MESSAGE_ROLES else ("tool" if kind in TOOL_RESULT_KINDS else "assistant")
+        messages.append(tokens.PromptMessage(role, text))
+    return messages
+
+
 def answered(items: Sequence[ConversationItem]) -> bool:
     """Whether a tool result follows the last user message."""
     last_user = max((i for i, (kind, _) in enumerate(items) if kind == "user"), default=-1)
@@ -119,7 +129,8 @@ def function_spec(definition: Mapping[str, Any], where: str) -> FunctionSpec:
 
 
 def tool_definition_tokens(tools: Sequence[Any] | None) -> int:
-    """Tool definitions count as input, as on the live API: estimated from their JSON."""
+    """Tool definitions count as input, as on the live API: the o200k tokens of their JSON (the
+    live API renders them in its own format, so this is close, not exact)."""
     return tokens.count(dumps(list(tools))) if tools else 0
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 import random
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from faker import Faker
 
+from mockserver.config.fixture import DEFAULT_ZH_TOKENS_PER_CHARACTER
 from mockserver.engine import tokens
 from mockserver.engine.lengths import AnswerKind, answer_kind
 
@@ -91,17 +92,20 @@ class TextGenerator:
     """Makes token sequences of an exact length from a seed."""
 
     def warm(self) -> None:
-        """Build the English generator now, so the first request doesn't pay for it."""
+        """Build the English generator and load the o200k encoding now, so the first request
+        doesn't pay for them (the encoding takes about 1.7 s, once per process)."""
         with _FAKER_LOCK:
             _faker("en")
+        tokens.warm()
 
-    def generate(self, seed: int, length: int, language: str = "en") -> Text:
+    def generate(
+        self, seed: int, length: int, language: str = "en", *, tokens_per_character: float | None = None
+    ) -> Text:
         """Exactly ``length`` tokens of prose: Faker's words, in sentences of 6 to 14 words.
 
-        Tokens are built straight from the words (one per word, with its leading space, and
-        one per full stop; one per character in Chinese), which is what :func:`tokens.split`
-        would make of the text, at a tenth of the cost: long Ultrafast replies are planned
-        while their TTFT runs.
+        English tokens are o200k_base's (:func:`tokens.word_pieces`, word by word, cached), so
+        re-counting the text with tiktoken gives ``length``. Chinese follows the output token model
+        of :func:`_chinese`, ``tokens_per_character`` tokens per character on average.
         """
         if length <= 0:
             return Text(())
@@ -110,22 +114,72 @@ class TextGenerator:
             fake.seed_instance(seed)
             # Every word gives at least one token, so length words are always enough.
             words = fake.words(nb=length)
-        shape = random.Random(seed)
-        out: list[str] = []
+        if language == "zh":
+            ratio = tokens_per_character if tokens_per_character is not None else DEFAULT_ZH_TOKENS_PER_CHARACTER
+            return Text(tuple(_chinese(words, length, random.Random(seed), ratio)))
+        return Text(tuple(_english(words, length, random.Random(seed))))
+
+
+# Words that are one o200k token each, to fill the last tokens when the next word would overrun.
+_FILLERS = (" the", " and", " of", " to", " in", " it", " is", " was")
+
+
+def _english(words: list[str], length: int, shape: random.Random) -> list[str]:
+    """Sentences of o200k tokens. A word that would overrun ``length`` is passed over, so the
+    text never ends inside a word and re-counting it gives exactly ``length``."""
+    out: list[str] = []
+    remaining = iter(words)
+    while len(out) < length:
+        sentence_length = shape.randint(6, 14)
+        written = 0
+        for word in remaining:
+            shown = word.capitalize() if written == 0 else word
+            pieces = tokens.word_pieces(f" {shown}" if out else shown)  # the very first word has no space
+            if len(out) + len(pieces) > length:
+                continue
+            out.extend(pieces)
+            written += 1
+            if written == sentence_length or len(out) == length:
+                break
+        else:  # every word was too long for the last tokens
+            fillers = [f for f in _FILLERS if len(tokens.word_pieces(f)) == 1]
+            while len(out) < length:
+                out.append(fillers[len(out) % len(fillers)])
+            break
+        if len(out) < length:
+            out.append(".")
+    return out
+
+
+def _chinese(words: list[str], length: int, shape: random.Random, ratio: float) -> list[str]:
+    """Chinese sentences under the output token model: ``ratio`` tokens per character on average.
+
+    A character worth two tokens is sent as ``""`` (a byte fragment that shows nothing yet) then
+    the character, as the live API streams a character split across tokens. ``usage`` counts every
+    token, so characters per second = tokens per second / ``ratio``.
+    """
+    out: list[str] = []
+    owed = 0.0
+    characters = _chinese_characters(words, shape)
+    while len(out) < length:
+        owed += ratio
+        whole = int(owed)
+        owed -= whole
+        out.extend([""] * (max(whole, 1) - 1))
+        out.append(next(characters))
+    return out[:length]
+
+
+def _chinese_characters(words: list[str], shape: random.Random) -> Iterator[str]:
+    """Faker's Chinese words as characters, with a full stop every 6 to 14 words, forever."""
+    while True:
         start = 0
-        while len(out) < length:
+        while start < len(words):
             sentence = words[start : start + shape.randint(6, 14)]
             start += len(sentence)
-            if language == "zh":
-                for word in sentence:
-                    out.extend(word)
-                out.append("。")
-            else:
-                first = sentence[0].capitalize()
-                out.append(f" {first}" if out else first)
-                out.extend(f" {word}" for word in sentence[1:])
-                out.append(".")
-        return Text(tuple(out[:length]))
+            for word in sentence:
+                yield from word
+            yield "。"
 
 
 def language_of(texts: Sequence[str]) -> str:

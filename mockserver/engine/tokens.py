@@ -1,25 +1,169 @@
-"""Token splitting and counting, offline.
+"""Token splitting and counting with OpenAI's o200k_base encoding, offline.
 
-The exact o200k tokenizer needs a vocabulary download, so mockserver uses a
-documented estimate instead. A *token* here is one CJK character, one word with
-its leading whitespace, or one punctuation mark. For English this lands within
-about 10-20% of o200k; for Chinese it counts one token per character.
+The vocabulary comes with the ``bpe-openai`` package (a Rust BPE with a tiktoken-compatible
+API that ships o200k_base inside its wheel), so nothing is downloaded at run time. Counts are
+tiktoken's: ``tiktoken.get_encoding("o200k_base")`` gives the same tokens for the same text
+(tests/test_tokens.py checks it with tiktoken itself, built from the same vocabulary file).
 
-Generated text is built from these tokens, so ``usage`` counts exactly what was
-sent. Prompt tokens use the same estimate plus OpenAI's per-message framing:
-3 tokens per message and 3 to prime the reply.
+Prompt tokens follow OpenAI's published recipe for chat models: 3 tokens of framing per
+message, plus its role, its text and (with 1 more) its ``name``, and 3 to prime the reply.
+
+When ``bpe-openai`` is not installed, a documented estimate takes its place (:data:`EXACT`
+is then false): one token per word with its leading space, per punctuation mark and per CJK
+character, within about 10-20% of o200k for English. docs/tokens.md has the figures.
+
+:func:`split` cuts text into o200k tokens whose concatenation is the text. A token that is only
+part of a character's UTF-8 bytes (common in Chinese) carries no text: its piece is ``""`` and
+the token that completes the character carries it, which is how the live API streams them.
 """
 
 from __future__ import annotations
 
 import re
+import threading
+import warnings
 from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
-TOKENS_PER_MESSAGE = 3
-TOKENS_PER_REPLY = 3
+TOKENS_PER_MESSAGE = 3  # <|im_start|>, <|im_sep|> (after the role) and <|im_end|>
+TOKENS_PER_NAME = 1
+TOKENS_PER_REPLY = 3  # <|im_start|>assistant<|im_sep|>, which primes the answer
+ENCODING = "o200k_base"
 
-# Every character falls into exactly one alternative, so "".join(split(t)) == t.
-_TOKEN = re.compile(
+# bpe-openai refuses one call past 200,000 tokens or 1,000,000 characters: longer texts are
+# counted in pieces cut where o200k's pre-tokenizer cuts too (before a space that starts a word).
+_PIECE_CHARS = 100_000
+
+
+@dataclass(frozen=True)
+class PromptMessage:
+    """One message as the prompt count sees it."""
+
+    role: str
+    text: str
+    name: str | None = None
+
+
+# -- The encoding, loaded once per process ------------------------------------------------------
+
+_LOCK = threading.Lock()
+_STATE: dict[str, Any] = {}
+
+
+def _encoding() -> Any | None:
+    """The o200k_base encoding, or ``None`` without ``bpe-openai``. Loading takes ~1.7 s, once per process."""
+    if "encoding" not in _STATE:
+        with _LOCK:
+            if "encoding" not in _STATE:
+                # bpe-openai reads its vocabulary with importlib.resources.open_binary, deprecated
+                # since Python 3.11: the warning says nothing about mockserver, and a test suite that
+                # turns warnings into errors must not fail on it.
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    try:
+                        import bpe_openai
+                    except ImportError:
+                        _STATE["encoding"] = None
+                    else:
+                        _STATE["encoding"] = bpe_openai.get_encoding(ENCODING)
+    return _STATE["encoding"]
+
+
+def warm() -> None:
+    """Load the encoding now, so the first request doesn't wait for it. ``create_app`` calls this
+    from the thread that builds the app, before any request is served."""
+    _encoding()
+
+
+def exact() -> bool:
+    """Whether counts are o200k_base's own (``bpe-openai`` installed) rather than the estimate."""
+    return _encoding() is not None
+
+
+# -- Counting and splitting ---------------------------------------------------------------------
+
+
+def count(text: str) -> int:
+    """Tokens in ``text``: o200k_base's count, or the estimate without ``bpe-openai``."""
+    if not text:
+        return 0
+    encoding = _encoding()
+    if encoding is None:
+        return len(_ESTIMATE.findall(text))
+    return sum(len(encoding.encode_ordinary(piece)) for piece in _pieces_of(text))
+
+
+def split(text: str) -> list[str]:
+    """``text`` as tokens whose concatenation is ``text``; ``""`` for a partial character."""
+    if not text:
+        return []
+    encoding = _encoding()
+    if encoding is None:
+        return _ESTIMATE.findall(text)
+    out: list[str] = []
+    for piece in _pieces_of(text):
+        out.extend(_readable(encoding.decode_tokens_bytes(encoding.encode_ordinary(piece))))
+    return out
+
+
+@lru_cache(maxsize=16_384)
+def word_pieces(word: str) -> tuple[str, ...]:
+    """:func:`split` of one word (with its leading space), cached: generated prose reuses a few
+    thousand words, and o200k never merges across the start of a word, so splitting word by word
+    gives the tokens of the whole text."""
+    return tuple(split(word))
+
+
+def count_messages(messages: Iterable[PromptMessage | str]) -> int:
+    """Prompt tokens of a conversation, framing included. A bare string is a message whose
+    role is one token, as ``user``, ``system``, ``assistant`` and ``developer`` each are."""
+    total = TOKENS_PER_REPLY
+    for message in messages:
+        if isinstance(message, str):
+            total += TOKENS_PER_MESSAGE + 1 + count(message)
+            continue
+        total += TOKENS_PER_MESSAGE + count(message.role) + count(message.text)
+        if message.name:
+            total += TOKENS_PER_NAME + count(message.name)
+    return total
+
+
+def _readable(token_bytes: list[bytes]) -> list[str]:
+    """Each token's text; a token ending inside a character gives ``""`` and passes its bytes on."""
+    out: list[str] = []
+    pending = b""
+    for chunk in token_bytes:
+        pending += chunk
+        try:
+            out.append(pending.decode("utf-8"))
+            pending = b""
+        except UnicodeDecodeError:
+            out.append("")
+    if pending:  # unreachable for valid text: the last token always completes its character
+        out[-1] = pending.decode("utf-8", errors="replace")
+    return out
+
+
+_WORD_START = re.compile(r"(?<=\S) (?=\w)")
+
+
+def _pieces_of(text: str) -> Iterable[str]:
+    """``text`` in pieces of at most :data:`_PIECE_CHARS`, cut before a space that starts a word."""
+    while len(text) > _PIECE_CHARS:
+        window = text[: _PIECE_CHARS + 1]
+        cuts = [m.start() for m in _WORD_START.finditer(window, _PIECE_CHARS // 2)]
+        at = cuts[-1] if cuts else _PIECE_CHARS
+        yield text[:at]
+        text = text[at:]
+    yield text
+
+
+# -- The estimate, when bpe-openai is missing ---------------------------------------------------
+
+# Every character falls into exactly one alternative, so "".join(findall(t)) == t.
+_ESTIMATE = re.compile(
     r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]"  # one CJK character or full-width mark
     r"|\s*[^\W_]+"  # a word (letters and digits) with its leading space
     r"|\s*[^\w\s]"  # one punctuation mark
@@ -27,23 +171,6 @@ _TOKEN = re.compile(
     r"|\s+"
 )
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-
-
-def split(text: str) -> list[str]:
-    """Split ``text`` into tokens whose concatenation is ``text``."""
-    return _TOKEN.findall(text)
-
-
-def count(text: str) -> int:
-    return len(_TOKEN.findall(text))
-
-
-def count_messages(texts: Iterable[str]) -> int:
-    """Prompt tokens for a conversation whose messages carry ``texts``."""
-    total = TOKENS_PER_REPLY
-    for text in texts:
-        total += TOKENS_PER_MESSAGE + count(text)
-    return total
 
 
 def is_chinese(text: str) -> bool:

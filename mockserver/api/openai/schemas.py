@@ -42,6 +42,7 @@ class ChatMessage(BaseModel):
 
     role: Literal["developer", "system", "user", "assistant", "tool", "function"]
     content: str | list[dict[str, Any]] | None = None
+    name: str | None = None  # counts toward prompt_tokens, as on the live API
     tool_calls: list[ChatToolCall] | None = None
     tool_call_id: str | None = None
 

@@ -174,7 +174,10 @@ def plan_chat_completion(
         model=admission.model.id,
         service_tier=reported_tier(fixture, admission.tier.tier),
         system_fingerprint=state.system_fingerprint,
-        prompt_tokens=tokens.count_messages(texts) + conversation.tool_definition_tokens(body.tools),
+        prompt_tokens=tokens.count_messages(
+            tokens.PromptMessage(m.role, message_text(m), m.name) for m in body.messages
+        )
+        + conversation.tool_definition_tokens(body.tools),
         choices=tuple(choices),
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
         schedule=schedule,

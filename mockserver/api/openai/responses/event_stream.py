@@ -23,6 +23,10 @@ from mockserver.engine.pacing import Pacer
 from mockserver.engine.streaming import Item, closing_items, play, typed_event
 
 
+# _EMPTY_PIECES: a token that is only part of a character's bytes carries no text (engine.tokens);
+# its deadline still passes, but no delta is sent: the token that completes the character carries it.
+
+
 def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator[Item]:
     sequence = itertools.count()
 
@@ -46,11 +50,9 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
             yield pacer.token_due(start)
             yield opened
             for lo, hi, due in pacer.chunks(start, part.tokens, per_chunk):
-                delta = event(
-                    "response.reasoning_summary_text.delta", **where, delta=part.summary.piece(lo - start, hi - start)
-                )
                 yield due
-                yield delta
+                if summary_piece := part.summary.piece(lo - start, hi - start):  # see _EMPTY_PIECES
+                    yield event("response.reasoning_summary_text.delta", **where, delta=summary_piece)
             text = part.summary.text
             yield event("response.reasoning_summary_text.done", **where, text=text)
             done_part = {"type": "summary_text", "text": text}
@@ -67,24 +69,17 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
         where = {"item_id": answer.id, "output_index": index}
         if answer.name is not None:
             for lo, hi, due in pacer.chunks(first, stop, per_chunk):
-                delta = event(
-                    "response.function_call_arguments.delta", **where, delta=answer.text.piece(lo - first, hi - first)
-                )
                 yield due
-                yield delta
+                if arguments := answer.text.piece(lo - first, hi - first):
+                    yield event("response.function_call_arguments.delta", **where, delta=arguments)
             yield event("response.function_call_arguments.done", **where, arguments=answer.text.text)
         else:
             text_at = {**where, "content_index": 0}
             yield event("response.content_part.added", **text_at, part=output_text(""))
             for lo, hi, due in pacer.chunks(first, stop, per_chunk):
-                delta = event(
-                    "response.output_text.delta",
-                    **text_at,
-                    delta=answer.text.piece(lo - first, hi - first),
-                    logprobs=[],
-                )
                 yield due
-                yield delta
+                if piece := answer.text.piece(lo - first, hi - first):
+                    yield event("response.output_text.delta", **text_at, delta=piece, logprobs=[])
             yield event("response.output_text.done", **text_at, text=answer.text.text, logprobs=[])
             yield event("response.content_part.done", **text_at, part=output_text(answer.text.text))
         yield event("response.output_item.done", output_index=index, item=answer.item())

@@ -29,6 +29,7 @@ from mockserver.engine.conversation import (
     answered,
     function_tools,
     output_format,
+    prompt_messages,
     read_input,
     tool_definition_tokens,
 )
@@ -178,7 +179,10 @@ def plan_response(
     summary_style = body.reasoning.summary_style if body.reasoning else None
     planned_reasoning = reasoning.reasoning_tokens_for(fixture, admission, effort_param)
     summary_full = state.generator.generate(
-        seed ^ 0x5A, reasoning.summary_tokens(summary_style, planned_reasoning), cues.language
+        seed ^ 0x5A,
+        reasoning.summary_tokens(summary_style, planned_reasoning),
+        cues.language,
+        tokens_per_character=fixture.output_tokens_per_character.get(cues.language),  # type: ignore[call-overload]
     )
     cut = reasoning.cut_output(planned_reasoning, len(reply.text), body.max_output_tokens)
     reasoning_made = cut.reasoning
@@ -251,8 +255,7 @@ def count_input_tokens(
     instructions: str | None, context: Sequence[ConversationItem], tools: Sequence[Any] | None
 ) -> int:
     """Input tokens, as ``usage.input_tokens`` and ``POST /v1/responses/input_tokens`` report them."""
-    texts = [instructions] if instructions else []
-    return tokens.count_messages([*texts, *(text for _, text in context)]) + tool_definition_tokens(tools)
+    return tokens.count_messages(prompt_messages(instructions, context)) + tool_definition_tokens(tools)
 
 
 def remember(state: ServerState, plan: ResponsePlan) -> None:

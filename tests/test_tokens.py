@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import random
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -229,3 +230,11 @@ def test_nothing_is_fetched_at_run_time() -> None:
         "assert tokens.exact() and tokens.count('Hello, world!') == 4\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+
+
+def test_a_chinese_rate_in_characters_paces_tokens_by_the_token_model() -> None:
+    from mockserver.config.fixture import TimingProfile
+
+    profile = TimingProfile(tokens_per_second=750, ttft_ms=200, chinese_characters_per_second=550)
+    assert profile.rate(random.Random(0), "zh", 1.36) == pytest.approx(748)  # 550 characters/s
+    assert profile.rate(random.Random(0), "en", 1.36) == 750

@@ -82,7 +82,11 @@ class TimingProfile(_Strict):
     chinese_characters_per_second: float | None = Field(
         default=None,
         gt=0,
-        description="The rate for replies in Chinese (one token per character); null: tokens_per_second.",
+        description=(
+            "The rate of replies in Chinese, in characters/s; paced at this times output_tokens_per_character "
+            "tokens/s. Null: tokens_per_second, which gives tokens_per_second / output_tokens_per_character "
+            "characters/s."
+        ),
     )
     source: str | None = Field(default=None, description="Where the figures come from; 'assumption' where unpublished.")
 
@@ -101,11 +105,13 @@ class TimingProfile(_Strict):
             raise ValueError("tokens_per_second must lie between tokens_per_second_min and tokens_per_second_max")
         return self
 
-    def rate(self, rng: random.Random, language: str = "en") -> float:
-        """The output rate of one request: the Chinese rate for Chinese text, else a draw from the
-        spread when one is set, else ``tokens_per_second``."""
+    def rate(self, rng: random.Random, language: str = "en", tokens_per_character: float | None = None) -> float:
+        """The output rate of one request, in tokens/s: the Chinese rate for Chinese text (its
+        characters/s times the output token model's ``tokens_per_character``, so that many
+        characters arrive each second), else a draw from the spread when one is set, else
+        ``tokens_per_second``."""
         if language == "zh" and self.chinese_characters_per_second is not None:
-            return self.chinese_characters_per_second
+            return self.chinese_characters_per_second * (tokens_per_character or 1.0)
         if self.tokens_per_second_min is not None and self.tokens_per_second_max is not None:
             return rng.triangular(self.tokens_per_second_min, self.tokens_per_second_max, self.tokens_per_second)
         return self.tokens_per_second

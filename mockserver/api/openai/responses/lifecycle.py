@@ -182,7 +182,7 @@ def plan_response(
         seed ^ 0x5A,
         reasoning.summary_tokens(summary_style, planned_reasoning),
         cues.language,
-        tokens_per_character=fixture.output_tokens_per_character.get(cues.language),  # type: ignore[call-overload]
+        tokens_per_character=fixture.tokens_per_character(cues.language),
     )
     cut = reasoning.cut_output(planned_reasoning, len(reply.text), body.max_output_tokens)
     reasoning_made = cut.reasoning
@@ -215,7 +215,7 @@ def plan_response(
     schedule = Schedule.build(
         start=admission.start_time(state.clock),
         ttft=profile.ttft_ms / 1000,
-        tokens_per_second=profile.rate(random.Random(seed), cues.language),
+        tokens_per_second=profile.rate(random.Random(seed), cues.language, fixture.tokens_per_character(cues.language)),
         total_tokens=cut.produced,
         jitter=profile.jitter,
         time_scale=state.settings.time_scale,

@@ -10,6 +10,9 @@ lifecycle event carries the same response id, and there is no ``[DONE]``.
 :func:`event_items` yields each event after its deadline (see
 :mod:`mockserver.engine.streaming`), encoded before the deadline is yielded; the
 server's scheduler plays it. :func:`stream_events` plays it on its own clock.
+
+A token that is only part of a character's bytes carries no text (:mod:`mockserver.engine.tokens`):
+its deadline passes, but no delta is sent; the token that completes the character carries it.
 """
 
 from __future__ import annotations
@@ -21,10 +24,6 @@ from typing import Any
 from mockserver.api.openai.responses.lifecycle import ResponsePlan, output_text, response_object
 from mockserver.engine.pacing import Pacer
 from mockserver.engine.streaming import Item, closing_items, play, typed_event
-
-
-# _EMPTY_PIECES: a token that is only part of a character's bytes carries no text (engine.tokens);
-# its deadline still passes, but no delta is sent: the token that completes the character carries it.
 
 
 def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator[Item]:
@@ -51,7 +50,7 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
             yield opened
             for lo, hi, due in pacer.chunks(start, part.tokens, per_chunk):
                 yield due
-                if summary_piece := part.summary.piece(lo - start, hi - start):  # see _EMPTY_PIECES
+                if summary_piece := part.summary.piece(lo - start, hi - start):
                     yield event("response.reasoning_summary_text.delta", **where, delta=summary_piece)
             text = part.summary.text
             yield event("response.reasoning_summary_text.done", **where, text=text)

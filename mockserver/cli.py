@@ -51,6 +51,7 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     add_serve(commands, defaults)
     add_init(commands)
     add_config(commands, defaults)
+    add_health(commands)
     commands.add_parser(
         "presets",
         help="list the timing presets with their rates and sources",
@@ -103,6 +104,15 @@ def add_serve(commands: Any, defaults: Settings) -> None:
         default=defaults.journal_size,
         metavar="N",
         help="requests kept in the journal at GET /_mock/requests, oldest dropped first [env MOCKSERVER_JOURNAL_SIZE]",
+    )
+    serve.add_argument(
+        "--port-file",
+        default=defaults.port_file,
+        metavar="PATH",
+        help=(
+            "write the port served to PATH once listening, so `mockserver health` probes the right one "
+            "[env MOCKSERVER_PORT_FILE]"
+        ),
     )
     serve.add_argument(
         "--shutdown-grace",
@@ -203,6 +213,29 @@ def add_config(commands: Any, defaults: Settings) -> None:
     add_config_option(config, defaults)
 
 
+def add_health(commands: Any) -> None:
+    health = commands.add_parser(
+        "health",
+        help="exit 0 if the local server answers GET /health (a container's HEALTHCHECK)",
+        description=(
+            "Probe http://127.0.0.1:PORT/health and exit 0 if it answers 200, 1 otherwise. The port is "
+            "--port, else the one in MOCKSERVER_PORT_FILE (written by `serve --port-file`), else MOCKSERVER_PORT."
+        ),
+    )
+    health.add_argument("--port", type=int, default=None, help="port to probe")
+    health.add_argument("--timeout", type=float, default=2.0, metavar="SECONDS", help="how long to wait for the answer")
+
+
+def served_port(settings: Settings) -> int:
+    """The port ``serve`` listens on: the one it wrote to its port file, else the configured one."""
+    if settings.port_file:
+        try:
+            return int(Path(settings.port_file).read_text().strip())
+        except (OSError, ValueError):
+            pass
+    return settings.port
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         defaults = Settings.from_env()
@@ -218,6 +251,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "presets":
             print(list_presets())
             return 0
+        if args.command == "health":
+            from mockserver.process import probe_health
+
+            return probe_health(args.port or served_port(defaults), args.timeout)
         return serve(args, defaults)
     except ConfigError as exc:
         return fail(str(exc))
@@ -287,6 +324,7 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
         log_level=args.log_level,
         journal_size=args.journal_size,
         shutdown_grace=args.shutdown_grace,
+        port_file=args.port_file,
         admin_token=args.admin_token,
         insecure_control_plane=args.insecure_control_plane,
         **{

@@ -16,6 +16,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
 from types import FrameType
 
 import uvicorn
@@ -37,6 +41,13 @@ class GracefulServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, state: ServerState | None = None) -> None:
         super().__init__(config)
         self.mock_state = state  # None: found in the app uvicorn loads (a worker process builds its own)
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        state = self.mock_state or self.find_state()
+        if state is not None and state.settings.port_file and self.servers:
+            port = self.servers[0].sockets[0].getsockname()[1]
+            Path(state.settings.port_file).write_text(f"{port}\n")
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # uvicorn forces an exit only on a second SIGINT, and re-raises the signal once it has
@@ -86,3 +97,17 @@ class GracefulServer(uvicorn.Server):
                 return state
             app = getattr(app, "app", None)
         return None
+
+
+def probe_health(port: int, timeout: float) -> int:
+    """``mockserver health``: 0 if ``GET /health`` on the local port answers 200, else 1 (with one line why)."""
+    url = f"http://127.0.0.1:{port}/health"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as reply:
+            if reply.status == 200:
+                return 0
+            problem = f"status {reply.status}"
+    except (urllib.error.URLError, OSError) as exc:
+        problem = str(getattr(exc, "reason", exc))
+    print(f"mockserver: {url} is not healthy: {problem}", file=sys.stderr)
+    return 1

@@ -62,6 +62,9 @@ class Settings:
     stored_response_ttl: float = field(
         default=DEFAULT_STORED_RESPONSE_TTL_S, metadata={"help": "seconds a stored response is kept"}
     )
+    port_file: str | None = field(
+        default=None, metadata={"help": "file the served port is written to, for `mockserver health`"}
+    )
     shutdown_grace: float = field(
         default=DEFAULT_SHUTDOWN_GRACE, metadata={"help": "seconds in-flight replies get to finish when stopping"}
     )

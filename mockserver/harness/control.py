@@ -41,6 +41,7 @@ FIXED_SETTINGS = (
     "admin_token",
     "insecure_control_plane",
     "shutdown_grace",
+    "port_file",
     "quiet",
 )
 

@@ -14,6 +14,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mockserver import errors
 from mockserver.api import health
+from mockserver.api.anthropic import dialect
+from mockserver.api.anthropic import errors as anthropic_errors
+from mockserver.api.anthropic import models as anthropic_models
+from mockserver.api.anthropic import routes as anthropic_messages
 from mockserver.api.control import routes as control
 from mockserver.api.control import usage
 from mockserver.api.middleware import RequestContextMiddleware, expose_connection_closer
@@ -27,7 +31,7 @@ from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.errors import validation
 from mockserver.runtime import ServerState
 from mockserver.service import ledger
-from mockserver.service.reply_headers import openai_headers
+from mockserver.service.reply_headers import anthropic_headers, openai_headers
 from mockserver.version import __version__
 
 DESCRIPTION = (
@@ -53,33 +57,43 @@ def create_app(
     app.state.mock = state
     state.generator.warm()
     app.include_router(health.router)
+    # Anthropic's /v1/models answers only requests with Anthropic's headers, so it goes first.
+    app.include_router(anthropic_models.router)
+    app.include_router(anthropic_messages.router)
     app.include_router(models.router)
     app.include_router(chat.router)
     app.include_router(responses.router)
     app.include_router(usage.router)
     app.include_router(control.router)
     state.hooks.on_response_start.append(openai_headers(state.store, state.clock, lambda: state.fixture))
+    state.hooks.on_response_start.append(
+        anthropic_headers(state.store, state.clock, lambda: state.fixture, state.wall_clock)
+    )
     state.hooks.on_response_start.append(state.journal.on_response_start)
     state.hooks.on_complete.append(ledger.recorder(state.store, lambda: state.fixture))
     state.hooks.on_complete.append(state.journal.on_complete)
 
     @app.exception_handler(errors.MockAPIError)
     async def api_error(request: Request, exc: errors.MockAPIError) -> JSONResponse:
-        return render(exc)
+        return render_for(request, exc)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return render(validation.to_api_error(exc.errors()))
+        return render_for(request, validation.to_api_error(exc.errors()))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 405:
-            return render(errors.method_not_allowed(request.method, request.url.path))
+            return render_for(request, errors.method_not_allowed(request.method, request.url.path))
         if exc.status_code == 404:
-            return render(errors.unknown_route(request.method, request.url.path))
-        return render(errors.MockAPIError(str(exc.detail), type="invalid_request_error"), status=exc.status_code)
+            return render_for(request, errors.unknown_route(request.method, request.url.path))
+        error = errors.MockAPIError(str(exc.detail), type="invalid_request_error")
+        error.status_code = exc.status_code
+        return render_for(request, error)
 
-    app.add_middleware(RequestContextMiddleware, state=state)
+    app.add_middleware(
+        RequestContextMiddleware, state=state, classify=dialect.classify, error_body=anthropic_errors.error_body
+    )
     expose_connection_closer(app)
     _document_bodies(app)
     return app
@@ -117,6 +131,14 @@ def _document_bodies(app: FastAPI) -> None:
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def render_for(request: Request, error: errors.MockAPIError) -> JSONResponse:
+    """An error in the shape of the API family the request speaks (OpenAI's or Anthropic's)."""
+    exchange = request.scope.get("state", {}).get("exchange")
+    if exchange is not None and exchange.api == dialect.ANTHROPIC:
+        return anthropic_errors.render(exchange, error)
+    return render(error)
 
 
 def render(error: errors.MockAPIError, status: int | None = None) -> JSONResponse:

@@ -22,14 +22,21 @@ NODE_TIMEOUT_S = 90
 
 def test_node_sdk() -> None:
     node = shutil.which("node")
-    installed = (NODE_DIR / "node_modules" / "openai").is_dir()
+    installed = all((NODE_DIR / "node_modules" / package).is_dir() for package in ("openai", "@anthropic-ai/sdk"))
     if node is None or not installed:
         reason = "node is not installed" if node is None else "run `npm ci --prefix tests/node` first"
         if os.environ.get("CI") == "true":
             pytest.fail(f"Node SDK tests cannot run on CI: {reason}")
         pytest.skip(reason)
-    with MockServer(time_scale=0, seed=3) as server:
-        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": PREVIEW_KEY}
+    # The Claude preset adds models to the Anthropic API only: the OpenAI model list is unchanged.
+    with MockServer(time_scale=0, seed=3, presets=["claude-opus-4.8-fast"]) as server:
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": PREVIEW_KEY,
+            "ANTHROPIC_BASE_URL": server.url,
+            "ANTHROPIC_API_KEY": PREVIEW_KEY,
+        }
         result = subprocess.run(
             [node, "--test", "--test-reporter=spec", *sorted(p.name for p in NODE_DIR.glob("*.test.mjs"))],
             cwd=NODE_DIR,

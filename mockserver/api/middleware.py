@@ -14,6 +14,8 @@ slow every streamed event.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import orjson
 from starlette.applications import Starlette
@@ -36,10 +38,28 @@ def exchange_of(scope: Scope) -> Exchange:
     return exchange
 
 
+# Which API family a request speaks, from its path and headers (the app passes the families' rule).
+Classifier = Callable[[str, Mapping[str, str]], str]
+# The body of an error reply in the shape of the exchange's API family.
+ErrorBody = Callable[[Exchange, errors.MockAPIError], dict[str, Any]]
+
+
+def _openai_error_body(exchange: Exchange, error: errors.MockAPIError) -> dict[str, Any]:
+    return errors.error_body(error)
+
+
 class RequestContextMiddleware:
-    def __init__(self, app: ASGIApp, state: ServerState) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        state: ServerState,
+        classify: Classifier | None = None,
+        error_body: ErrorBody = _openai_error_body,
+    ) -> None:
         self.app = app
         self.state = state
+        self.classify = classify
+        self.error_body = error_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -54,6 +74,8 @@ class RequestContextMiddleware:
             started_at=state.clock.now(),
         )
         scope.setdefault("state", {})["exchange"] = exchange
+        if self.classify is not None:
+            exchange.api = self.classify(exchange.path, exchange.headers)
         exchange.account = accounts.identify(state.fixture, exchange.headers)
         started = finished = False
         received = bytearray()
@@ -97,7 +119,7 @@ class RequestContextMiddleware:
             await send(message)
 
         async def send_error(error: errors.MockAPIError) -> None:
-            body = orjson.dumps(errors.error_body(error))
+            body = orjson.dumps(self.error_body(exchange, error))
             headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
             headers += [(k.encode(), v.encode()) for k, v in error.headers.items()]
             await send_with_headers({"type": "http.response.start", "status": error.status_code, "headers": headers})

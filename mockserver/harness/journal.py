@@ -26,7 +26,7 @@ from mockserver import errors
 from mockserver.config.settings import MAX_JSON_DEPTH
 from mockserver.engine import jsonbody
 from mockserver.harness.masking import Masker
-from mockserver.service.access import bearer_key
+from mockserver.service.accounts import request_key
 from mockserver.service.exchange import Exchange
 
 TEST_ID_HEADER = "x-mock-test-id"
@@ -72,7 +72,7 @@ class Journal:
         if not self.recorded(exchange.path):
             return
         scope = exchange.headers.get(TEST_ID_HEADER)
-        key, finished = bearer_key(exchange.headers), self._wall_clock()
+        key, finished = request_key(exchange.headers), self._wall_clock()
         with self._cond:
             seq = next(self._seq)
             self._records.append(_Record(seq, exchange, key, scope, finished))

@@ -38,9 +38,17 @@ def bearer_key(headers: Mapping[str, str]) -> str | None:
     return key.strip()
 
 
+def request_key(headers: Mapping[str, str]) -> str | None:
+    """The key a request carries, for either API: ``Authorization: Bearer``, else Anthropic's ``x-api-key``.
+
+    For labelling a request (journal, faults, reply headers); each API authenticates with its own header.
+    """
+    return bearer_key(headers) or headers.get("x-api-key", "").strip() or None
+
+
 def identify(fixture: Fixture, headers: Mapping[str, str]) -> Account | None:
     """The active account behind a request's key, without raising; used to label any reply."""
-    key = bearer_key(headers)
+    key = request_key(headers)
     account = fixture.account(key) if key else None
     return account if account is not None and account.status == "active" else None
 

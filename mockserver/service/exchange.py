@@ -54,6 +54,7 @@ class Exchange:
     completed: bool = False  # the whole inference reply went out (the ledger records only these)
     rate_limit_headers: dict[str, str] | None = None  # x-ratelimit-* as of admission
     capacity_slot: Slot | None = None  # an Ultrafast slot held until the reply ends
+    api: str = "openai"  # the API family the request speaks ("openai" or "anthropic"): error shape, headers
 
     def release_capacity(self) -> None:
         """Give back the Ultrafast slot, if any. Safe to call any number of times."""

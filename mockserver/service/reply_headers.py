@@ -20,6 +20,8 @@ without a valid key gets the fixture's default limits, untouched.
 
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Callable
 
 from mockserver.config.fixture import Fixture
@@ -35,6 +37,8 @@ def openai_headers(store: Store, clock: Clock, fixture: Callable[[], Fixture]) -
     """An ``on_response_start`` hook adding the headers above."""
 
     def hook(exchange: Exchange) -> dict[str, str]:
+        if exchange.api == ANTHROPIC:
+            return {}
         now = clock.now()
         headers = {
             "openai-version": OPENAI_VERSION,
@@ -44,12 +48,63 @@ def openai_headers(store: Store, clock: Clock, fixture: Callable[[], Fixture]) -
         if account is not None:
             headers["openai-organization"] = account.organization
             headers["openai-project"] = account.project
-        if exchange.rate_limit_headers is not None:
-            headers.update(exchange.rate_limit_headers)
-        elif account is not None:
-            headers.update(ratelimits.headers(store, now, ratelimits.key_target(fixture(), account)))
-        else:
-            headers.update(ratelimits.unused_headers(ratelimits.limits_for(fixture(), None, None, None)))
+        headers.update(_rate_limit_headers(store, now, fixture(), exchange))
         return headers
 
     return hook
+
+
+def _rate_limit_headers(store: Store, now: float, fixture: Fixture, exchange: Exchange) -> dict[str, str]:
+    """The ``x-ratelimit-*`` headers: the model's windows as of admission, else the key's, else unused."""
+    if exchange.rate_limit_headers is not None:
+        return exchange.rate_limit_headers
+    if exchange.account is not None:
+        return ratelimits.headers(store, now, ratelimits.key_target(fixture, exchange.account))
+    return ratelimits.unused_headers(ratelimits.limits_for(fixture, None, None, None))
+
+
+# -- Anthropic's API ------------------------------------------------------------------------------
+
+ANTHROPIC = "anthropic"
+_GO_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
+_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def anthropic_headers(
+    store: Store, clock: Clock, fixture: Callable[[], Fixture], wall_clock: Callable[[], float]
+) -> HeaderHook:
+    """An ``on_response_start`` hook for requests that speak Anthropic's API.
+
+    ``request-id`` (which the SDKs read), ``anthropic-organization-id``, and the
+    ``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}``
+    headers, ``reset`` as an RFC 3339 time. They describe the same windows as the
+    ``x-ratelimit-*`` headers of OpenAI's API; one token window counts input and output together,
+    so the three token families carry the same figures.
+    """
+
+    def hook(exchange: Exchange) -> dict[str, str]:
+        if exchange.api != ANTHROPIC:
+            return {}
+        headers = {"request-id": exchange.request_id}
+        if exchange.account is not None:
+            headers["anthropic-organization-id"] = exchange.account.organization
+        limits = _rate_limit_headers(store, clock.now(), fixture(), exchange)
+        wall = wall_clock()
+        for kind, families in (("requests", ("requests",)), ("tokens", ("tokens", "input-tokens", "output-tokens"))):
+            reset = _rfc3339(wall + _go_seconds(limits[f"x-ratelimit-reset-{kind}"]))
+            for family in families:
+                headers[f"anthropic-ratelimit-{family}-limit"] = limits[f"x-ratelimit-limit-{kind}"]
+                headers[f"anthropic-ratelimit-{family}-remaining"] = limits[f"x-ratelimit-remaining-{kind}"]
+                headers[f"anthropic-ratelimit-{family}-reset"] = reset
+        return headers
+
+    return hook
+
+
+def _go_seconds(duration: str) -> float:
+    """``1m30s`` -> 90.0: the reverse of :func:`mockserver.errors.go_duration`."""
+    return sum(float(value) * _SECONDS[unit] for value, unit in _GO_DURATION_PART.findall(duration))
+
+
+def _rfc3339(epoch: float) -> str:
+    return datetime.datetime.fromtimestamp(epoch, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

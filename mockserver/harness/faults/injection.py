@@ -39,9 +39,9 @@ from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.scheduler import EventStreamResponse
 from mockserver.engine.streaming import Item
 from mockserver.errors.variants import ErrorContext, status_error
-from mockserver.harness.faults.streams import FaultPacer, is_responses, with_fault
+from mockserver.harness.faults.streams import FaultPacer, is_anthropic, is_responses, with_fault
 from mockserver.harness.journal import TEST_ID_HEADER
-from mockserver.service.access import bearer_key
+from mockserver.service.accounts import request_key
 from mockserver.service.exchange import Exchange
 
 MAX_SCOPES = 10_000
@@ -115,7 +115,7 @@ def choose(state: Any, request: Request, exchange: Exchange) -> Chosen | None:
         return Chosen(spec, "header")
     config = state.fixture.faults
     if config.rules:
-        key = bearer_key(headers)
+        key = request_key(headers)
         for index, rule in enumerate(config.rules):
             if matches(rule.match, exchange, key) and state.fault_state.take(scope, f"rule:{index}", rule.times):
                 return Chosen(rule.fault, "rule")
@@ -149,6 +149,7 @@ def request_text(body: Any) -> str:
         return ""
     parts: list[str] = []
     _collect(body.get("instructions"), parts)
+    _collect(body.get("system"), parts)  # Anthropic's system prompt
     _collect(body.get("messages"), parts)
     _collect(body.get("input"), parts)
     return "\n".join(parts)
@@ -213,11 +214,12 @@ async def respond_with(
     pacer.shift(shift)
     if stream:
         responses = is_responses(request.url.path)
+        anthropic = is_anthropic(request.url.path)
         return EventStreamResponse(
-            with_fault(events(pacer), spec, responses=responses, pacer=pacer),
+            with_fault(events(pacer), spec, responses=responses, pacer=pacer, anthropic=anthropic),
             state.streams,
             on_drop=_dropper(request),
-            typed=responses,
+            typed=responses or anthropic,  # a final event (shutdown) gets an ``event:`` line
         )
     if spec.drop_after is not None:
         await _aborter(request)()
@@ -240,7 +242,7 @@ def _error_context(exchange: Exchange, request: Request) -> ErrorContext:
     account = exchange.account
     return ErrorContext(
         model=exchange.model or "gpt-5.6-sol",
-        key=bearer_key(request.headers),
+        key=request_key(request.headers),
         organization=account.organization if account else "org-mock",
         project=account.project if account else "proj_mock",
         tier=exchange.tier or "default",

@@ -1,0 +1,80 @@
+"""The paced event stream of one Message, as Anthropic's API sends it and the SDKs' stream
+accumulators rebuild it (``anthropic.lib.streaming``, ``MessageStream`` in Node)::
+
+    message_start         the Message with empty content, null stop_reason, the input usage
+    content_block_start   each block, empty (a thinking block with an empty signature)
+    ping                  once, after the first block starts
+    content_block_delta   text_delta / thinking_delta / input_json_delta, paced on the schedule
+    content_block_delta   signature_delta, closing a thinking block
+    content_block_stop
+    message_delta         stop_reason, stop_sequence and the final usage
+    message_stop
+
+Every event carries its ``event:`` line (the SDKs skip events without one). Thinking tokens
+come first on the schedule, then the answer's, so extended thinking delays the text exactly
+as reasoning does on the OpenAI side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from mockserver.api.anthropic.messages import Block, MessagePlan, message_body
+from mockserver.engine.pacing import Pacer
+from mockserver.engine.streaming import typed_event
+
+PING = typed_event({"type": "ping"})
+MESSAGE_STOP = typed_event({"type": "message_stop"})
+_DELTA_FIELD = {
+    "text": ("text_delta", "text"),
+    "thinking": ("thinking_delta", "thinking"),
+    "tool_use": ("input_json_delta", "partial_json"),
+}
+
+
+async def stream_events(plan: MessagePlan, pacer: Pacer, *, per_chunk: int) -> AsyncIterator[bytes]:
+    """The events of a paced stream, from ``message_start`` to ``message_stop``."""
+    start = {
+        **message_body(plan),
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "stop_details": None,
+        "usage": plan.usage(output_tokens=min(1, plan.output_tokens)),
+    }
+    if plan.output_tokens:
+        await pacer.wait_for_token(0)
+    yield typed_event({"type": "message_start", "message": start})
+    offset = 0
+    for index, block in enumerate(plan.blocks):
+        yield typed_event({"type": "content_block_start", "index": index, "content_block": block.opening()})
+        if index == 0:
+            yield PING
+        async for lo, hi in pacer.batches(offset, offset + len(block.text), per_chunk):
+            yield _delta(index, block, "".join(block.text.tokens[lo - offset : hi - offset]))
+        if block.kind == "thinking":
+            yield _event_delta(index, {"type": "signature_delta", "signature": block.signature})
+        yield typed_event({"type": "content_block_stop", "index": index})
+        offset += len(block.text)
+    await pacer.wait_for_end()
+    usage = plan.usage()
+    usage.pop("service_tier")  # message_delta's usage has the counts only; the rest stays from message_start
+    usage.pop("speed", None)
+    yield typed_event(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": plan.stop_reason, "stop_sequence": plan.stop_sequence, "stop_details": None},
+            "usage": usage,
+        }
+    )
+    yield MESSAGE_STOP
+
+
+def _delta(index: int, block: Block, piece: str) -> bytes:
+    kind, field = _DELTA_FIELD[block.kind]
+    return _event_delta(index, {"type": kind, field: piece})
+
+
+def _event_delta(index: int, delta: dict[str, Any]) -> bytes:
+    return typed_event({"type": "content_block_delta", "index": index, "delta": delta})

@@ -1,0 +1,80 @@
+"""``POST /v1/messages`` and ``POST /v1/messages/count_tokens``."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, TypeVar
+
+import orjson
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, ValidationError
+from starlette.responses import Response
+
+from mockserver.api import serving
+from mockserver.api.anthropic import auth, event_stream, messages
+from mockserver.api.anthropic.dialect import AnthropicRoute
+from mockserver.api.anthropic.errors import invalid_request
+from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
+from mockserver.api.routing import body_schema, server_state
+from mockserver.service import access
+
+router = APIRouter(prefix="/v1", tags=["anthropic"], route_class=AnthropicRoute)
+Body = TypeVar("Body", bound=BaseModel)
+
+
+@router.post("/messages", response_model=None, openapi_extra=body_schema(MessagesRequest))
+async def create_message(request: Request) -> Response:
+    """Create a Message (Anthropic's API), paced at the model's speed: ``speed: "fast"`` for fast mode."""
+    state = server_state(request)
+    account = auth.authenticate(state.fixture, request.headers)
+    body, raw = await parse(request, MessagesRequest)
+    messages.check_speed(state.fixture, body)
+    admission, plan = serving.admit(
+        request,
+        account,
+        model=body.model,
+        service_tier=messages.tier_for(body),
+        raw_body=raw,
+        stream=bool(body.stream),
+        plan=lambda admitted: messages.plan_message(state, admitted, body, raw),
+        api="anthropic",
+    )
+    return await serving.respond(
+        request,
+        usage=plan.exchange_usage(),
+        schedule=plan.schedule,
+        stream=bool(body.stream),
+        events=partial(event_stream.stream_events, plan, per_chunk=admission.profile.tokens_per_chunk),
+        body=partial(messages.message_body, plan),
+    )
+
+
+@router.post("/messages/count_tokens", openapi_extra=body_schema(CountTokensRequest))
+async def count_tokens(request: Request) -> dict[str, Any]:
+    """The input tokens a Message with this body would report in its usage."""
+    state = server_state(request)
+    account = auth.authenticate(state.fixture, request.headers)
+    body, _ = await parse(request, CountTokensRequest)
+    access.find_model(state.fixture, account, body.model, api="anthropic")
+    return {"input_tokens": messages.input_tokens(body)}
+
+
+async def parse(request: Request, model: type[Body]) -> tuple[Body, dict[str, Any]]:
+    """The JSON body, validated, or a 400 worded as Anthropic's API words it (``max_tokens: Field required``)."""
+    raw = await request.body()
+    try:
+        data = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError as exc:
+        raise invalid_request(f"There was an issue with the formatting of your request: {exc}") from None
+    if not isinstance(data, dict):
+        raise invalid_request("The request body must be a JSON object.")
+    try:
+        return model.model_validate(data, strict=True), data
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"] if not _is_union_tag(part))
+        raise invalid_request(f"{where}: {first['msg']}" if where else first["msg"]) from None
+
+
+def _is_union_tag(part: Any) -> bool:
+    return isinstance(part, str) and ("[" in part or part in {"str", "list", "dict"})

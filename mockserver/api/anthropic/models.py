@@ -40,7 +40,7 @@ def model_info(model: ModelSpec) -> dict[str, Any]:
     }
 
 
-@router.get("/models", summary="List models (Anthropic)")
+@router.get("/models", include_in_schema=False)  # the OpenAPI document keeps OpenAI's shape of this path
 async def list_models(
     request: Request,
     limit: int = Query(default=DEFAULT_LIMIT),
@@ -69,7 +69,7 @@ async def list_models(
     }
 
 
-@router.get("/models/{model_id:path}", summary="Get a model (Anthropic)")
+@router.get("/models/{model_id:path}", include_in_schema=False)
 async def retrieve_model(model_id: str, request: Request) -> dict[str, Any]:
     fixture = server_state(request).fixture
     account = auth.authenticate(fixture, request.headers)

@@ -5,17 +5,18 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, TypeVar
 
-import orjson
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ValidationError
 from starlette.responses import Response
 
+from mockserver import errors
 from mockserver.api import serving
 from mockserver.api.anthropic import auth, event_stream, messages
 from mockserver.api.anthropic.dialect import AnthropicRoute
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
 from mockserver.api.routing import body_schema, server_state
+from mockserver.engine import jsonbody
 from mockserver.service import access
 
 router = APIRouter(prefix="/v1", tags=["anthropic"], route_class=AnthropicRoute)
@@ -63,9 +64,13 @@ async def parse(request: Request, model: type[Body]) -> tuple[Body, dict[str, An
     """The JSON body, validated, or a 400 worded as Anthropic's API words it (``max_tokens: Field required``)."""
     raw = await request.body()
     try:
-        data = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError as exc:
-        raise invalid_request(f"There was an issue with the formatting of your request: {exc}") from None
+        data = jsonbody.loads(raw, server_state(request).settings.max_json_depth) if raw else None
+    except errors.MockAPIError as exc:
+        if exc.code == "json_too_deep":
+            raise
+        raise invalid_request(
+            "There was an issue with the formatting or content of your request: not valid JSON."
+        ) from None
     if not isinstance(data, dict):
         raise invalid_request("The request body must be a JSON object.")
     try:

@@ -32,7 +32,7 @@ from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.scheduler import EventStreamResponse
 from mockserver.engine.streaming import Item, closing_items
 from mockserver.harness.faults import injection
-from mockserver.harness.faults.streams import is_responses
+from mockserver.harness.faults.streams import is_anthropic, is_responses
 from mockserver.service import access, inflight
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
@@ -123,7 +123,9 @@ async def respond(
     pacer = Pacer(state.clock, schedule)
     if stream:
         return EventStreamResponse(
-            _held_until_done(events(pacer), exchange), state.streams, typed=is_responses(request.url.path)
+            _held_until_done(events(pacer), exchange),
+            state.streams,
+            typed=is_responses(request.url.path) or is_anthropic(request.url.path),
         )
     try:
         cut_short = await hold_reply(request, pacer.wait_for_end())

@@ -12,17 +12,19 @@ accumulators rebuild it (``anthropic.lib.streaming``, ``MessageStream`` in Node)
 
 Every event carries its ``event:`` line (the SDKs skip events without one). Thinking tokens
 come first on the schedule, then the answer's, so extended thinking delays the text exactly
-as reasoning does on the OpenAI side.
+as reasoning does on the OpenAI side. Like the OpenAI streams, the events are planned as
+:data:`~mockserver.engine.streaming.Item` s: each frame is encoded, then its deadline is
+yielded, then the frame, and the server's stream scheduler plays them.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from typing import Any
 
 from mockserver.api.anthropic.messages import Block, MessagePlan, message_body
 from mockserver.engine.pacing import Pacer
-from mockserver.engine.streaming import typed_event
+from mockserver.engine.streaming import Item, typed_event
 
 PING = typed_event({"type": "ping"})
 MESSAGE_STOP = typed_event({"type": "message_stop"})
@@ -33,8 +35,8 @@ _DELTA_FIELD = {
 }
 
 
-async def stream_events(plan: MessagePlan, pacer: Pacer, *, per_chunk: int) -> AsyncIterator[bytes]:
-    """The events of a paced stream, from ``message_start`` to ``message_stop``."""
+def stream_events(plan: MessagePlan, pacer: Pacer, *, per_chunk: int) -> Iterator[Item]:
+    """The events of a paced stream, from ``message_start`` to ``message_stop``, each after its deadline."""
     start = {
         **message_body(plan),
         "content": [],
@@ -43,31 +45,35 @@ async def stream_events(plan: MessagePlan, pacer: Pacer, *, per_chunk: int) -> A
         "stop_details": None,
         "usage": plan.usage(output_tokens=min(1, plan.output_tokens)),
     }
+    opening = typed_event({"type": "message_start", "message": start})
     if plan.output_tokens:
-        await pacer.wait_for_token(0)
-    yield typed_event({"type": "message_start", "message": start})
+        yield pacer.token_due(0)
+    yield opening
     offset = 0
     for index, block in enumerate(plan.blocks):
         yield typed_event({"type": "content_block_start", "index": index, "content_block": block.opening()})
         if index == 0:
             yield PING
-        async for lo, hi in pacer.batches(offset, offset + len(block.text), per_chunk):
-            yield _delta(index, block, "".join(block.text.tokens[lo - offset : hi - offset]))
+        for lo, hi, due in pacer.chunks(offset, offset + len(block.text), per_chunk):
+            frame = _delta(index, block, block.text.piece(lo - offset, hi - offset))
+            yield due
+            yield frame
         if block.kind == "thinking":
             yield _event_delta(index, {"type": "signature_delta", "signature": block.signature})
         yield typed_event({"type": "content_block_stop", "index": index})
         offset += len(block.text)
-    await pacer.wait_for_end()
     usage = plan.usage()
     usage.pop("service_tier")  # message_delta's usage has the counts only; the rest stays from message_start
     usage.pop("speed", None)
-    yield typed_event(
+    closing = typed_event(
         {
             "type": "message_delta",
             "delta": {"stop_reason": plan.stop_reason, "stop_sequence": plan.stop_sequence, "stop_details": None},
             "usage": usage,
         }
     )
+    yield pacer.end
+    yield closing
     yield MESSAGE_STOP
 
 

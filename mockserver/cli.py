@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -36,8 +36,15 @@ LIMIT_FLAGS: list[tuple[str, type, str, str]] = [
 LIMIT_FIELDS = [flag.removeprefix("--").replace("-", "_") for flag, *_ in LIMIT_FLAGS]
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with a one-line error, like every other refused start-up, instead of the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_ERROR, f"{self.prog}: {message} (`{self.prog} --help` lists the options)\n")
+
+
 def build_parser(defaults: Settings) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="mockserver",
         description="An OpenAI-compatible fake inference server for offline tests.",
         epilog=(

@@ -241,3 +241,11 @@ def test_log_levels_in_any_case(tmp_path: Path) -> None:
     assert Settings(log_level="DEBUG").log_level == "debug"
     assert Settings.from_env({"MOCKSERVER_LOG_LEVEL": "Warning"}).log_level == "warning"
     assert Settings.from_env({"MOCKSERVER_QUIET": "yes"}).quiet is True
+
+
+def test_a_malformed_option_is_one_line_too() -> None:
+    result = run_cli("serve", "--port", "abc")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "mockserver serve: argument --port: invalid int value: 'abc' (`mockserver serve --help` lists the options)\n"
+    )

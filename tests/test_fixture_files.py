@@ -8,6 +8,8 @@ import pytest
 
 from mockserver.config.fixture import ConfigError, load_fixture
 
+pytest_plugins = ["pytester"]
+
 
 def write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
@@ -78,3 +80,25 @@ def test_a_yaml_syntax_error_names_file_line_and_column(tmp_path: Path) -> None:
         f"config file {path}: YAML syntax error at line 3, column 1: expected ',' or ']', but got '<stream end>'; "
         "correct the file (`mockserver init` writes a valid one to start from)"
     )
+
+
+def test_the_marker_takes_a_scenario_with_extends(pytester: pytest.Pytester) -> None:
+    """The same file works with ``--config`` and with the marker: the merged fixture replaces the one in force."""
+    pytester.makefile(
+        ".yaml",
+        scenario='extends: default\nscripts:\n  - match: {message: "(?i)^ping$"}\n    reply: {text: pong}\n',
+    )
+    pytester.makepyfile(
+        test_scenario="""
+import pytest
+
+
+@pytest.mark.mockserver(config="scenario.yaml")
+def test_scripted(mockserver):
+    reply = mockserver.client().chat.completions.create(
+        model="gpt-5.6-sol", messages=[{"role": "user", "content": "ping"}]
+    )
+    assert reply.choices[0].message.content == "pong"
+"""
+    )
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)

@@ -9,14 +9,17 @@ non-streamed forms of one request carry the same tokens.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mockserver import errors
 from mockserver.engine import generation, lengths, structured, tokens
 from mockserver.engine.generation import Text
 from mockserver.engine.structured import FunctionSpec
+from mockserver.engine.structured.described import asks_for_json_block, described_schema
 from mockserver.harness import scripts
 from mockserver.harness.scripts import Scripted
 from mockserver.runtime import ServerState
@@ -65,12 +68,30 @@ def plan_reply(
     if kind == "json_schema":
         return Reply(_json_text(structured.instance_for(output_format.get("schema") or {}, rng, fmt_source)))
     if kind == "json_object":
-        return Reply(_json_text(structured.json_object(rng)))
+        return Reply(_json_text(_described_instance(cues, rng) or structured.json_object(rng)))
+    if asks_for_json_block(cues.texts):
+        # instructor's Mode.MD_JSON: the schema in the prompt, the answer in a ```json block.
+        value = _described_instance(cues, rng)
+        if value is not None:
+            return Reply(Text(tuple(tokens.split(f"```json\n{json.dumps(value, indent=2, ensure_ascii=False)}\n```"))))
     length = admission.overrides.output_tokens
     if length is None:
         length = lengths.natural_length(seed, *state.fixture.output_tokens.range_for(cues.kind))
     per_character = state.fixture.tokens_per_character(cues.language)
     return Reply(state.generator.generate(seed, length, cues.language, tokens_per_character=per_character))
+
+
+def _described_instance(cues: generation.Cues, rng: random.Random) -> Any | None:
+    """An instance of the schema the messages describe (:mod:`mockserver.engine.structured.described`),
+    or ``None`` when they describe none or one the builder cannot honour: the prompt is no request
+    parameter, so its schema is never refused with a 400."""
+    schema = described_schema(cues.texts)
+    if schema is None:
+        return None
+    try:
+        return structured.instance_for(schema, rng)
+    except errors.MockAPIError:
+        return None
 
 
 def _scripted(state: ServerState, admission: Admission, script: Scripted, tools: Sequence[FunctionSpec]) -> Reply:

@@ -9,10 +9,14 @@ Two decisions live here, each deterministic under the request's seed:
   arguments of every tool call. A schema it cannot honour (malformed, over the limits
   in :mod:`.schema`, or unsatisfiable) is refused with an OpenAI-shaped 400
   whose ``param`` says where the schema came from; see :mod:`.build` for how.
+- :mod:`.described` finds the schema a prompt describes, for ``json_object`` answers.
 - :func:`pick_tool` applies the tool-choice rule: with function tools present and
   ``tool_choice`` not ``none``, the reply calls a tool (the named one for a specific
   choice, otherwise a seeded pick), unless the conversation already holds a tool
   result after the last user message, in which case the reply is text.
+
+:mod:`.described` finds the schema (or example object) a prompt describes, for ``json_object``
+answers and ```json code blocks.
 """
 
 from __future__ import annotations

@@ -389,6 +389,14 @@ class Fixture(_Strict):
     faults: Faults = Field(
         default_factory=Faults, description="Fault injection: rules matched per request, and a server-wide probability."
     )
+    scripts_strict: bool = Field(
+        default=False,
+        description=(
+            "Refuse a request that no script rule answers with a 400 (code 'unscripted_request') naming the "
+            "request and the rules tried, instead of generating a reply: a test suite can insist every call "
+            "is scripted."
+        ),
+    )
     scripts: list[ScriptRule] = Field(
         default_factory=list,
         description="Scripted replies: the first rule that matches a request answers it; otherwise text is generated.",

@@ -98,9 +98,15 @@ def choose(
     conversation: Sequence[ConversationItem],
     tools: Sequence[FunctionSpec],
     tool_choice: str | Mapping[str, Any] | None,
+    *,
+    strict: bool = False,
 ) -> Scripted | None:
-    """The scripted reply for this request, or None to generate one. Notes the rule in the journal."""
-    if not rules:
+    """The scripted reply for this request, or None to generate one. Notes the rule in the journal.
+
+    With ``strict`` (the fixture's ``scripts_strict``), a request that no rule answers is refused
+    with :func:`unscripted`, a 400 that names the request and says why each rule passed it over.
+    """
+    if not rules and not strict:
         return None
     request = context.current()
     exchange = request.exchange if request is not None else None
@@ -109,23 +115,30 @@ def choose(
     facts = facts_of(admission, exchange.path if exchange is not None else "", conversation)
     offered = callable_tools(tools, tool_choice)
     chosen = None
+    passed_over: list[str] = []
     for index, rule in enumerate(rules):
-        if not matches(rule.match, facts):
+        label = f"#{index}" + (f" {rule.name!r}" if rule.name else "")
+        mismatch = why_not(rule.match, facts)
+        if mismatch is not None:
+            passed_over.append(f"{label}: {mismatch}")
             continue
         steps = rule.reply.steps
         ident = f"{index}:{rule.model_dump_json()}"  # a changed rule starts its sequence afresh
         step: int | None = None
         if rule.reply.sequence is None:
             if rule.reply.tool_calls is not None and facts.answered:
+                passed_over.append(f"{label}: its tool_calls are already answered by a tool result")
                 continue
         else:
             step = memo[index] if index in memo else sequences.peek(scope, ident)
             if step >= len(steps):
                 if rule.reply.then == "generate":
+                    passed_over.append(f"{label}: its sequence is used up (then: generate)")
                     continue
                 step = len(steps) - 1
         reply = steps[step or 0]
         if reply.tool_calls is not None and not all(call.name in offered for call in reply.tool_calls):
+            passed_over.append(f"{label}: it calls a function the request does not offer")
             continue
         if step is not None and index not in memo:
             memo[index] = step
@@ -137,7 +150,24 @@ def choose(
             exchange.extra.pop("script", None)
         else:
             exchange.extra["script"] = chosen.journal()
+    if chosen is None and strict:
+        raise unscripted(facts, passed_over)
     return chosen
+
+
+MAX_QUOTED = 80  # characters of the latest user message quoted in the strict-mode error
+
+
+def unscripted(facts: Facts, passed_over: Sequence[str]) -> errors.InvalidRequestError:
+    """The 400 of strict mode: which request went unscripted, and why each rule passed it over."""
+    message = facts.message if len(facts.message) <= MAX_QUOTED else facts.message[:MAX_QUOTED] + "..."
+    tried = "; ".join(passed_over) if passed_over else "there are no rules"
+    return errors.InvalidRequestError(
+        f"No script rule matches this request and scripts_strict is on: POST {facts.path or '(unknown path)'} "
+        f"model={facts.model} tier={facts.tier} turn={facts.turn} latest user message {message!r}. "
+        f"Rules tried: {tried}.",
+        code="unscripted_request",
+    )
 
 
 def facts_of(admission: Admission, path: str, conversation: Sequence[ConversationItem]) -> Facts:
@@ -154,17 +184,24 @@ def facts_of(admission: Admission, path: str, conversation: Sequence[Conversatio
 
 
 def matches(match: ScriptMatch, facts: Facts) -> bool:
+    return why_not(match, facts) is None
+
+
+def why_not(match: ScriptMatch, facts: Facts) -> str | None:
+    """Why ``match`` does not hold for the request (the first field that differs), or None when it holds."""
     if match.model is not None and match.model != facts.model:
-        return False
+        return f"model is {match.model!r}"
     if match.tier is not None and match.tier != facts.tier:
-        return False
+        return f"tier is {match.tier!r}"
     if match.key is not None and match.key != facts.key:
-        return False
+        return "key differs"
     if match.path is not None and not facts.path.startswith(match.path):
-        return False
+        return f"path is {match.path!r}"
     if match.turn is not None and match.turn != facts.turn:
-        return False
-    return match.message is None or patterns.search(match.message, facts.message)
+        return f"turn is {match.turn}"
+    if match.message is not None and not patterns.search(match.message, facts.message):
+        return f"message {match.message!r} does not match"
+    return None
 
 
 def callable_tools(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None) -> set[str]:

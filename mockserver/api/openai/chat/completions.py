@@ -129,7 +129,15 @@ def plan_chat_completion(
     fmt = response_format(body.response_format, texts)
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
     cues = generation.cues_of([m.text() for m in body.messages if m.role == "user"], texts)
-    script = scripts.choose(state.fixture.scripts, state.script_state, admission, items, tools, body.tool_choice)
+    script = scripts.choose(
+        state.fixture.scripts,
+        state.script_state,
+        admission,
+        items,
+        tools,
+        body.tool_choice,
+        strict=state.fixture.scripts_strict,
+    )
     choices = []
     for index in range(body.n or 1):
         reply = plan_reply(

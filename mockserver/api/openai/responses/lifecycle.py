@@ -172,7 +172,15 @@ def plan_response(
         answered=answered(context),
         output_format=fmt,
         schema_param="text.format.schema",
-        script=scripts.choose(state.fixture.scripts, state.script_state, admission, context, tools, body.tool_choice),
+        script=scripts.choose(
+            state.fixture.scripts,
+            state.script_state,
+            admission,
+            context,
+            tools,
+            body.tool_choice,
+            strict=fixture.scripts_strict,
+        ),
     )
 
     effort_param = body.reasoning.effort if body.reasoning else None

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mockserver import errors
-from mockserver.api import health
+from mockserver.api import health, metrics
 from mockserver.api.anthropic import dialect
 from mockserver.api.anthropic import errors as anthropic_errors
 from mockserver.api.anthropic import models as anthropic_models
@@ -60,6 +60,7 @@ def create_app(
     # Anthropic's /v1/models answers only requests with Anthropic's headers, so it goes first.
     app.include_router(anthropic_models.router)
     app.include_router(anthropic_messages.router)
+    app.include_router(metrics.router)
     app.include_router(models.router)
     app.include_router(chat.router)
     app.include_router(responses.router)
@@ -72,6 +73,7 @@ def create_app(
     state.hooks.on_response_start.append(state.journal.on_response_start)
     state.hooks.on_complete.append(ledger.recorder(state.store, lambda: state.fixture))
     state.hooks.on_complete.append(state.journal.on_complete)
+    state.hooks.on_complete.append(state.metrics.on_complete)
 
     @app.exception_handler(errors.MockAPIError)
     async def api_error(request: Request, exc: errors.MockAPIError) -> JSONResponse:

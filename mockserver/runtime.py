@@ -22,7 +22,9 @@ from mockserver.engine.scheduler import StreamScheduler
 from mockserver.harness import control
 from mockserver.harness.faults.injection import FaultState
 from mockserver.harness.journal import Journal
+from mockserver.harness.metrics import Metrics
 from mockserver.harness.scripts import ScriptState
+from mockserver.service import capacity
 from mockserver.service.exchange import ExchangeHooks
 from mockserver.service.inflight import InFlight
 from mockserver.service.response_store import ResponseStore
@@ -77,6 +79,10 @@ class ServerState:
         self.script_state = ScriptState()
         self.replies = InFlight()  # held non-streaming replies
         self.streams = StreamScheduler(self.clock)  # every open stream, on one timer; ended with a final event on stop
+        self.metrics = Metrics(
+            active_streams=lambda: len(self.streams.active),
+            ultrafast_slots=lambda: self.store.in_flight(capacity.SERVER_POOL),
+        )
 
     def reset(self) -> None:
         """Back to how the server started: the original fixture and settings, a fresh id sequence,

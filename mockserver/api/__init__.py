@@ -4,7 +4,8 @@ Owns routing, request parsing (:mod:`.routing`), the per-request middleware that
 exchange and authenticates (:mod:`.middleware`), and the one path every inference request
 takes once admitted (:mod:`.serving`: admit, pace, stream or hold the body).
 ``openai/`` is the OpenAI surface (models, Chat Completions, Responses); ``control/`` is
-``/_mock/*``. A handler parses, calls the layers below, and shapes the reply; no policy
+``/_mock/*``; :mod:`.health` and :mod:`.metrics` serve ``/health`` and ``/metrics``.
+A handler parses, calls the layers below, and shapes the reply; no policy
 lives in a handler.
 
 May import: runtime, harness, service, engine, config, state, errors. The API families

@@ -100,6 +100,7 @@ class RequestContextMiddleware:
             if not finished:
                 finished = True
                 exchange.finished_at = state.clock.now()
+                exchange.route = getattr(scope.get("route"), "path", None)
                 state.hooks.complete(exchange)
 
         async def send_with_headers(message: Message) -> None:

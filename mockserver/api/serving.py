@@ -28,11 +28,12 @@ from mockserver import errors
 from mockserver.api.middleware import exchange_of
 from mockserver.api.routing import server_state
 from mockserver.config.fixture import Account, ModelAPI
-from mockserver.engine.pacing import Pacer, Schedule
+from mockserver.engine.pacing import Clock, Pacer, Schedule
 from mockserver.engine.scheduler import EventStreamResponse
 from mockserver.engine.streaming import Item, closing_items
+from mockserver.harness import metrics
 from mockserver.harness.faults import injection
-from mockserver.harness.faults.streams import is_anthropic, is_responses
+from mockserver.harness.faults.streams import is_anthropic, is_responses, is_token_event
 from mockserver.service import access, inflight
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
@@ -122,10 +123,12 @@ async def respond(
         return reply
     pacer = Pacer(state.clock, schedule)
     if stream:
+        path = request.url.path
+        responses, anthropic = is_responses(path), is_anthropic(path)
         return EventStreamResponse(
-            _held_until_done(events(pacer), exchange),
+            _held_until_done(events(pacer), exchange, clock=state.clock, responses=responses, anthropic=anthropic),
             state.streams,
-            typed=is_responses(request.url.path) or is_anthropic(request.url.path),
+            typed=responses or anthropic,
         )
     try:
         cut_short = await hold_reply(request, pacer.wait_for_end())
@@ -169,8 +172,18 @@ async def _client_left(request: Request) -> None:
         pass
 
 
-def _held_until_done(events: Iterator[Item], exchange: Exchange) -> Iterator[Item]:
+def _held_until_done(
+    events: Iterator[Item],
+    exchange: Exchange,
+    *,
+    clock: Clock | None = None,
+    responses: bool = False,
+    anthropic: bool = False,
+) -> Iterator[Item]:
     """Pass the stream through; mark it complete only if every event went out; always release the slot.
+
+    With a ``clock``, it notes when the first token event and the end went out, for the metrics'
+    TTFT and achieved-rate histograms (looking at events only until the first token: no cost after).
 
     The scheduler closes this iterator the moment the stream is over, however it ends (the client
     leaving, or the server stopping, which first sends a final error event: see
@@ -179,7 +192,15 @@ def _held_until_done(events: Iterator[Item], exchange: Exchange) -> Iterator[Ite
     """
     try:
         with closing_items(events):
+            if clock is not None:
+                for item in events:
+                    yield item
+                    if isinstance(item, bytes) and is_token_event(item, responses, anthropic):
+                        exchange.extra[metrics.FIRST_TOKEN_AT] = clock.now()
+                        break
             yield from events
+        if clock is not None:
+            exchange.extra[metrics.LAST_TOKEN_AT] = clock.now()
         exchange.completed = True
     finally:
         exchange.release_capacity()

@@ -2,7 +2,8 @@
 
 Owns fault injection (``faults/``), scripted replies (:mod:`.scripts`), the request journal
 (:mod:`.journal`), key masking for what it shows (:mod:`.masking`), and the runtime
-configuration document with its merge patch (:mod:`.control`).
+configuration document with its merge patch (:mod:`.control`), and the Prometheus metrics
+of ``GET /metrics`` (:mod:`.metrics`).
 
 May import: service, engine, config, state, errors.
 

@@ -30,7 +30,7 @@ from mockserver.service.accounts import request_key
 from mockserver.service.exchange import Exchange
 
 TEST_ID_HEADER = "x-mock-test-id"
-UNRECORDED_PREFIXES = ("/_mock/", "/health", "/docs", "/redoc", "/openapi.json")
+UNRECORDED_PREFIXES = ("/_mock/", "/health", "/metrics", "/docs", "/redoc", "/openapi.json")
 SETTLE_TIMEOUT_S = 2.0
 
 

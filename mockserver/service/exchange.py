@@ -55,6 +55,7 @@ class Exchange:
     rate_limit_headers: dict[str, str] | None = None  # x-ratelimit-* as of admission
     capacity_slot: Slot | None = None  # an Ultrafast slot held until the reply ends
     api: str = "openai"  # the API family the request speaks ("openai" or "anthropic"): error shape, headers
+    route: str | None = None  # the matched route's template (/v1/responses/{response_id}); None if none matched
 
     def release_capacity(self) -> None:
         """Give back the Ultrafast slot, if any. Safe to call any number of times."""

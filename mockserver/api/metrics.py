@@ -1,0 +1,17 @@
+"""``GET /metrics``: the server's Prometheus metrics (:mod:`mockserver.harness.metrics`)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from mockserver.api.routing import server_state
+from mockserver.harness.metrics import CONTENT_TYPE, METRICS_PATH
+
+router = APIRouter(tags=["metrics"])
+
+
+@router.get(METRICS_PATH, response_class=Response)
+async def prometheus_metrics(request: Request) -> Response:
+    """Counters, gauges and histograms in the Prometheus text format, for a scraper."""
+    return Response(server_state(request).metrics.render(), media_type=CONTENT_TYPE)

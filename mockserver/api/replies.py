@@ -29,10 +29,45 @@ from mockserver.service.access import Admission
 _STRUCTURED_SALT = 0x15_0A
 
 
+# Keeps the decision to call several tools independent of the arguments drawn from the same seed.
+_PARALLEL_SALT = 0x9A_2A11E1
+
+
+@dataclass(frozen=True)
+class Call:
+    """One function call of a reply: the function and its argument tokens."""
+
+    tool: FunctionSpec
+    arguments: Text
+
+
 @dataclass(frozen=True)
 class Reply:
-    text: Text  # the answer's tokens, or the tool call's argument tokens
-    tool: FunctionSpec | None = None
+    """What one answer says: text, or one or more function calls (parallel tool calls)."""
+
+    text: Text  # the answer's tokens; with calls, every call's argument tokens one call after another
+    calls: tuple[Call, ...] = ()
+
+    @property
+    def tool(self) -> FunctionSpec | None:
+        """The first function called, or None for a text answer."""
+        return self.calls[0].tool if self.calls else None
+
+    def calls_within(self, produced: int) -> list[tuple[Call, int, int]]:
+        """The calls that the first ``produced`` argument tokens reach, each with its ``[start, end)``
+        in :attr:`text`; an output limit can cut the last one short and leave the others out."""
+        reached = []
+        start = 0
+        for call in self.calls:
+            if start >= produced:
+                break
+            reached.append((call, start, min(start + len(call.arguments), produced)))
+            start += len(call.arguments)
+        return reached
+
+
+def _calls(calls: Sequence[Call]) -> Reply:
+    return Reply(Text(tuple(token for call in calls for token in call.arguments.tokens)), tuple(calls))
 
 
 def plan_reply(
@@ -47,10 +82,14 @@ def plan_reply(
     output_format: Mapping[str, Any],
     schema_param: str,
     script: Scripted | None = None,
+    parallel: bool = False,
 ) -> Reply:
     """The reply's visible tokens: the ``script`` rule's reply when one applies, else generated ones.
 
     ``schema_param`` is where the request put a ``json_schema`` format's schema, for the 400 refusing it.
+    With ``parallel`` (the request allows parallel tool calls), a reply that calls a tool may call
+    several (see :func:`_parallel_tools`), and a script's ``tool_calls`` are all made; without it,
+    one call: the first.
     """
     rng = random.Random(seed ^ _STRUCTURED_SALT)
     # Every tool's schema is checked, not only the one the seed picks, so a bad one fails every time.
@@ -61,10 +100,13 @@ def plan_reply(
     if kind == "json_schema":
         structured.check_schema(output_format.get("schema") or {}, fmt_source)
     if script is not None:
-        return _scripted(state, admission, script, tools)
+        return _scripted(state, admission, script, tools, parallel=parallel)
     tool = structured.pick_tool(tools, tool_choice, answered=answered, rng=rng)
     if tool is not None:
-        return Reply(_json_text(structured.instance_for(tool.parameters, rng, tool.source)), tool)
+        picked = [tool]
+        if parallel:
+            picked += _parallel_tools(state, tools, tool_choice, tool, random.Random(seed ^ _PARALLEL_SALT))
+        return _calls([Call(t, _json_text(structured.instance_for(t.parameters, rng, t.source))) for t in picked])
     if kind == "json_schema":
         return Reply(_json_text(structured.instance_for(output_format.get("schema") or {}, rng, fmt_source)))
     if kind == "json_object":
@@ -94,13 +136,37 @@ def _described_instance(cues: generation.Cues, rng: random.Random) -> Any | None
         return None
 
 
-def _scripted(state: ServerState, admission: Admission, script: Scripted, tools: Sequence[FunctionSpec]) -> Reply:
+def _parallel_tools(
+    state: ServerState,
+    tools: Sequence[FunctionSpec],
+    tool_choice: str | Mapping[str, Any] | None,
+    first: FunctionSpec,
+    rng: random.Random,
+) -> list[FunctionSpec]:
+    """The other functions a reply calls besides ``first``: with the fixture's
+    ``parallel_tool_calls.probability``, one or more other callable tools (up to ``max_calls`` in
+    all); never when ``tool_choice`` names one function."""
+    if structured.chosen_name(tool_choice) is not None:
+        return []
+    callable_names = scripts.callable_tools(tools, tool_choice) - {first.name}
+    others = [t for t in tools if t.name in callable_names]
+    settings = state.fixture.parallel_tool_calls
+    if not others or rng.random() >= settings.probability:
+        return []
+    return rng.sample(others, rng.randint(1, min(settings.max_calls - 1, len(others))))
+
+
+def _scripted(
+    state: ServerState, admission: Admission, script: Scripted, tools: Sequence[FunctionSpec], *, parallel: bool
+) -> Reply:
     reply = script.reply
     if reply.error is not None:
         raise scripts.error_for(reply.error, admission, state.settings.time_scale)
     if reply.tool_calls is not None:
-        tool, arguments = scripts.tool_for(reply, tools)
-        return Reply(Text(tuple(tokens.split(arguments))), tool)
+        made = scripts.tools_for(reply, tools)
+        return _calls(
+            [Call(tool, Text(tuple(tokens.split(arguments)))) for tool, arguments in made[: None if parallel else 1]]
+        )
     return Reply(Text(tuple(tokens.split(reply.text or ""))))
 
 

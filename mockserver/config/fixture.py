@@ -176,6 +176,21 @@ class OutputLength(_Strict):
 ModelAPI = Literal["openai", "anthropic"]
 
 
+class ParallelToolCalls(_Strict):
+    """How often a reply that calls a tool calls several at once (when the request allows it)."""
+
+    probability: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description=(
+            "Chance that a generated reply calling a tool also calls other offered tools, unless the request sets "
+            "parallel_tool_calls false or tool_choice names one function. Drawn from the request's seed."
+        ),
+    )
+    max_calls: int = Field(default=3, ge=2, le=16, description="The most functions one reply calls at once.")
+
+
 class ModelSpec(_Strict):
     """One model id that the server knows."""
 
@@ -388,6 +403,9 @@ class Fixture(_Strict):
     )
     faults: Faults = Field(
         default_factory=Faults, description="Fault injection: rules matched per request, and a server-wide probability."
+    )
+    parallel_tool_calls: ParallelToolCalls = Field(
+        default_factory=ParallelToolCalls, description="How often a reply calls several tools at once."
     )
     scripts_strict: bool = Field(
         default=False,

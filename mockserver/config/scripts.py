@@ -114,21 +114,23 @@ class ScriptError(_Strict):
         return self
 
 
+MAX_SCRIPTED_CALLS = 16
+
+
 class ScriptStep(_Strict):
     """One reply: exactly one of ``text``, ``tool_calls`` or ``error``."""
 
     text: str | None = Field(default=None, description="The answer, verbatim.")
     tool_calls: list[ScriptToolCall] | None = Field(
-        default=None, min_length=1, description="The function call the answer makes (one per reply)."
+        default=None,
+        min_length=1,
+        max_length=MAX_SCRIPTED_CALLS,
+        description=(
+            "The function calls the answer makes: several are parallel tool calls (only the first when the "
+            "request sets parallel_tool_calls false)."
+        ),
     )
     error: ScriptError | None = Field(default=None, description="An HTTP error: 'status=429' or {status, code}.")
-
-    @field_validator("tool_calls")
-    @classmethod
-    def _one_call(cls, value: list[ScriptToolCall] | None) -> list[ScriptToolCall] | None:
-        if value is not None and len(value) > 1:
-            raise ValueError(f"one tool call per reply is supported, got {len(value)}")
-        return value
 
     @model_validator(mode="after")
     def _one_kind(self) -> ScriptStep:

@@ -73,6 +73,10 @@ class Text:
     def cut(self, limit: int) -> Text:
         return Text(self.tokens[:limit])
 
+    def piece_text(self, lo: int, hi: int) -> Text:
+        """Tokens ``lo`` to ``hi`` (exclusive), as a Text of their own."""
+        return Text(self.tokens[lo:hi])
+
 
 # Faker instances are costly to build (~40 ms each), so one per locale serves every server in the
 # process. Faker keeps its random state on the instance, and several servers may share this

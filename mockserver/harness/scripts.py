@@ -235,7 +235,11 @@ def error_for(spec: ScriptError, admission: Admission, time_scale: float) -> err
 
 
 def tool_for(reply: ScriptStep, tools: Sequence[FunctionSpec]) -> tuple[FunctionSpec, str]:
-    """The function a ``tool_calls`` reply calls (offered, as :func:`choose` checked) and its arguments."""
+    """The first function a ``tool_calls`` reply calls (offered, as :func:`choose` checked) and its arguments."""
+    return tools_for(reply, tools)[0]
+
+
+def tools_for(reply: ScriptStep, tools: Sequence[FunctionSpec]) -> list[tuple[FunctionSpec, str]]:
+    """Every function a ``tool_calls`` reply calls, in order, with its arguments: parallel tool calls."""
     assert reply.tool_calls is not None
-    call = reply.tool_calls[0]
-    return next(t for t in tools if t.name == call.name), call.arguments_text()
+    return [(next(t for t in tools if t.name == call.name), call.arguments_text()) for call in reply.tool_calls]

@@ -34,20 +34,45 @@ from mockserver.service.reasoning import cut_output, reasoning_tokens_for
 
 
 @dataclass(frozen=True)
+class ChatCall:
+    """One entry of a choice's ``tool_calls``: its arguments are ``text`` tokens ``start`` to ``end``."""
+
+    name: str
+    id: str
+    start: int
+    end: int
+
+    def entry(self, index: int, arguments: str) -> dict[str, Any]:
+        return {
+            "index": index,
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": arguments},
+        }
+
+
+@dataclass(frozen=True)
 class ChatChoice:
     index: int
-    text: Text  # the message content, or the tool call's arguments when ``tool_name`` is set
+    text: Text  # the message content, or every tool call's arguments one after another when ``calls`` is set
     finish_reason: str
     reasoning_tokens: int = 0  # reasoning produced before the text, after any cut by the output limit
-    tool_name: str | None = None
-    tool_call_id: str | None = None
+    calls: tuple[ChatCall, ...] = ()
 
-    def tool_call(self, arguments: str) -> dict[str, Any]:
-        return {
-            "id": self.tool_call_id,
-            "type": "function",
-            "function": {"name": self.tool_name, "arguments": arguments},
-        }
+    def tool_call_deltas(self, lo: int, hi: int) -> list[dict[str, Any]]:
+        """The ``tool_calls`` delta entries for tokens ``lo`` to ``hi``: one per call they touch. A call's
+        id, type and name go in its first fragment only, as the SDK accumulators concatenate strings."""
+        entries = []
+        for k, call in enumerate(self.calls):
+            a, b = max(lo, call.start), min(hi, call.end)
+            if a >= b:
+                continue
+            piece = self.text.piece(a, b)
+            if a == call.start:
+                entries.append(call.entry(k, piece))
+            elif piece:  # a token that is only part of a character carries no text
+                entries.append({"index": k, "function": {"arguments": piece}})
+        return entries
 
 
 @dataclass(frozen=True)
@@ -151,6 +176,7 @@ def plan_chat_completion(
             output_format=fmt,
             schema_param="response_format.json_schema.schema",
             script=script,
+            parallel=body.parallel_tool_calls is not False,
         )
         text = reply.text
         if reply.tool is None:
@@ -159,11 +185,11 @@ def plan_chat_completion(
         cut = cut_output(planned_reasoning, len(text), limit)
         text = text.cut(cut.visible)
         finish = "length" if cut.incomplete else ("stop" if reply.tool is None else "tool_calls")
-        if reply.tool is None or len(text) == 0:
-            choices.append(ChatChoice(index, text, finish, cut.reasoning))
-        else:
-            call_id = f"call_{state.ids.token(24)}"
-            choices.append(ChatChoice(index, text, finish, cut.reasoning, reply.tool.name, call_id))
+        calls = tuple(
+            ChatCall(call.tool.name, f"call_{state.ids.token(24)}", start, end)
+            for call, start, end in reply.calls_within(len(text))
+        )
+        choices.append(ChatChoice(index, text, finish, cut.reasoning, calls))
     reasoning = max(c.reasoning_tokens for c in choices)
     steps = max(len(c.text) for c in choices)
     profile = admission.profile
@@ -232,11 +258,11 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     openings = []
     for c in plan.choices:
         opening: dict[str, Any]
-        if c.tool_name is None:
+        if not c.calls:
             opening = {"role": "assistant", "content": "", "refusal": None}
         else:
             # id, type and name go in the first fragment only: the SDK accumulators concatenate strings.
-            opening = {"role": "assistant", "content": None, "tool_calls": [{"index": 0, **c.tool_call("")}]}
+            opening = {"role": "assistant", "content": None, "tool_calls": [c.calls[0].entry(0, "")]}
         openings.append(chunk([choice(c.index, opening)]))
     yield pacer.token_due(first)
     yield from openings
@@ -245,16 +271,17 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     for lo, hi, due in pacer.chunks(first, first + plan.text_steps, per_chunk):
         frames = []
         for c in plan.choices:
-            piece = c.text.piece(lo - first, hi - first)
-            if not piece:
+            if c.calls:
+                # A later call's first fragment carries its id and name; the first call's came in the opening.
+                for entry in c.tool_call_deltas(lo - first, hi - first):
+                    if entry["index"] == 0 and "id" in entry:
+                        entry = {"index": 0, "function": {"arguments": entry["function"]["arguments"]}}
+                    frames.append(chunk([choice(c.index, {"tool_calls": [entry]})]))
                 continue
-            if c.tool_name is None:
+            piece = c.text.piece(lo - first, hi - first)
+            if piece:
                 before, after = content_frames[c.index]
                 frames.append(before + orjson.dumps(piece) + after)
-            else:
-                frames.append(
-                    chunk([choice(c.index, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})])
-                )
         yield due
         yield from frames
     closing = [chunk([choice(c.index, {}, c.finish_reason)]) for c in plan.choices]
@@ -266,15 +293,14 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
 
 
 def _message(c: ChatChoice) -> dict[str, Any]:
-    if c.tool_name is None:
+    if not c.calls:
         return {"role": "assistant", "content": c.text.text, "refusal": None, "annotations": []}
-    return {
-        "role": "assistant",
-        "content": None,
-        "refusal": None,
-        "annotations": [],
-        "tool_calls": [c.tool_call(c.text.text)],
-    }
+    calls = []
+    for call in c.calls:
+        entry = call.entry(0, c.text.piece(call.start, call.end))
+        del entry["index"]
+        calls.append(entry)
+    return {"role": "assistant", "content": None, "refusal": None, "annotations": [], "tool_calls": calls}
 
 
 def message_text(message: ChatMessage) -> str:

@@ -61,9 +61,9 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
         yield event("response.output_item.done", output_index=index, item=part.item())
         index += 1
 
-    answer = plan.answer
-    if answer is not None:
-        first, stop = plan.reasoning_tokens, plan.reasoning_tokens + len(answer.text)
+    first = plan.reasoning_tokens
+    for answer in plan.answers:  # the message, or each function call of a parallel call in turn
+        stop = first + len(answer.text)
         yield event("response.output_item.added", output_index=index, item=answer.item("in_progress"))
         where = {"item_id": answer.id, "output_index": index}
         if answer.name is not None:
@@ -82,6 +82,8 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
             yield event("response.output_text.done", **text_at, text=answer.text.text, logprobs=[])
             yield event("response.content_part.done", **text_at, part=output_text(answer.text.text))
         yield event("response.output_item.done", output_index=index, item=answer.item())
+        index += 1
+        first = stop
 
     yield pacer.end
     yield event(f"response.{plan.status}", response=response_object(plan))

@@ -108,7 +108,7 @@ class ResponsePlan:
     echo: dict[str, Any]  # request settings the Response object reports back
     input_tokens: int
     reasoning: ReasoningPart | None
-    answer: AnswerPart | None
+    answers: tuple[AnswerPart, ...]  # the message, or one function call per tool called
     incomplete: bool
     schedule: Schedule
     conversation: tuple[ConversationItem, ...]
@@ -122,7 +122,7 @@ class ResponsePlan:
 
     @property
     def output_tokens(self) -> int:
-        return self.reasoning_tokens + (len(self.answer.text) if self.answer else 0)
+        return self.reasoning_tokens + sum(len(a.text) for a in self.answers)
 
     @property
     def status(self) -> str:
@@ -130,7 +130,7 @@ class ResponsePlan:
 
     def output(self) -> list[dict[str, Any]]:
         items = [self.reasoning.item()] if self.reasoning else []
-        return items + ([self.answer.item()] if self.answer else [])
+        return items + [a.item() for a in self.answers]
 
     def exchange_usage(self) -> Usage:
         return Usage(self.input_tokens, self.output_tokens, self.reasoning_tokens)
@@ -181,6 +181,7 @@ def plan_response(
             body.tool_choice,
             strict=fixture.scripts_strict,
         ),
+        parallel=body.parallel_tool_calls is not False,
     )
 
     effort_param = body.reasoning.effort if body.reasoning else None
@@ -208,16 +209,21 @@ def plan_response(
             summary_cut=reasoning_made < planned_reasoning and reasoning_made > hidden_made,
             encrypted=ENCRYPTED_REASONING_INCLUDE in include,
         )
-    answer = None
-    if not incomplete or len(visible) > 0:
-        tool = reply.tool
-        answer = AnswerPart(
-            id=state.ids.prefixed("fc" if tool else "msg"),
-            text=visible,
-            complete=not incomplete,
-            name=tool.name if tool else None,
-            call_id=f"call_{state.ids.token(24)}" if tool else None,
+    answers: tuple[AnswerPart, ...] = ()
+    if reply.calls:
+        # Parallel tool calls are one function_call item each; an output limit can cut the last one short.
+        answers = tuple(
+            AnswerPart(
+                id=state.ids.prefixed("fc"),
+                text=visible.piece_text(start, end),
+                complete=end - start == len(call.arguments),
+                name=call.tool.name,
+                call_id=f"call_{state.ids.token(24)}",
+            )
+            for call, start, end in reply.calls_within(len(visible))
         )
+    elif not incomplete or len(visible) > 0:
+        answers = (AnswerPart(id=state.ids.prefixed("msg"), text=visible, complete=not incomplete),)
 
     profile = admission.profile
     schedule = Schedule.build(
@@ -237,10 +243,10 @@ def plan_response(
         echo=_echo(body, admission, fmt, reasoning.effort_for(fixture, admission, effort_param)),
         input_tokens=count_input_tokens(body.instructions, context, body.tools),
         reasoning=reasoning_part,
-        answer=answer,
+        answers=answers,
         incomplete=incomplete,
         schedule=schedule,
-        conversation=(*context, *_output_items(reasoning_part, answer)),
+        conversation=(*context, *_output_items(reasoning_part, answers)),
         input_items=tuple(input_items.input_items(body.input, state.ids.prefixed)),
         store=body.store is not False,
         background=bool(body.background),
@@ -272,12 +278,12 @@ def remember(state: ServerState, plan: ResponsePlan) -> None:
         state.responses.put(stored(plan))
 
 
-def _output_items(reasoning_part: ReasoningPart | None, answer: AnswerPart | None) -> Sequence[ConversationItem]:
+def _output_items(reasoning_part: ReasoningPart | None, answers: Sequence[AnswerPart]) -> Sequence[ConversationItem]:
     """What the next turn sees of this one. Hidden reasoning is dropped, as the live API drops it."""
     items: list[ConversationItem] = []
     if reasoning_part is not None and reasoning_part.summary:
         items.append(("reasoning", reasoning_part.summary.text))
-    if answer is not None:
+    for answer in answers:
         if answer.name is not None:
             items.append(("function_call", answer.name + answer.text.text))
         else:

@@ -6,12 +6,14 @@ A newcomer copies a block and expects it to work, so each kind of block is check
 - any other Python block, and the Python of a ``python - <<'PY'`` shell block, is a script: run
   while the pytest plugin's server is up, with ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` pointing at
   it, exactly as when the reader runs ``mockserver serve`` in another shell;
+- a JSON block is a sample reply: valid JSON, with keys masked as the server masks them;
 - a YAML block is a fixture file (whole, or ``extends: default`` plus what it changes) and must
   load as one, except GitHub Actions workflows (``jobs:``), which must be valid YAML.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +110,13 @@ def test_every_yaml_snippet_loads(snippet: Snippet, tmp_path: Path) -> None:
             f"{snippet} is not a fixture a reader can use with --config: {exc}. A partial block starts "
             "with `extends: default`."
         )
+
+
+@pytest.mark.parametrize("snippet", snippets("json"), ids=str)
+def test_every_json_snippet_parses_and_masks_keys(snippet: Snippet) -> None:
+    """A JSON block is a sample of what the server sends: valid JSON, and keys masked as the server masks them."""
+    json.loads(snippet.code)
+    assert not re.search(r"sk-mock-[a-z]", snippet.code), f"{snippet} shows a full API key; the server masks them"
 
 
 def test_readme_links_resolve() -> None:

@@ -24,6 +24,22 @@ def test_the_manual_builds_strictly(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "index.html").is_file()
 
 
+def test_every_serve_option_is_in_the_server_page() -> None:
+    """A new option gets its row in docs/server.md's tables, with its environment variable."""
+    from mockserver import cli
+    from mockserver.config.settings import Settings
+
+    page = (ROOT / "docs" / "server.md").read_text(encoding="utf-8")
+    commands = next(a for a in cli.build_parser(Settings())._actions if a.dest == "command")
+    serve = commands.choices["serve"]
+    for action in serve._actions:
+        for flag in action.option_strings:
+            if flag.startswith("--") and flag != "--help":
+                assert f"| `{flag}" in page, f"{flag} has no row in docs/server.md"
+                variable = "MOCKSERVER_" + action.dest.upper()
+                assert variable in page, f"{variable} is not in docs/server.md"
+
+
 def test_every_page_is_in_the_nav() -> None:
     """MkDocs only warns about a page missing from the nav; say which one."""
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")

@@ -7,6 +7,7 @@ tool use, thinking, stop sequences, cuts by ``max_tokens`` and usage.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -364,3 +365,18 @@ def test_journal_ledger_and_scripts_serve_the_anthropic_api_too(claude_server: M
         assert pong.content[0].text == "pong"  # type: ignore[union-attr]
     finally:
         claude_server.reset()
+
+
+def test_the_async_client_streams_the_same_message(claude_server: MockServer) -> None:
+    params: dict[str, Any] = {"model": OPUS, "max_tokens": 300, "messages": HELLO, "tools": [WEATHER]}
+
+    async def both() -> tuple[Any, Any]:
+        async with anthropic.AsyncAnthropic(
+            base_url=claude_server.url, api_key=PREVIEW_KEY, _strict_response_validation=True, max_retries=0
+        ) as client:
+            whole = await client.messages.create(**params)
+            async with client.messages.stream(**params) as stream:
+                return whole, await stream.get_final_message()
+
+    whole, final = asyncio.run(both())
+    assert dump(final) == dump(whole)

@@ -3,13 +3,15 @@
 Owns routing, request parsing (:mod:`.routing`), the per-request middleware that opens an
 exchange and authenticates (:mod:`.middleware`), and the one path every inference request
 takes once admitted (:mod:`.serving`: admit, pace, stream or hold the body).
-``openai/`` is the OpenAI surface (models, Chat Completions, Responses); ``control/`` is
-``/_mock/*``; :mod:`.health` and :mod:`.metrics` serve ``/health`` and ``/metrics``.
-A handler parses, calls the layers below, and shapes the reply; no policy
+``openai/`` is the OpenAI surface (models, Chat Completions, Responses); ``anthropic/`` is
+Anthropic's Messages API (messages, count_tokens, its model list); ``control/`` is
+``/_mock/*``; :mod:`.health` and :mod:`.metrics` serve ``/health`` and ``/metrics``. The
+middleware labels each request with the family it speaks, which decides the shape of its
+errors and headers. A handler parses, calls the layers below, and shapes the reply; no policy
 lives in a handler.
 
 May import: runtime, harness, service, engine, config, state, errors. The API families
-(``openai``, ``control``) do not import each other.
+(``openai``, ``anthropic``, ``control``) do not import each other.
 
 Read first: :mod:`.serving`, then :mod:`.openai.chat.routes`.
 """

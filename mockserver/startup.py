@@ -90,7 +90,9 @@ def banner(settings: Settings, fixture: Fixture, root: str, store: object) -> st
     lines = [
         f"mockserver: an OpenAI-compatible API at {api}",
         f"  use it       export OPENAI_BASE_URL={api} OPENAI_API_KEY=<one of the keys below>",
+        *_anthropic(fixture, root),
         f"  fixture      {source}",
+        *([f"  presets      {', '.join(fixture.presets)}"] if fixture.presets else []),
         *_rows("models", [_model(fixture, m.id) for m in fixture.models]),
         *_rows("keys", [_key(fixture, a.key) for a in fixture.accounts]),
         *_rows(
@@ -115,12 +117,23 @@ def _rows(title: str, rows: list[str]) -> list[str]:
     return [f"  {title if i == 0 else '':<12} {row}" for i, row in enumerate(shown)]
 
 
+def _anthropic(fixture: Fixture, root: str) -> list[str]:
+    """How to reach the Anthropic Messages API, when the fixture has models served on it."""
+    if not any(m.api == "anthropic" for m in fixture.models):
+        return []
+    return [f"  anthropic    export ANTHROPIC_BASE_URL={root} ANTHROPIC_API_KEY=<one of the keys below>"]
+
+
 def _model(fixture: Fixture, model_id: str) -> str:
     model = fixture.model(model_id)
     assert model is not None
+    api = " (Anthropic API)" if model.api == "anthropic" else ""
     if model.forced_tier is not None:
-        return f"{model.id}: always {model.forced_tier}; listed only for keys with access to it"
-    return f"{model.id}: {', '.join(model.tiers)}"
+        return f"{model.id}{api}: always {model.forced_tier}; listed only for keys with access to it"
+    if model.profiles:  # its own rates (a preset's model): show them
+        rates = [f"{tier} {_number(fixture.profile(model, tier).tokens_per_second)} tokens/s" for tier in model.tiers]
+        return f"{model.id}{api}: {', '.join(rates)}"
+    return f"{model.id}{api}: {', '.join(model.tiers)}"
 
 
 def _key(fixture: Fixture, key: str) -> str:

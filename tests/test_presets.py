@@ -184,3 +184,13 @@ def test_a_preset_profile_paces_the_stream_on_the_fake_clock() -> None:
         assert reply.status_code == 200
         # TTFT 150 ms, then 280 tokens at 280 tok/s: the schedule ends 1.15 s after the request arrived.
         assert clock.now() - started == pytest.approx(1.15, abs=0.01)
+
+
+def test_the_start_up_summary_names_the_presets_and_the_anthropic_api() -> None:
+    from mockserver.startup import banner
+
+    text = banner(Settings(), load_fixture(presets=["claude-opus-4.8-fast", "gpu"]), "http://127.0.0.1:8000", None)
+    assert "  presets      claude-opus-4.8-fast, gpu" in text
+    assert "export ANTHROPIC_BASE_URL=http://127.0.0.1:8000 " in text
+    assert "claude-opus-4-8 (Anthropic API): default 60 tokens/s, priority 150 tokens/s" in text
+    assert "ANTHROPIC_BASE_URL" not in banner(Settings(), load_fixture(), "http://127.0.0.1:8000", None)

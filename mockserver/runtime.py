@@ -73,8 +73,12 @@ class ServerState:
         self._initial_settings = self.settings
         self.ids = IdFactory(self.settings.seed)
         self.system_fingerprint = IdFactory(self.settings.seed ^ 0xF1).fingerprint()
-        self.responses = ResponseStore(self.clock.now)
-        self.journal = Journal(self.settings.journal_size, wall_clock=self.wall_clock)
+        self.responses = ResponseStore(
+            self.clock.now, max_items=self.settings.stored_responses, ttl_s=self.settings.stored_response_ttl
+        )
+        self.journal = Journal(
+            self.settings.journal_size, wall_clock=self.wall_clock, max_bytes=self.settings.journal_bytes
+        )
         self.fault_state = FaultState(self.settings.seed)
         self.script_state = ScriptState()
         self.replies = InFlight()  # held non-streaming replies

@@ -2,8 +2,12 @@
 
 Recording is one ``deque.append`` of the finished :class:`~mockserver.service.exchange.Exchange`
 (an ``ExchangeHooks.on_complete`` observer), so the hot path pays nearly nothing.
-Masking and shaping happen when someone reads the journal. The deque is
-bounded: past ``Settings.journal_size`` the oldest entries are dropped.
+Masking and shaping happen when someone reads the journal. The journal is
+bounded twice: past ``Settings.journal_size`` entries or ``Settings.journal_bytes``
+bytes of request bodies, the oldest entries are dropped. Only the raw body is kept
+(the parsed copy, several times larger in memory, is dropped and parsed again when
+read), so the byte count is what the journal holds. A single body larger than the
+whole budget is dropped from its entry, which says so (``body_dropped_bytes``).
 
 Entries are scoped by the ``x-mock-test-id`` request header, so tests sharing
 one server see only their own requests. The journal also tracks exchanges still
@@ -23,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockserver import errors
-from mockserver.config.settings import MAX_JSON_DEPTH
+from mockserver.config.settings import DEFAULT_JOURNAL_BYTES, MAX_JSON_DEPTH
 from mockserver.engine import jsonbody
 from mockserver.harness.masking import Masker
 from mockserver.service.accounts import request_key
@@ -46,8 +50,17 @@ class _Record:
 class Journal:
     """A bounded, thread-safe log of finished exchanges."""
 
-    def __init__(self, max_entries: int, wall_clock: Callable[[], float] = time.time) -> None:
-        self._records: deque[_Record] = deque(maxlen=max_entries)
+    def __init__(
+        self,
+        max_entries: int,
+        wall_clock: Callable[[], float] = time.time,
+        *,
+        max_bytes: int = DEFAULT_JOURNAL_BYTES,
+    ) -> None:
+        self._records: deque[_Record] = deque()
+        self._max_entries = max_entries
+        self._max_bytes = max_bytes
+        self.bytes = 0  # request-body bytes held
         self._seq = itertools.count(1)
         self._wall_clock = wall_clock
         self._cond = threading.Condition()
@@ -73,9 +86,13 @@ class Journal:
             return
         scope = exchange.headers.get(TEST_ID_HEADER)
         key, finished = request_key(exchange.headers), self._wall_clock()
+        size = self._slim(exchange)
         with self._cond:
             seq = next(self._seq)
             self._records.append(_Record(seq, exchange, key, scope, finished))
+            self.bytes += size
+            while len(self._records) > 1 and (len(self._records) > self._max_entries or self.bytes > self._max_bytes):
+                self.bytes -= len(self._records.popleft().exchange.request_body)
             self.last_seq = seq
             if exchange.extra.pop("journal_in_flight", False):
                 left = self._in_flight.get(scope, 1) - 1
@@ -84,6 +101,17 @@ class Journal:
                 else:
                     self._in_flight.pop(scope, None)
             self._cond.notify_all()
+
+    def _slim(self, exchange: Exchange) -> int:
+        """Keep only the raw body (what the byte budget counts); drop one larger than the whole budget."""
+        if exchange.request_body:
+            exchange.body = None  # the same content as the raw bytes, parsed again when read
+        size = len(exchange.request_body)
+        if size > self._max_bytes:
+            exchange.extra["journal_body_dropped"] = size
+            exchange.request_body = b""
+            size = 0
+        return size
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -139,6 +167,7 @@ class Journal:
                 kept = [r for r in self._records if r.test_id != test_id]
                 self._records.clear()
                 self._records.extend(kept)
+            self.bytes = sum(len(r.exchange.request_body) for r in self._records)
             return before - len(self._records)
 
 
@@ -163,6 +192,10 @@ def _requested_model(exchange: Exchange) -> str | None:
     return None
 
 
+def _masked(masker: Masker, value: str | None) -> str | None:
+    return None if value is None else masker.text(value)
+
+
 def entry(record: _Record, known_keys: Iterable[str]) -> dict[str, Any]:
     """One journal entry as shown to users: JSON-ready, every key masked."""
     ex = record.exchange
@@ -180,15 +213,15 @@ def entry(record: _Record, known_keys: Iterable[str]) -> dict[str, Any]:
     return {
         "seq": record.seq,
         "request_id": ex.request_id,
-        "test_id": record.test_id,
+        "test_id": masker.text(record.test_id) if record.test_id else None,
         "method": ex.method,
-        "path": ex.path,
+        "path": masker.text(ex.path),
         "headers": masker.headers(ex.headers),
         "key": masker.secret_value(record.key) if record.key else None,
         "organization": ex.account.organization if ex.account else None,
         "project": ex.account.project if ex.account else None,
         "body": masker.body(request_body(ex)),
-        "model": ex.model or _requested_model(ex),
+        "model": _masked(masker, ex.model or _requested_model(ex)),
         "stream": ex.stream,
         "requested_tier": ex.requested_tier,
         "tier": ex.tier,
@@ -198,6 +231,7 @@ def entry(record: _Record, known_keys: Iterable[str]) -> dict[str, Any]:
         "fault": fault,
         "script": ex.extra.get("script"),
         "disconnected": ex.disconnected,
+        "body_dropped_bytes": ex.extra.get("journal_body_dropped"),
         "started_at": round(record.finished_wall - (duration or 0) / 1000, 6),
         "duration_ms": duration,
     }

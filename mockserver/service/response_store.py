@@ -6,6 +6,10 @@ its schedule ends, then its final body, so ``GET`` during a paced stream shows
 what the live API would. A ``background`` response reads ``queued`` until its
 first token is due, and can be cancelled until its schedule ends; cancelling any
 other response is refused, as live. The whole store goes with :meth:`ResponseStore.reset`.
+
+The store is bounded (``Settings.stored_responses`` and ``stored_response_ttl``): past the
+count the oldest response is evicted, and a response older than the age limit is gone.
+An evicted response is the live API's 404, for ``GET`` and ``previous_response_id`` alike.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mockserver import errors
+from mockserver.config.settings import DEFAULT_STORED_RESPONSE_TTL_S, DEFAULT_STORED_RESPONSES
 from mockserver.engine.conversation import ConversationItem
 
 
@@ -43,17 +48,38 @@ class StoredResponse:
 
 
 class ResponseStore:
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float],
+        *,
+        max_items: int = DEFAULT_STORED_RESPONSES,
+        ttl_s: float = DEFAULT_STORED_RESPONSE_TTL_S,
+    ) -> None:
         self._now = clock
-        self._items: dict[str, StoredResponse] = {}
+        self._max_items = max_items
+        self._ttl_s = ttl_s
+        self._items: dict[str, StoredResponse] = {}  # oldest first: dicts keep insertion order
+        self._stored_at: dict[str, float] = {}
         self._lock = threading.Lock()  # servers in threads of one process may share nothing else, but be safe
 
     def put(self, response: StoredResponse) -> None:
         with self._lock:
             self._items[response.id] = response
+            self._stored_at.setdefault(response.id, self._now())
+            self._evict()
+
+    def _evict(self) -> None:
+        """Drop responses past the age limit, then the oldest past the count. The lock is held."""
+        expired_before = self._now() - self._ttl_s
+        for response_id, stored_at in list(self._stored_at.items()):
+            if stored_at > expired_before and len(self._stored_at) <= self._max_items:
+                break  # everything after this one is younger
+            del self._stored_at[response_id]
+            self._items.pop(response_id, None)
 
     def find(self, project: str, response_id: str) -> StoredResponse | None:
         with self._lock:
+            self._evict()
             found = self._items.get(response_id)
         return found if found is not None and found.project == project else None
 
@@ -98,11 +124,13 @@ class ResponseStore:
             if found is None or found.project != project:
                 raise response_not_found(response_id)
             del self._items[response_id]
+            self._stored_at.pop(response_id, None)
         return {"id": response_id, "object": "response", "deleted": True}
 
     def reset(self) -> None:
         with self._lock:
             self._items.clear()
+            self._stored_at.clear()
 
     def __len__(self) -> int:
         return len(self._items)

@@ -68,6 +68,9 @@ class JournalEntry(BaseModel):
     usage: UsageEntry | None
     fault: str | None = Field(description="The fault injected, in its one-line form.")
     disconnected: bool = Field(description="The reply never finished: the client left or a fault closed it.")
+    body_dropped_bytes: int | None = Field(
+        default=None, description="The body was larger than the whole journal (journal_bytes) and is not kept."
+    )
     started_at: float = Field(description="Unix time the request arrived.")
     duration_ms: float | None
 

@@ -29,6 +29,7 @@ from mockserver.config.fixture import Fixture, load_fixture
 from mockserver.config.settings import Settings
 from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.errors import validation
+from mockserver.harness.masking import mask_access_log
 from mockserver.runtime import ServerState
 from mockserver.service import ledger
 from mockserver.service.reply_headers import anthropic_headers, openai_headers
@@ -53,6 +54,7 @@ def create_app(
         fixture = load_fixture(settings.config, settings.presets)
     state = ServerState(settings=settings, fixture=fixture, clock=clock or MonotonicClock(), wall_clock=wall_clock)
 
+    mask_access_log()  # keys in query strings (GET /_mock/usage?key=...) never reach the log
     app = FastAPI(title="mockserver", version=__version__, description=DESCRIPTION)
     app.state.mock = state
     state.generator.warm()

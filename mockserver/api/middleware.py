@@ -70,7 +70,7 @@ class RequestContextMiddleware:
             request_id=state.ids.request(),
             method=scope["method"],
             path=scope["path"],
-            headers={k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]},
+            headers=_first_of_each(scope["headers"]),
             started_at=state.clock.now(),
         )
         scope.setdefault("state", {})["exchange"] = exchange
@@ -151,6 +151,15 @@ class RequestContextMiddleware:
             if not finished and started:
                 exchange.disconnected = True  # the reply never ended: the client left, or a fault closed it
             finish()
+
+
+def _first_of_each(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Request headers by name; of a repeated header, the first, which is the one Starlette's
+    ``request.headers[...]`` gives the routes, so the journal shows the key the route used."""
+    headers: dict[str, str] = {}
+    for name, value in raw:
+        headers.setdefault(name.decode("latin-1"), value.decode("latin-1"))
+    return headers
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -9,9 +9,11 @@ anything that *looks* like an OpenAI key (``sk-...``).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 from mockserver.errors import mask_api_key
 
@@ -71,3 +73,35 @@ class Masker:
         if isinstance(value, str):
             return self.text(value)
         return value
+
+
+class AccessLogMasker(logging.Filter):
+    """Masks secrets in the query strings of uvicorn's access log (``GET /_mock/usage?key=sk-...``).
+
+    uvicorn logs each request's path with its query string as the third argument of the record.
+    Values of secret-named parameters and anything key-shaped are masked before it is written.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str) and "?" in args[2]:
+            record.args = (*args[:2], mask_query(args[2]), *args[3:])
+        return True
+
+
+def mask_query(path: str) -> str:
+    """``path?query`` with secret parameters masked (key, api_key, token, ...) and key-shaped values too."""
+    base, _, query = path.partition("?")
+    masker = Masker(())
+    pairs = [
+        (name, masker.secret_value(value) if name.lower() in SECRET_FIELDS else masker.text(value))
+        for name, value in parse_qsl(query, keep_blank_values=True)
+    ]
+    return f"{base}?{urlencode(pairs, safe='*')}"
+
+
+def mask_access_log() -> None:
+    """Install :class:`AccessLogMasker` on uvicorn's access logger, once per process."""
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, AccessLogMasker) for f in access.filters):
+        access.addFilter(AccessLogMasker())

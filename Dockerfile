@@ -12,6 +12,9 @@ LABEL org.opencontainers.image.title="mockserver" \
 # MOCKSERVER_PORT_FILE, so the health check follows the port however it was chosen
 # (-e MOCKSERVER_PORT=9000, or `mockserver serve --port 9000`). SIGTERM stops it cleanly: replies
 # in flight get MOCKSERVER_SHUTDOWN_GRACE seconds (default 5), well inside docker stop's 10.
+# Listening on every interface exposes the control plane (/_mock/), so it needs an admin token:
+# by default a random one is made at start-up and printed in the log; pass your own with
+# -e MOCKSERVER_ADMIN_TOKEN=... to script /_mock/ calls (SECURITY.md).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PYTHONPATH=/app \
@@ -19,7 +22,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     MOCKSERVER_HOST=0.0.0.0 \
     MOCKSERVER_PORT=8000 \
-    MOCKSERVER_PORT_FILE=/tmp/mockserver.port
+    MOCKSERVER_PORT_FILE=/tmp/mockserver.port \
+    MOCKSERVER_ADMIN_TOKEN=generate
 EXPOSE 8000
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=5s --timeout=3s --start-period=5s --retries=6 CMD ["mockserver", "health"]

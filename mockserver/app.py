@@ -50,6 +50,7 @@ def create_app(
 ) -> FastAPI:
     """Build the server. ``fixture`` defaults to ``settings.config`` or the built-in fixture."""
     settings = settings or Settings()
+    settings.check_control_plane()
     if fixture is None:
         fixture = load_fixture(settings.config, settings.presets)
     state = ServerState(settings=settings, fixture=fixture, clock=clock or MonotonicClock(), wall_clock=wall_clock)

@@ -9,6 +9,7 @@ exits with status 2 before anything says the server started.
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -22,6 +23,8 @@ from mockserver.version import __version__
 
 USAGE_ERROR = 2  # the exit status of every start-up that did not complete, as argparse uses
 DEFAULT_INIT_PATH = "mockserver.yaml"
+GENERATED_TOKEN = "generate"  # --admin-token generate: a random token for this run, printed at start-up
+TOKEN_BYTES = 24
 
 # (flag, type, metavar, help) of each bound; each sets the Settings field of the same name.
 LIMIT_FLAGS: list[tuple[str, type, str, str]] = [
@@ -147,7 +150,7 @@ def add_serve(commands: Any, defaults: Settings) -> None:
         metavar="TOKEN",
         help=(
             "token /_mock/ requires (Authorization: Bearer TOKEN or x-mock-admin-token); required when --host "
-            "is not a loopback address [env MOCKSERVER_ADMIN_TOKEN]"
+            "is not a loopback address; 'generate' makes a random one and prints it [env MOCKSERVER_ADMIN_TOKEN]"
         ),
     )
     control.add_argument(
@@ -341,15 +344,26 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
         presets=tuple(args.presets) if args.presets else None,
         quiet=args.quiet,
     )
+    generated = settings.admin_token == GENERATED_TOKEN
+    if generated:
+        settings = settings.with_overrides(admin_token=secrets.token_urlsafe(TOKEN_BYTES))
     fixture = load_fixture(settings.config, settings.presets)
-    app = create_app(settings, fixture=fixture)
     try:
         sock = startup.listen(settings.host, settings.port)
     except startup.StartupError as exc:
         return fail(str(exc))
+    try:
+        app = create_app(settings, fixture=fixture)  # refuses an unguarded control plane beyond loopback
+    except ConfigError:
+        sock.close()
+        raise
     port = sock.getsockname()[1]
     if not settings.quiet:
         print(startup.banner(settings, fixture, startup.base_url(sock), app.state.mock.store), file=sys.stderr)
+    if generated:
+        print(
+            f"mockserver: control plane admin token (generated for this run): {settings.admin_token}", file=sys.stderr
+        )
     config = uvicorn.Config(app, host=settings.host, port=port, log_level=settings.log_level, loop="auto", http="auto")
     GracefulServer(config, app.state.mock).run(sockets=[sock])
     return 0

@@ -23,6 +23,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockserver import errors
+from mockserver.api import guard
 from mockserver.runtime import ServerState
 from mockserver.service import accounts, context
 from mockserver.service.exchange import Exchange
@@ -125,6 +126,11 @@ class RequestContextMiddleware:
             headers += [(k.encode(), v.encode()) for k, v in error.headers.items()]
             await send_with_headers({"type": "http.response.start", "status": error.status_code, "headers": headers})
             await send_with_headers({"type": "http.response.body", "body": body})
+
+        refused = guard.refusal(exchange.path, exchange.headers, state.settings.admin_token)
+        if refused is not None:
+            await send_error(refused)
+            return
 
         declared = _content_length(scope)
         if declared is not None and declared > limit:

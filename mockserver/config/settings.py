@@ -7,6 +7,7 @@ tiers, accounts) is the fixture, in :mod:`mockserver.config.fixture`.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -89,6 +90,18 @@ class Settings:
             values[f.name] = _coerce(f.name, raw, f.type)
         return cls(**values)
 
+    def check_control_plane(self) -> None:
+        """Refuse to serve ``/_mock/`` without a token on an address other machines can reach.
+
+        Checked when the app is built (not per field), so a flag can supply what a variable lacks."""
+        if not (self.admin_token or self.insecure_control_plane or is_loopback(self.host)):
+            raise ConfigError(
+                f"listening on {self.host}, beyond this machine, needs an admin token for the control plane "
+                "(/_mock/ can reconfigure and reset the server): pass --admin-token TOKEN (or set "
+                "MOCKSERVER_ADMIN_TOKEN), or --insecure-control-plane to leave it open to anyone who can reach "
+                "the port (see SECURITY.md)"
+            )
+
     def with_overrides(self, **overrides: Any) -> Settings:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -125,6 +138,16 @@ class Settings:
                 "(--log-level or MOCKSERVER_LOG_LEVEL, in any case)"
             )
         object.__setattr__(self, "log_level", level)  # frozen: normalise once, here
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable only from this machine (127.0.0.0/8, ::1, localhost)."""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # any other name may resolve to a public address
 
 
 def _coerce(name: str, raw: str, annotation: Any) -> Any:

@@ -178,6 +178,7 @@ class Schemas:
             if not isinstance(pattern, str):
                 raise fail(f"'pattern' must be a string, not {describe(pattern)}")
             try:
+                re.compile(pattern)  # the generator reads patterns with Python's parser, so it must accept it
                 regexes.schema_pattern(pattern)
             except re.error as exc:
                 raise fail(f"{pattern!r} is not a valid regular expression: {exc}") from None

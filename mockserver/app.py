@@ -14,6 +14,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mockserver import errors
 from mockserver.api import health, metrics
+from mockserver.api import openapi as openapi_doc
 from mockserver.api.anthropic import dialect
 from mockserver.api.anthropic import errors as anthropic_errors
 from mockserver.api.anthropic import models as anthropic_models
@@ -125,14 +126,13 @@ class UvicornServer(uvicorn.Server):
 
 
 def _document_bodies(app: FastAPI) -> None:
-    """Add the request-body schemas of routes that parse their own JSON to the OpenAPI document."""
+    """The OpenAPI document, with the bodies routes parse themselves and the corrections of
+    :mod:`mockserver.api.openapi` (real error statuses, event streams, fault forms)."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            schema = build()
-            schema.setdefault("components", {}).setdefault("schemas", {}).update(BODY_SCHEMAS)
-            app.openapi_schema = schema
+            app.openapi_schema = openapi_doc.finish(build(), BODY_SCHEMAS)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -20,7 +20,7 @@ from mockserver.api.anthropic import errors as anthropic_errors
 from mockserver.api.anthropic import models as anthropic_models
 from mockserver.api.anthropic import routes as anthropic_messages
 from mockserver.api.control import routes as control
-from mockserver.api.control import usage
+from mockserver.api.control import stats, usage
 from mockserver.api.middleware import RequestContextMiddleware, expose_connection_closer
 from mockserver.api.openai import models
 from mockserver.api.openai.chat import routes as chat
@@ -70,6 +70,7 @@ def create_app(
     app.include_router(responses.router)
     app.include_router(usage.router)
     app.include_router(control.router)
+    app.include_router(stats.router)
     state.hooks.on_response_start.append(openai_headers(state.store, state.clock, lambda: state.fixture))
     state.hooks.on_response_start.append(
         anthropic_headers(state.store, state.clock, lambda: state.fixture, state.wall_clock)

@@ -1,0 +1,67 @@
+"""``GET /_mock/stats``: what the server holds right now, for soak tests and dashboards.
+
+Every figure here must come back to its idle value once the load stops: replies held and
+streams open at zero, Ultrafast slots at zero, the journal and stored responses within
+their bounds, memory and file descriptors flat. ``benchmarks/soak.py`` polls it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, Field
+
+from mockserver.api.routing import server_state
+from mockserver.service import capacity
+
+router = APIRouter(prefix="/_mock", tags=["control plane"])
+
+PROC_SELF = Path("/proc/self")  # Linux; elsewhere the process figures are null
+
+
+class ServerStats(BaseModel):
+    replies_held: int = Field(description="Non-streaming replies waiting for their schedule to end.")
+    streams_open: int = Field(description="Streamed replies being played.")
+    tasks: int = Field(description="asyncio tasks alive on the server's event loop.")
+    ultrafast_in_flight: int = Field(description="Ultrafast capacity slots taken, server-wide.")
+    journal_entries: int
+    journal_bytes: int = Field(description="Request-body bytes the journal holds (bounded by journal_bytes).")
+    stored_responses: int = Field(description="Stored responses kept (bounded by stored_responses).")
+    rss_bytes: int | None = Field(description="Resident memory of the server process; null off Linux.")
+    open_fds: int | None = Field(description="Open file descriptors of the server process; null off Linux.")
+
+
+@router.get("/stats", summary="What the server holds right now (load, bounds, memory)", response_model=ServerStats)
+async def stats(request: Request) -> ServerStats:
+    state = server_state(request)
+    return ServerStats(
+        replies_held=state.replies.active,
+        streams_open=len(state.streams),
+        tasks=len(asyncio.all_tasks()),
+        ultrafast_in_flight=state.store.in_flight(capacity.SERVER_POOL),
+        journal_entries=len(state.journal.select()),
+        journal_bytes=state.journal.bytes,
+        stored_responses=len(state.responses),
+        rss_bytes=_rss_bytes(),
+        open_fds=_open_fds(),
+    )
+
+
+def _rss_bytes() -> int | None:
+    try:
+        for line in (PROC_SELF / "status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _open_fds() -> int | None:
+    try:
+        return len(os.listdir(PROC_SELF / "fd"))
+    except OSError:
+        return None

@@ -6,8 +6,9 @@ notices; :func:`finish` corrects it once, when it is first built:
 - Errors: FastAPI documents a 422 on every operation with parameters, which the server never
   sends (every error is OpenAI-shaped, :mod:`mockserver.errors`). Each operation instead lists
   the statuses it can send, all with the one ``ErrorBody`` shape.
-- Streamed replies: ``stream: true`` on Chat Completions and the Responses API answers
-  ``text/event-stream``; the 200 documents both content types.
+- Streamed replies: ``stream: true`` on Chat Completions, the Responses API and Anthropic's
+  Messages answers ``text/event-stream``; the 200 documents both content types.
+- Anthropic's paths document Anthropic's error shape; ``/v1/models`` answers in either.
 - Faults: the configuration document shows each fault in its one-line form
   (``status=503;times=1``), and a patch may give either form, so ``FaultSpec`` is "a string or
   the object".
@@ -39,6 +40,25 @@ ERROR_BODY: dict[str, Any] = {
     },
 }
 
+ANTHROPIC_ERROR_SCHEMA = "AnthropicErrorBody"
+ANTHROPIC_ERROR_BODY: dict[str, Any] = {
+    "type": "object",
+    "title": ANTHROPIC_ERROR_SCHEMA,
+    "description": "Every error of the Anthropic Messages API, in Anthropic's shape.",
+    "required": ["type", "error"],
+    "properties": {
+        "type": {"const": "error"},
+        "error": {
+            "type": "object",
+            "required": ["type", "message"],
+            "properties": {"type": {"type": "string"}, "message": {"type": "string"}},
+        },
+        "request_id": {"type": ["string", "null"]},
+    },
+}
+ANTHROPIC_PREFIX = "/v1/messages"
+EITHER_API_PREFIX = "/v1/models"  # answers in Anthropic's shape to a request with Anthropic's headers
+
 # What each status means, wherever it is sent.
 STATUS_TEXT = {
     400: "Invalid request: a bad value, unknown parameter, bad JSON, or JSON nested too deep.",
@@ -50,12 +70,13 @@ STATUS_TEXT = {
     429: "Rate limit, quota or Ultrafast capacity; retry after the time given.",
     503: "Overloaded, reset or shutting down while the request was in flight; retryable.",
     504: "The reply would outlast max_reply_seconds.",
+    529: "Overloaded (Anthropic's status for it); retryable.",
 }
 INFERENCE_ERRORS: tuple[int, ...] = (400, 401, 403, 404, 409, 413, 429, 503, 504)
 READ_ERRORS: tuple[int, ...] = (400, 401, 403, 404, 413, 429)
 CONTROL_ERRORS: tuple[int, ...] = (400, 401, 403, 404, 413)
 
-STREAMED_PATHS = ("/v1/chat/completions", "/v1/responses")
+STREAMED_PATHS = ("/v1/chat/completions", "/v1/responses", "/v1/messages")
 EVENT_STREAM = {
     "schema": {"type": "string", "description": "Server-sent events (stream: true): data: {...} lines, then the end."}
 }
@@ -67,6 +88,7 @@ def finish(document: dict[str, Any], body_schemas: dict[str, Any]) -> dict[str, 
     schemas = doc.setdefault("components", {}).setdefault("schemas", {})
     schemas.update(copy.deepcopy(body_schemas))
     schemas[ERROR_SCHEMA] = ERROR_BODY
+    schemas[ANTHROPIC_ERROR_SCHEMA] = ANTHROPIC_ERROR_BODY
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)
     for path, operations in doc["paths"].items():
@@ -90,13 +112,15 @@ def _document_errors(path: str, method: str, operation: dict[str, Any]) -> None:
         statuses = INFERENCE_ERRORS
     else:
         statuses = READ_ERRORS
+    schema: dict[str, Any] = {"$ref": f"#/components/schemas/{ERROR_SCHEMA}"}
+    anthropic: dict[str, Any] = {"$ref": f"#/components/schemas/{ANTHROPIC_ERROR_SCHEMA}"}
+    if path.startswith(ANTHROPIC_PREFIX):
+        schema, statuses = anthropic, (*statuses, 529)
+    elif path.startswith(EITHER_API_PREFIX):
+        schema = {"anyOf": [schema, anthropic]}
     for status in statuses:
         responses.setdefault(
-            str(status),
-            {
-                "description": STATUS_TEXT[status],
-                "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ERROR_SCHEMA}"}}},
-            },
+            str(status), {"description": STATUS_TEXT[status], "content": {"application/json": {"schema": schema}}}
         )
 
 

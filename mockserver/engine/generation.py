@@ -8,6 +8,7 @@ can assert on content and a run is reproducible.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 import threading
 from collections.abc import Iterator, Sequence
@@ -51,27 +52,85 @@ def request_seed(body: Any, global_seed: int, explicit: int | None = None) -> in
     return int.from_bytes(digest, "big")
 
 
-@dataclass(frozen=True)
-class Text:
-    """Generated text as tokens. ``text`` is their concatenation."""
+_MAKE_AHEAD = 32  # tokens a lazy text makes at a time
 
-    tokens: tuple[str, ...]
+
+class Text:
+    """Generated text as tokens. ``text`` is their concatenation.
+
+    A text may be *lazy*: its length is known at once, its tokens are made as they are first
+    asked for (:meth:`piece` asks only up to where it reads). A long generated reply is then
+    planned in microseconds and its words are made while it streams, off the first token's
+    path. Reading :attr:`tokens` or :attr:`text` makes the rest.
+    """
+
+    __slots__ = ("_length", "_made", "_source")
+
+    def __init__(
+        self, tokens: Sequence[str] = (), *, source: Iterator[list[str]] | None = None, length: int = 0
+    ) -> None:
+        self._made: list[str] = list(tokens)
+        self._source = source
+        self._length = length if source is not None else len(self._made)
+
+    def _make(self, count: int) -> None:
+        """Make tokens until ``count`` exist (or the text is complete), a block at a time."""
+        made, source = self._made, self._source
+        if source is not None and len(made) < count:
+            want = min(self._length, max(count, len(made) + _MAKE_AHEAD))
+            for block in source:
+                made.extend(block)
+                if len(made) >= want:
+                    break
+            if len(made) >= self._length:
+                self._source = None
+                del made[self._length :]
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        self._make(self._length)
+        return tuple(self._made)
 
     @property
     def text(self) -> str:
-        return "".join(self.tokens)
+        self._make(self._length)
+        return "".join(self._made)
 
     def __len__(self) -> int:
-        return len(self.tokens)
+        return self._length
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Text) and self.tokens == other.tokens
+
+    def __hash__(self) -> int:
+        return hash(self.tokens)
+
+    def __repr__(self) -> str:
+        return f"Text({self.tokens!r})"
 
     def piece(self, lo: int, hi: int) -> str:
         """The text of tokens ``lo`` to ``hi`` (exclusive); one token without a join, as streams mostly ask."""
-        if hi == lo + 1 and lo < len(self.tokens):
-            return self.tokens[lo]
-        return "".join(self.tokens[lo:hi])
+        made = self._made
+        if hi > len(made):
+            self._make(hi)
+        if hi == lo + 1 and lo < len(made):
+            return made[lo]
+        return "".join(made[lo:hi])
 
     def cut(self, limit: int) -> Text:
-        return Text(self.tokens[:limit])
+        if limit >= self._length:
+            return self
+        if self._source is None or len(self._made) >= limit:
+            return Text(self._made[:limit])
+        return Text(source=self._blocks(), length=max(0, limit))
+
+    def _blocks(self) -> Iterator[list[str]]:
+        """This text's tokens, as they are made: the source of a lazy cut of it."""
+        given = 0
+        while given < self._length:
+            self._make(given + 1)
+            yield self._made[given:]
+            given = len(self._made)
 
     def piece_text(self, lo: int, hi: int) -> Text:
         """Tokens ``lo`` to ``hi`` (exclusive), as a Text of their own."""
@@ -108,51 +167,103 @@ class TextGenerator:
         """Exactly ``length`` tokens of prose: Faker's words, in sentences of 6 to 14 words.
 
         English tokens are o200k_base's (:func:`tokens.word_pieces`, word by word, cached), so
-        re-counting the text with tiktoken gives ``length``. Chinese follows the output token model
-        of :func:`_chinese`, ``tokens_per_character`` tokens per character on average.
+        re-counting the text with tiktoken gives ``length``. English text is lazy (see
+        :class:`Text`): its words are drawn as a stream reads them, the same words Faker seeded
+        with ``seed`` would give in one call, so planning a long reply costs microseconds.
+        Chinese follows the output token model of :func:`_chinese`, ``tokens_per_character``
+        tokens per character on average.
         """
         if length <= 0:
             return Text(())
+        if language == "zh" or length == 1:  # Faker draws a single word differently (random.choice)
+            with _FAKER_LOCK:
+                fake = _faker(language)
+                fake.seed_instance(seed)
+                # Every word gives at least one token, so length words are always enough.
+                words = fake.words(nb=length)
+            if language == "zh":
+                ratio = tokens_per_character if tokens_per_character is not None else DEFAULT_ZH_TOKENS_PER_CHARACTER
+                return Text(tuple(_chinese(words, length, random.Random(seed), ratio)))
+            return Text(_english(iter(words), length, random.Random(seed)))
+        # English is lazy (see Text): the words are drawn as a stream reads them.
+        words_drawn = _word_draw(language, random.Random(seed), length)
+        return Text(source=_english_sentences(words_drawn, length, random.Random(seed)), length=length)
+
+
+_FIRST_WORDS = 16  # words drawn for a reply's first sentences: enough for its first tokens
+_MORE_WORDS = 128  # words drawn each time after that
+
+
+def _word_draw(language: str, rng: random.Random, total: int) -> Iterator[str]:
+    """``total`` of Faker's words for ``language``, drawn from ``rng`` in blocks: the same words
+    as one ``words(nb=total)`` call with Faker seeded alike (for ``total`` > 1), since
+    ``random.choices`` takes one ``random()`` per word."""
+    population, weights = _word_list(language)
+    block, drawn = _FIRST_WORDS, 0
+    while drawn < total:
+        count = min(block, total - drawn)
+        yield from rng.choices(population, cum_weights=weights, k=count)
+        drawn += count
+        block = _MORE_WORDS
+
+
+_WORD_LISTS: dict[str, tuple[Sequence[str], list[float] | None]] = {}
+
+
+def _word_list(language: str) -> tuple[Sequence[str], list[float] | None]:
+    """The words Faker's ``words()`` draws from, and their cumulative weights (None: uniform)."""
+    found = _WORD_LISTS.get(language)
+    if found is None:
         with _FAKER_LOCK:
             fake = _faker(language)
-            fake.seed_instance(seed)
-            # Every word gives at least one token, so length words are always enough.
-            words = fake.words(nb=length)
-        if language == "zh":
-            ratio = tokens_per_character if tokens_per_character is not None else DEFAULT_ZH_TOKENS_PER_CHARACTER
-            return Text(tuple(_chinese(words, length, random.Random(seed), ratio)))
-        return Text(tuple(_english(words, length, random.Random(seed))))
+            elements = fake.get_words_list()
+            if isinstance(elements, dict):
+                keys = tuple(elements.keys())
+                weights = list(itertools.accumulate(elements.values())) if fake.__use_weighting__ else None
+                found = (keys, weights)
+            else:
+                found = (elements if isinstance(elements, (tuple, list)) else tuple(elements), None)
+        _WORD_LISTS[language] = found
+    return found
 
 
 # Words that are one o200k token each, to fill the last tokens when the next word would overrun.
 _FILLERS = (" the", " and", " of", " to", " in", " it", " is", " was")
 
 
-def _english(words: list[str], length: int, shape: random.Random) -> list[str]:
+def _english(words: Iterator[str], length: int, shape: random.Random) -> list[str]:
     """Sentences of o200k tokens. A word that would overrun ``length`` is passed over, so the
     text never ends inside a word and re-counting it gives exactly ``length``."""
-    out: list[str] = []
-    remaining = iter(words)
-    while len(out) < length:
+    return [token for sentence in _english_sentences(words, length, shape) for token in sentence]
+
+
+def _english_sentences(words: Iterator[str], length: int, shape: random.Random) -> Iterator[list[str]]:
+    """:func:`_english`, a sentence at a time, made as they are read."""
+    made = 0
+    word_pieces = tokens.word_pieces
+    while made < length:
         sentence_length = shape.randint(6, 14)
         written = 0
-        for word in remaining:
+        out: list[str] = []
+        for word in words:
             shown = word.capitalize() if written == 0 else word
-            pieces = tokens.word_pieces(f" {shown}" if out else shown)  # the very first word has no space
-            if len(out) + len(pieces) > length:
+            pieces = word_pieces(f" {shown}" if made or out else shown)  # the very first word has no space
+            if made + len(out) + len(pieces) > length:
                 continue
             out.extend(pieces)
             written += 1
-            if written == sentence_length or len(out) == length:
+            if written == sentence_length or made + len(out) == length:
                 break
         else:  # every word was too long for the last tokens
-            fillers = [f for f in _FILLERS if len(tokens.word_pieces(f)) == 1]
-            while len(out) < length:
-                out.append(fillers[len(out) % len(fillers)])
-            break
-        if len(out) < length:
+            fillers = [f for f in _FILLERS if len(word_pieces(f)) == 1]
+            while made + len(out) < length:
+                out.append(fillers[(made + len(out)) % len(fillers)])
+            yield out
+            return
+        if made + len(out) < length:
             out.append(".")
-    return out
+        made += len(out)
+        yield out
 
 
 def _chinese(words: list[str], length: int, shape: random.Random, ratio: float) -> list[str]:
@@ -214,6 +325,8 @@ def cues_of(user_texts: Sequence[str], all_texts: Sequence[str]) -> Cues:
 
 def apply_stop(text: Text, stop: Sequence[str]) -> tuple[Text, bool]:
     """Cut ``text`` before the first stop sequence. Returns the text and whether it was cut."""
+    if not any(stop):
+        return text, False  # without reading the text, which would make all of a lazy one now
     joined = text.text
     positions = [joined.find(s) for s in stop if s]
     positions = [p for p in positions if p >= 0]

@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, overload
 
 
 class Clock(Protocol):
@@ -96,7 +96,7 @@ class Schedule:
     ttft: float
     interval: float
     total_tokens: int
-    offsets: tuple[float, ...] = field(default=(), repr=False)
+    offsets: Sequence[float] = field(default=(), repr=False)
     first_token_at: float = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -123,11 +123,9 @@ class Schedule:
         ``time_scale`` stretches every duration; 0 makes everything due at once.
         """
         interval = time_scale / tokens_per_second
-        offsets: tuple[float, ...] = ()
+        offsets: Sequence[float] = ()
         if jitter > 0 and interval > 0 and total_tokens > 1:
-            rng = rng or random.Random(0)
-            spread = jitter * interval
-            offsets = (0.0, *tuple(spread * (rng.random() - 0.5) for _ in range(total_tokens - 1)))
+            offsets = Jitter(rng or random.Random(0), jitter * interval, total_tokens)
         return cls(start=start, ttft=ttft * time_scale, interval=interval, total_tokens=total_tokens, offsets=offsets)
 
     @property
@@ -156,6 +154,46 @@ class Schedule:
         return k
 
 
+class Jitter(Sequence[float]):
+    """The jitter offsets of one schedule: 0 for the first token, then ``spread * (random() - 0.5)``.
+
+    Drawn in order as they are first read rather than all up front, so building the schedule
+    of a long reply costs nothing on its first token's path. ``rng`` must be the schedule's own.
+    """
+
+    BLOCK = 64  # offsets drawn at a time
+
+    def __init__(self, rng: random.Random, spread: float, count: int) -> None:
+        self._rng = rng
+        self._spread = spread
+        self._count = count
+        self._values = [0.0]
+
+    @property
+    def values(self) -> list[float]:
+        """The offsets drawn so far (a prefix of the sequence)."""
+        return self._values
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, k: int) -> float: ...
+    @overload
+    def __getitem__(self, k: slice) -> Sequence[float]: ...
+    def __getitem__(self, k: int | slice) -> float | Sequence[float]:
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(self._count))]
+        values = self._values
+        if k >= len(values):
+            if not 0 <= k < self._count:
+                raise IndexError(k)
+            draw, spread = self._rng.random, self._spread
+            more = min(self._count, max(k + 1, len(values) + self.BLOCK)) - len(values)
+            values.extend([spread * (draw() - 0.5) for _ in range(more)])
+        return values[k]
+
+
 class Pacer:
     """Releases the tokens of one reply on its :class:`Schedule`."""
 
@@ -177,8 +215,16 @@ class Pacer:
             return
         for lo in range(first, stop, per_chunk):
             hi = min(lo + per_chunk, stop)
-            # self.schedule is read each time: a stall fault pushes it back mid-stream.
-            yield lo, hi, self.schedule.due_at(hi - 1)
+            # self.schedule is read each time: a stall fault pushes it back mid-stream. This is
+            # due_at(hi - 1) written out: it runs once per chunk of every stream.
+            schedule, k = self.schedule, hi - 1
+            offsets = schedule.offsets
+            if k < len(offsets):
+                values = offsets.values if isinstance(offsets, Jitter) else offsets
+                offset = values[k] if k < len(values) else offsets[k]
+            else:
+                offset = 0.0
+            yield lo, hi, schedule.first_token_at + k * schedule.interval + offset
 
     # Whether tokens that are all due at once (time scale 0) go out as one chunk.
     merges_when_due = True

@@ -91,6 +91,7 @@ class ActiveStream:
         "send_end",
         "source",
         "typed",
+        "write_body",
     )
 
     def __init__(
@@ -101,11 +102,14 @@ class ActiveStream:
         on_drop: Callable[[], None] | None,
         path: str,
         typed: bool,
+        write_body: Callable[[bytes], bool] | None,
         done: asyncio.Future[str],
     ) -> None:
         self.source = source
         self.send_body = send_body  # the server's own send: events skip the middleware stack
         self.send_end = send_end  # through the middleware, so observers see the end of the reply
+        # The server's direct write, when it has one: True if it wrote, False to use send_body.
+        self.write_body = write_body
         self.on_drop = on_drop
         self.path = path  # the request path
         self.typed = typed  # Responses API framing (``event:`` lines), so a final event can match it
@@ -140,10 +144,15 @@ class StreamScheduler:
         on_drop: Callable[[], None] | None = None,
         path: str = "",
         typed: bool = False,
+        write_body: Callable[[bytes], bool] | None = None,
     ) -> ActiveStream:
-        """Start playing ``source``. Whatever is due already goes out now, before this returns."""
+        """Start playing ``source``. Whatever is due already goes out now, before this returns.
+
+        ``write_body(body)``, if given, writes a body chunk without a message or a coroutine and
+        says whether it did (see :func:`mockserver.api.middleware.direct_body_writer`).
+        """
         done = asyncio.get_running_loop().create_future()
-        stream = ActiveStream(source, send_body, send_end, on_drop, path, typed, done)
+        stream = ActiveStream(source, send_body, send_end, on_drop, path, typed, write_body, done)
         self.active.add(stream)
         if self.stopping:
             self._finish(stream, _shutdown_event)
@@ -261,6 +270,8 @@ class StreamScheduler:
     # -- writing without awaiting --------------------------------------------------------------
 
     def _write(self, stream: ActiveStream, body: bytes) -> None:
+        if stream.write_body is not None and stream.write_body(body):
+            return
         self._step(stream, stream.send_body({"type": "http.response.body", "body": body, "more_body": True}), None)
 
     def _end(self, stream: ActiveStream, outcome: str) -> None:
@@ -380,6 +391,7 @@ class EventStreamResponse(Response):
             on_drop=self.on_drop,
             path=scope.get("path", ""),
             typed=self.typed,
+            write_body=scope.get("state", {}).get("write_body"),
         )
         if stream.done.done():  # everything was due at once (time scale 0): no need to watch the client
             stream.done.result()

@@ -8,7 +8,7 @@ stream and a non-streaming reply of the same request carry the same content.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -268,6 +268,33 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     yield from openings
     # Text deltas are the per-token hot path: their bytes around the text are encoded once.
     content_frames = {c.index: _frame_around(chunk([choice(c.index, {"content": _SLOT})])) for c in plan.choices}
+    if len(plan.choices) == 1 and plan.choices[0].tool_name is None:
+        # The usual reply, one choice of text: the same frames as below, without the per-choice loop.
+        (before, after), text, dumps = content_frames[plan.choices[0].index], plan.choices[0].text, orjson.dumps
+        for lo, hi, due in pacer.chunks(first, first + plan.text_steps, per_chunk):
+            frame = before + dumps(text.piece(lo - first, hi - first)) + after
+            yield due
+            yield frame
+    else:
+        yield from _choice_deltas(plan, pacer, first, per_chunk, content_frames, chunk, choice)
+    closing = [chunk([choice(c.index, {}, c.finish_reason)]) for c in plan.choices]
+    if plan.include_usage:
+        closing.append(data_event({**envelope, "choices": [], "usage": plan.usage()}))
+    yield pacer.end
+    yield from closing
+    yield DONE
+
+
+def _choice_deltas(
+    plan: ChatPlan,
+    pacer: Pacer,
+    first: int,
+    per_chunk: int,
+    content_frames: dict[int, tuple[bytes, bytes]],
+    chunk: Callable[[list[dict[str, Any]]], bytes],
+    choice: Callable[..., dict[str, Any]],
+) -> Iterator[Item]:
+    """The deltas of several choices side by side, or of a tool call's arguments."""
     for lo, hi, due in pacer.chunks(first, first + plan.text_steps, per_chunk):
         frames = []
         for c in plan.choices:
@@ -284,12 +311,6 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
                 frames.append(before + orjson.dumps(piece) + after)
         yield due
         yield from frames
-    closing = [chunk([choice(c.index, {}, c.finish_reason)]) for c in plan.choices]
-    if plan.include_usage:
-        closing.append(data_event({**envelope, "choices": [], "usage": plan.usage()}))
-    yield pacer.end
-    yield from closing
-    yield DONE
 
 
 def _message(c: ChatChoice) -> dict[str, Any]:

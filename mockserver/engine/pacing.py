@@ -18,6 +18,7 @@ async iterator, for code that sleeps on its own.
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -49,7 +50,10 @@ class MonotonicClock:
 
     def call_at(self, deadline: float, callback: Callable[[], None]) -> asyncio.Handle:
         # A delay rather than loop.call_at: the loop's own time base need not be time.monotonic().
-        return asyncio.get_running_loop().call_later(max(0.0, deadline - time.monotonic()), callback)
+        # Rounded up to whole milliseconds, the loop's timer resolution: a shorter delay would
+        # fire at once (uvloop rounds it to zero) and spin until the deadline.
+        delay = deadline - time.monotonic()
+        return asyncio.get_running_loop().call_later(math.ceil(delay * 1000) / 1000 if delay > 0 else 0.0, callback)
 
 
 class FakeClock:

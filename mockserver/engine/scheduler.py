@@ -197,14 +197,17 @@ class StreamScheduler:
     # -- the tick ------------------------------------------------------------------------------
 
     def _tick(self) -> None:
-        self._timer, self._timer_at = None, math.inf
+        self._timer, self._timer_at = None, -math.inf  # -inf: no arming while the tick runs
         now = self.clock.now()
         heap = self._heap
-        while heap and heap[0][0] <= now:
-            _, _, stream = heapq.heappop(heap)
-            if not stream.over and not stream.blocked:
-                self._advance(stream, now)
-        self._arm()
+        try:
+            while heap and heap[0][0] <= now:
+                _, _, stream = heapq.heappop(heap)
+                if not stream.over and not stream.blocked:
+                    self._advance(stream, now)
+        finally:
+            self._timer_at = math.inf
+            self._arm()  # once, for the earliest deadline left
 
     def _arm(self) -> None:
         heap = self._heap

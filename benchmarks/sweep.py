@@ -94,14 +94,14 @@ class Server:
         return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
-def bench_fixture(directory: Path, tokens_per_chunk: int) -> Path:
-    """The built-in fixture with room for 600 streams and the given tokens per chunk."""
-    text = (ROOT / "fixtures" / "default.yaml").read_text()
+def bench_fixture(directory: Path, tokens_per_chunk: int, root: Path = ROOT) -> Path:
+    """``root``'s built-in fixture with room for 600 streams and the given tokens per chunk."""
+    text = (root / "fixtures" / "default.yaml").read_text()
     text = re.sub(r"tokens_per_chunk: \d+", f"tokens_per_chunk: {tokens_per_chunk}", text)
     text = re.sub(r"ultrafast_concurrency: \d+", "ultrafast_concurrency: 10000", text)
     text = re.sub(r"rpm: \d+", "rpm: 10000000", text)
     text = re.sub(r"tpm: \d+", "tpm: 10000000000", text)
-    path = directory / f"bench-{tokens_per_chunk}.yaml"
+    path = directory / f"bench-{tokens_per_chunk}-{abs(hash(str(root)))}.yaml"
     path.write_text(text)
     return path
 
@@ -163,7 +163,9 @@ def server_commands(
             cli = [node, str(AIMOCK_CLI), "--port", "PORT", "--fixtures", str(aimock), "--log-level", "silent"]
             commands["aimock"] = (cli, {})
     if baseline is not None:
-        commands["baseline"] = (serve, {"PYTHONPATH": str(baseline)})
+        base = [*serve[: serve.index("--config") + 1], str(bench_fixture(directory, tokens_per_chunk, baseline))]
+        base += serve[serve.index("--config") + 2 :]
+        commands["baseline"] = (base, {"PYTHONPATH": str(baseline)})
     return commands
 
 
@@ -228,7 +230,7 @@ def broken(row: dict[str, Any]) -> bool:
 def add_floor_ratio(cell: dict[str, Any]) -> None:
     floor = cell["servers"].get("floor", {})
     for name, row in cell["servers"].items():
-        if name != "floor" and row.get("events") and floor.get("events"):
+        if name != "floor" and row.get("events") and floor.get("cpu_us_per_event"):
             row["cpu_per_event_vs_floor"] = row["cpu_us_per_event"] / floor["cpu_us_per_event"]
 
 

@@ -272,9 +272,11 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
         # The usual reply, one choice of text: the same frames as below, without the per-choice loop.
         (before, after), text, dumps = content_frames[plan.choices[0].index], plan.choices[0].text, orjson.dumps
         for lo, hi, due in pacer.chunks(first, first + plan.text_steps, per_chunk):
-            frame = before + dumps(text.piece(lo - first, hi - first)) + after
-            yield due
-            yield frame
+            piece = text.piece(lo - first, hi - first)
+            if piece:  # a token that is only part of a character's bytes sends nothing (engine.tokens)
+                frame = before + dumps(piece) + after
+                yield due
+                yield frame
     else:
         yield from _choice_deltas(plan, pacer, first, per_chunk, content_frames, chunk, choice)
     closing = [chunk([choice(c.index, {}, c.finish_reason)]) for c in plan.choices]

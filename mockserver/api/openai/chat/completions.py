@@ -268,7 +268,7 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     yield from openings
     # Text deltas are the per-token hot path: their bytes around the text are encoded once.
     content_frames = {c.index: _frame_around(chunk([choice(c.index, {"content": _SLOT})])) for c in plan.choices}
-    if len(plan.choices) == 1 and plan.choices[0].tool_name is None:
+    if len(plan.choices) == 1 and not plan.choices[0].calls:
         # The usual reply, one choice of text: the same frames as below, without the per-choice loop.
         (before, after), text, dumps = content_frames[plan.choices[0].index], plan.choices[0].text, orjson.dumps
         for lo, hi, due in pacer.chunks(first, first + plan.text_steps, per_chunk):

@@ -194,3 +194,15 @@ def test_the_start_up_summary_names_the_presets_and_the_anthropic_api() -> None:
     assert "export ANTHROPIC_BASE_URL=http://127.0.0.1:8000 " in text
     assert "claude-opus-4-8 (Anthropic API): default 60 tokens/s, priority 150 tokens/s" in text
     assert "ANTHROPIC_BASE_URL" not in banner(Settings(), load_fixture(), "http://127.0.0.1:8000", None)
+
+
+def test_a_preset_can_be_added_at_runtime_through_the_control_plane() -> None:
+    with MockServer(time_scale=0, presets=["claude-fable-5"]) as server:
+        server.configure(presets=["claude-fable-5", "groq"])
+        assert server.state.fixture.presets == ["claude-fable-5", "groq"]
+        assert server.state.fixture.model("llama-3.1-8b-instant") is not None
+        assert server.state.fixture.model("claude-fable-5") is not None
+        refused = httpx.patch(f"{server.url}/_mock/config", json={"presets": ["nope"]})
+        assert refused.status_code == 400 and "unknown preset 'nope'" in refused.json()["error"]["message"]
+        server.reset()
+        assert server.state.fixture.model("llama-3.1-8b-instant") is None

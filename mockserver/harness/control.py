@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from mockserver import errors
 from mockserver.config.documents import merge_patch
 from mockserver.config.fixture import ConfigError, Fixture
+from mockserver.config.presets import PresetError, merge_presets
 from mockserver.config.settings import Settings
 from mockserver.harness.masking import Masker
 
@@ -84,8 +85,13 @@ def apply_patch(
     merged = merge_patch(document(settings, fixture), patch)
     runtime = {name: merged.pop(name, None) for name in RUNTIME_FIELDS}
     new_settings = _runtime_settings(settings, runtime, initial or settings)
+    added = [name for name in merged.get("presets") or [] if name not in fixture.presets]
     try:
+        if added:  # a preset named in the patch brings its models and prices, as at start-up
+            merged = {**merge_presets(merged, added), "presets": merged["presets"]}
         new_fixture = Fixture.model_validate(merged)
+    except PresetError as exc:
+        raise errors.InvalidRequestError(str(exc), param="presets", code="invalid_value") from None
     except ValidationError as exc:
         raise _invalid(exc) from None
     return new_settings, new_fixture

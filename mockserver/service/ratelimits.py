@@ -158,17 +158,21 @@ _OUTPUT_LIMIT_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_token
 def requested_tokens(fixture: Fixture, body: Any) -> int:
     """Estimated prompt tokens plus the maximum output, times ``n``, from a parsed request body.
 
-    Works for Chat Completions (``messages``) and the Responses API (``input``,
-    ``instructions``). Never raises: a body that isn't an object counts as an empty prompt.
+    Works for Chat Completions (``messages``), the Responses API (``input``, ``instructions``)
+    and Anthropic's Messages API (``messages``, ``system``, ``max_tokens``). Never raises: a body
+    that isn't an object counts as an empty prompt.
     """
     if not isinstance(body, dict):
         body = {}
     texts: list[str] = []
     for field in ("messages", "input"):
         texts += _texts_of(body.get(field))
-    instructions = body.get("instructions")
-    if isinstance(instructions, str):
-        texts.append(instructions)
+    for field in ("instructions", "system"):
+        value = body.get(field)
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, list):  # Anthropic's system prompt as text blocks
+            texts.append(_flatten(value))
     limits = [_positive_int(body.get(f)) for f in _OUTPUT_LIMIT_FIELDS]
     output = next((v for v in limits if v is not None), fixture.output_tokens.max)
     choices = _positive_int(body.get("n")) or 1

@@ -359,10 +359,17 @@ def test_journal_ledger_and_scripts_serve_the_anthropic_api_too(claude_server: M
     usage = httpx.get(f"{claude_server.url}/_mock/usage").json()
     rows = [r for r in usage["rows"] if r["model"] == OPUS]
     assert rows and rows[0]["tier"] == "priority" and rows[0]["cost_usd"] > 0
-    claude_server.configure(scripts={"(?i)ping": "pong"})
+    call = {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}]}
+    claude_server.configure(scripts={"(?i)ping": "pong", "(?i)weather": call, "(?i)fail": {"error": "status=529"}})
     try:
         pong = client.messages.create(model=OPUS, max_tokens=50, messages=[{"role": "user", "content": "ping"}])
         assert pong.content[0].text == "pong"  # type: ignore[union-attr]
+        ask = [{"role": "user", "content": "weather?"}]
+        scripted = client.messages.create(model=OPUS, max_tokens=50, messages=ask, tools=[WEATHER])  # type: ignore[list-item]
+        assert scripted.content[0].type == "tool_use" and scripted.stop_reason == "tool_use"
+        assert scripted.content[0].input == {"city": "Paris", "unit": "celsius"}
+        with pytest.raises(anthropic.OverloadedError):
+            client.messages.create(model=OPUS, max_tokens=50, messages=[{"role": "user", "content": "fail"}])
     finally:
         claude_server.reset()
 

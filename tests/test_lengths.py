@@ -103,3 +103,27 @@ def test_a_reversed_range_is_refused() -> None:
     data["output_tokens"]["long"] = {"min": 10, "max": 5}
     with pytest.raises(ConfigError, match=r"output_tokens\.long: min \(10\) must not exceed max \(5\)"):
         parse_fixture(data)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "size"),
+    [
+        ("Write a 200 word essay", (200, "words")),
+        ("Explain it in 1,000 words.", (1000, "words")),
+        ("Answer in about 50 tokens", (50, "tokens")),
+        ("写一篇800字的文章", (800, "zh_characters")),
+        ("Write a story with 3 characters", None),
+        ("Write a long story", None),
+    ],
+)
+def test_a_stated_size_is_read(prompt: str, size: tuple[int, str] | None) -> None:
+    assert lengths.stated_size([prompt]) == size
+
+
+def test_a_stated_size_sets_the_length(server: MockServer) -> None:
+    client = sdk(server)
+    words, _, _ = _chat(client, "Write a 300 word essay about tea")
+    assert 360 <= words <= 440  # 300 words at 4/3 tokens each, within 10%
+    chinese, _, text = _chat(client, "写一篇500字的文章")
+    assert 450 <= len(text) <= 550 and chinese == pytest.approx(len(text) * 1.36, abs=2)
+    assert _chat(client, "Write 100000 words")[0] == server.state.fixture.output_tokens.longest

@@ -117,9 +117,13 @@ def plan_reply(
         if value is not None:
             return Reply(Text(tuple(tokens.split(f"```json\n{json.dumps(value, indent=2, ensure_ascii=False)}\n```"))))
     length = admission.overrides.output_tokens
+    per_character = state.fixture.tokens_per_character(cues.language)
+    if length is None and cues.size is not None:
+        # "in 200 words": about that many, never past the longest range (n choices stay bounded).
+        target = lengths.stated_tokens(cues.size, per_character)
+        length = lengths.around(seed, target, state.fixture.output_tokens.longest)
     if length is None:
         length = lengths.natural_length(seed, *state.fixture.output_tokens.range_for(cues.kind))
-    per_character = state.fixture.tokens_per_character(cues.language)
     return Reply(state.generator.generate(seed, length, cues.language, tokens_per_character=per_character))
 
 

@@ -20,7 +20,7 @@ from faker import Faker
 
 from mockserver.config.fixture import DEFAULT_ZH_TOKENS_PER_CHARACTER
 from mockserver.engine import tokens
-from mockserver.engine.lengths import AnswerKind, answer_kind
+from mockserver.engine.lengths import AnswerKind, StatedUnit, answer_kind, stated_size
 
 LOCALES = {"en": "en_US", "zh": "zh_CN"}
 
@@ -314,13 +314,14 @@ class Cues:
     language: str
     kind: AnswerKind
     texts: tuple[str, ...] = ()
+    size: tuple[int, StatedUnit] | None = None  # a size the prompt states: "200 words", "800字"
 
 
 def cues_of(user_texts: Sequence[str], all_texts: Sequence[str]) -> Cues:
-    """The cues of a conversation: the latest user text decides language and kind (the other
-    texts when there is no user text)."""
+    """The cues of a conversation: the latest user text decides language, kind and stated size
+    (the other texts when there is no user text)."""
     latest = list(user_texts) or list(all_texts)
-    return Cues(language_of(latest), answer_kind(latest), tuple(all_texts))
+    return Cues(language_of(latest), answer_kind(latest), tuple(all_texts), stated_size(latest))
 
 
 def apply_stop(text: Text, stop: Sequence[str]) -> tuple[Text, bool]:

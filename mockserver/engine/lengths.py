@@ -13,6 +13,9 @@ Chinese, and sorts the request into one of three kinds:
 A short cue wins over a long one ("summarise the report in one sentence" is short).
 The fixture's ``output_tokens`` gives each kind a range; the request's seed picks the
 length in it, so the same request always gets the same length.
+
+A prompt that states a size ("in 200 words", "about 500 tokens", "写800字") gets about that
+size instead (:func:`stated_size`, within 10%), converted to tokens by :func:`stated_tokens`.
 """
 
 from __future__ import annotations
@@ -58,3 +61,44 @@ def answer_kind(texts: Sequence[str]) -> AnswerKind:
 def natural_length(seed: int, minimum: int, maximum: int) -> int:
     """How long an answer runs when nothing limits it: fixed by the seed, within ``[minimum, maximum]``."""
     return random.Random(seed ^ _LENGTH_SALT).randint(minimum, maximum)
+
+
+# OpenAI's rule of thumb: a token is about three quarters of an English word.
+TOKENS_PER_WORD = 4 / 3
+StatedUnit = Literal["words", "tokens", "zh_characters"]  # English "characters" is too often people
+
+_STATED = re.compile(
+    r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d{1,7})\s*(?:-\s*)?"
+    r"(?:(?P<words>words?\b)|(?P<tokens>tokens?\b)|(?P<zh>个?字|个汉字))",
+    re.IGNORECASE,
+)
+
+
+def stated_size(texts: Sequence[str]) -> tuple[int, StatedUnit] | None:
+    """The size the latest non-empty text asks for ("500 words", "800字"), or None."""
+    for text in reversed(texts):
+        if text.strip():
+            match = _STATED.search(text)
+            if match is None:
+                return None
+            number = int(match.group(1).replace(",", ""))
+            unit: StatedUnit = "words" if match["words"] else "tokens" if match["tokens"] else "zh_characters"
+            return (number, unit) if number > 0 else None
+    return None
+
+
+def stated_tokens(size: tuple[int, StatedUnit], tokens_per_character: float | None) -> int:
+    """Output tokens for a stated size: words at 4/3 tokens each, Chinese characters at the output
+    token model's tokens per character."""
+    number, unit = size
+    if unit == "tokens":
+        return number
+    if unit == "words":
+        return round(number * TOKENS_PER_WORD)
+    return round(number * (tokens_per_character or 1.0))
+
+
+def around(seed: int, target: int, most: int) -> int:
+    """A length within 10% of ``target``, fixed by the seed, at most ``most``."""
+    low, high = max(1, round(target * 0.9)), max(1, round(target * 1.1))
+    return min(most, natural_length(seed, low, high))

@@ -239,10 +239,16 @@ def test_every_error_class(claude_server: MockServer) -> None:
         )
     assert _error(bad.value)["message"].startswith("thinking.enabled.budget_tokens: Input should be greater")
     faults = {
+        "status=402": (anthropic.PaymentRequiredError, "billing_error"),
+        "status=408": (anthropic.RequestTimeoutError, "timeout_error"),
+        "status=409": (anthropic.ConflictError, "conflict_error"),
+        "status=413": (anthropic.ContentTooLargeError, "request_too_large"),
+        "status=422": (anthropic.UnprocessableEntityError, "invalid_request_error"),
         "status=429": (anthropic.RateLimitError, "rate_limit_error"),
         "status=500": (anthropic.InternalServerError, "api_error"),
         "status=529": (anthropic.OverloadedError, "overloaded_error"),
         "status=503": (anthropic.ServiceUnavailableError, "overloaded_error"),
+        "status=504": (anthropic.GatewayTimeoutError, "timeout_error"),
     }
     for fault, (kind, error_type) in faults.items():
         with pytest.raises(kind) as caught:

@@ -15,7 +15,7 @@ import yaml
 from mockserver import MockServer
 from mockserver.cli import list_presets
 from mockserver.config import presets
-from mockserver.config.fixture import ConfigError, load_fixture
+from mockserver.config.fixture import ConfigError, default_fixture_path, load_fixture
 from mockserver.config.settings import Settings
 from mockserver.engine.pacing import FakeClock
 from mockserver.service import access
@@ -84,7 +84,7 @@ def test_presets_combine_and_keep_the_fixture_keys_and_models() -> None:
 
 
 def test_a_fixture_may_name_its_presets(tmp_path: Path) -> None:
-    data = yaml.safe_load(Path("fixtures/default.yaml").read_text())
+    data = yaml.safe_load(default_fixture_path().read_text())
     data["presets"] = ["cerebras"]
     path = tmp_path / "with-presets.yaml"
     path.write_text(yaml.safe_dump(data))

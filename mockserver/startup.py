@@ -46,6 +46,9 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart at once
         sock.bind(address)
+        # Listening now, not when uvicorn starts: a client that reads the start-up summary and
+        # connects at once waits in the backlog instead of being refused.
+        sock.listen(BACKLOG)
     except OSError as exc:
         sock.close()
         raise StartupError(f"cannot listen on {where}: {_why(exc, port)}") from None

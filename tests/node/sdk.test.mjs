@@ -148,3 +148,26 @@ test('responses.cancel: background responses only', async () => {
     return true;
   });
 });
+
+test('parallel tool calls: finalChatCompletion and the Responses stream accumulate every call', async () => {
+  const time = { type: 'function', name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } };
+  const tools = [WEATHER, time].map((t) => ({ type: 'function', function: { name: t.name, parameters: t.parameters } }));
+  const messages = [{ role: 'user', content: 'Weather and time in Paris?' }];
+  // The fixture makes a quarter of tool replies parallel; the seed fixes which, so find one.
+  let seed = 0;
+  let plain;
+  for (; seed < 40; seed += 1) {
+    plain = await client.chat.completions.create({ model: MODEL, messages, tools, seed });
+    if (plain.choices[0].message.tool_calls.length > 1) break;
+  }
+  const expected = plain.choices[0].message.tool_calls;
+  assert.ok(expected.length > 1, 'a parallel reply within 40 seeds');
+  const final = await client.chat.completions.stream({ model: MODEL, messages, tools, seed }).finalChatCompletion();
+  const calls = final.choices[0].message.tool_calls;
+  assert.deepEqual(calls.map((c) => [c.function.name, c.function.arguments]), expected.map((c) => [c.function.name, c.function.arguments]));
+  assert.equal(new Set(calls.map((c) => c.id)).size, calls.length);
+  const response = await client.responses.stream({ model: MODEL, input: 'Paris?', tools: [WEATHER, time], seed, parallel_tool_calls: true }).finalResponse();
+  for (const item of response.output.filter((i) => i.type === 'function_call')) {
+    assert.ok(JSON.parse(item.arguments));
+  }
+});

@@ -83,6 +83,7 @@ class ServerState:
         self.script_state = ScriptState()
         self.replies = InFlight()  # held non-streaming replies
         self.streams = StreamScheduler(self.clock)  # every open stream, on one timer; ended with a final event on stop
+        self.streams.max_reply_s = self.settings.max_reply_seconds  # fixed for the process
         self.metrics = Metrics(
             active_streams=lambda: len(self.streams.active),
             ultrafast_slots=lambda: self.store.in_flight(capacity.SERVER_POOL),

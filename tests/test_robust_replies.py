@@ -131,3 +131,19 @@ def test_time_scale_has_a_ceiling(real_time: MockServer) -> None:
     assert reply.status_code == 400
     assert reply.json()["error"]["param"] == "time_scale"
     assert httpx.get(f"{real_time.url}/_mock/config").json()["time_scale"] == 1
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/v1/chat/completions", {**ULTRAFAST_BODY, "stream": True}),
+    ("/v1/responses", {"model": "gpt-5.6-sol", "service_tier": "ultrafast", "input": "hello", "stream": True}),
+])  # fmt: skip
+def test_no_stream_outlives_the_wall_clock_limit(path: str, body: dict[str, object]) -> None:
+    with MockServer(time_scale=1, max_reply_seconds=0.5) as server:
+        started = time.monotonic()
+        headers = {**PREVIEW, "x-mock-tokens-per-second": "2"}
+        reply = httpx.post(f"{server.url}{path}", json=body, headers=headers, timeout=30)
+        assert time.monotonic() - started < 3
+        assert reply.status_code == 200
+        last = [line for line in reply.text.splitlines() if line.startswith("data: ")][-1]
+        assert "reply_time_limit" in last and "max_reply_seconds" in last
+        assert _wait_until(lambda: _slots(server) == 0 and len(server.state.streams) == 0)

@@ -55,7 +55,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope
 
 from mockserver.engine.pacing import Clock
-from mockserver.engine.stopping import shutdown_event
+from mockserver.engine.stopping import shutdown_event, time_limit_event
 from mockserver.engine.streaming import (
     CLIENT_LEFT,
     COMPLETED,
@@ -84,6 +84,7 @@ class ActiveStream:
         "done",
         "due",
         "events_sent",
+        "limit_timer",
         "on_drop",
         "over",
         "path",
@@ -118,6 +119,7 @@ class ActiveStream:
         self.blocked = False  # a write is held back by the server (a paused transport)
         self.over = False
         self.events_sent = 0
+        self.limit_timer: asyncio.TimerHandle | None = None  # ends the stream at the wall-clock limit
 
 
 class StreamScheduler:
@@ -131,6 +133,8 @@ class StreamScheduler:
         self._timer: asyncio.Handle | None = None
         self._timer_at = math.inf
         self.stopping = False  # set by end_all(): new streams end at once with the shutdown event
+        # The wall-clock limit on one stream (Settings.max_reply_seconds): past it, it ends with an error event.
+        self.max_reply_s: float | None = None
 
     def __len__(self) -> int:
         return len(self.active)
@@ -156,8 +160,13 @@ class StreamScheduler:
         self.active.add(stream)
         if self.stopping:
             self._finish(stream, _shutdown_event)
-        else:
-            self._advance(stream, self.clock.now())
+            return stream
+        if self.max_reply_s is not None:
+            limit = self.max_reply_s
+            stream.limit_timer = asyncio.get_running_loop().call_later(
+                limit, self._finish, stream, lambda s: time_limit_event(s.typed, s.events_sent, limit)
+            )
+        self._advance(stream, self.clock.now())
         return stream
 
     def cancel(self, stream: ActiveStream, outcome: str = CLIENT_LEFT) -> None:
@@ -339,6 +348,8 @@ class StreamScheduler:
 
     def _close(self, stream: ActiveStream, outcome: str, error: BaseException | None = None) -> None:
         stream.over = True
+        if stream.limit_timer is not None:
+            stream.limit_timer.cancel()
         self.active.discard(stream)
         close = getattr(stream.source, "close", None)
         if close is not None:

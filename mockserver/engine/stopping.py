@@ -18,6 +18,30 @@ SHUTDOWN_CODE = "server_shutting_down"
 SHUTDOWN_MESSAGE = "The server is shutting down and could not finish this reply. Please retry the request."
 
 
+TIME_LIMIT_CODE = "reply_time_limit"
+
+
+def time_limit_message(limit_s: float) -> str:
+    return (
+        f"This reply took longer than the server's limit of {limit_s:g} s per reply "
+        "(max_reply_seconds, MOCKSERVER_MAX_REPLY_SECONDS). Lower time_scale or raise the limit."
+    )
+
+
+def time_limit_event(responses: bool, sequence_number: int, limit_s: float) -> bytes:
+    """The last event of a stream that reached the wall-clock limit on one reply."""
+    return error_event(responses, sequence_number, time_limit_message(limit_s), TIME_LIMIT_CODE)
+
+
+def error_event(responses: bool, sequence_number: int, message: str, code: str) -> bytes:
+    """A server error that ends a stream, framed for its API (as :func:`shutdown_event`)."""
+    if not responses:
+        return data_event({"error": {"message": message, "type": "server_error", "param": None, "code": code}})
+    return typed_event(
+        {"type": "error", "sequence_number": sequence_number, "code": code, "message": message, "param": None}
+    )
+
+
 def shutdown_event(responses: bool, sequence_number: int) -> bytes:
     """The last event of a stream the server ends because it is stopping (WIRE.md §8.4).
 

@@ -1,6 +1,9 @@
-"""What one answer says, for either API: prose, a JSON document, or a tool call's arguments.
+"""What one answer says, for any API: prose, a JSON document, or one or more tool calls.
 
 A scripted reply (:mod:`mockserver.harness.scripts`) takes the place of the generated one.
+Prose runs as long as the prompt asks (:mod:`mockserver.engine.lengths`); a ``json_object``
+answer follows the schema the prompt describes (:mod:`mockserver.engine.structured.described`);
+a reply that calls a tool may call several when the request allows parallel tool calls.
 
 The visible tokens are decided here, before any pacing, so Chat Completions and
 the Responses API pick tools and shape JSON the same way, and the streamed and

@@ -8,7 +8,7 @@ tiktoken's: ``tiktoken.get_encoding("o200k_base")`` gives the same tokens for th
 Prompt tokens follow OpenAI's published recipe for chat models: 3 tokens of framing per
 message, plus its role, its text and (with 1 more) its ``name``, and 3 to prime the reply.
 
-When ``bpe-openai`` is not installed, a documented estimate takes its place (:data:`EXACT`
+When ``bpe-openai`` is not installed, a documented estimate takes its place (:func:`exact`
 is then false): one token per word with its leading space, per punctuation mark and per CJK
 character, within about 10-20% of o200k for English. docs/tokens.md has the figures.
 

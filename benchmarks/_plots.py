@@ -1,4 +1,4 @@
-"""PNG plots of a sweep report (``sweep.py``): needs matplotlib, from the ``bench`` extra."""
+"""PNG plots of a sweep report (``sweep.py``): needs matplotlib, from the ``benchmarks`` extra."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ or failed requests) is not driven harder.
     python benchmarks/sweep.py --baseline ../other-checkout
 
 Writes ``benchmarks/results/sweep.json`` and the plots ``sweep-rate.png``,
-``sweep-chunks.png``, ``sweep-cpu.png`` and ``sweep-rates.png`` (``pip install -e ".[bench]"``
+``sweep-chunks.png``, ``sweep-cpu.png`` and ``sweep-rates.png`` (``pip install -e ".[benchmarks]"``
 for matplotlib; without it only the JSON is written).
 """
 
@@ -353,7 +353,11 @@ def main() -> int:
             tokens_cells = [(rate, max(8, int(rate * seconds)), pc) for rate, pc, _ in cells]
             aimock = aimock_fixture(directory, tokens_cells) if aimock_ok else None
             with started(server_commands(per_chunk, directory, aimock, args.baseline)) as servers:
-                report["phases"][f"tokens_per_chunk_{per_chunk}"] = uvloop.run(sweep_phase(servers, cells, seconds))
+                # The concurrency cells and the rate cells each give up on a server separately.
+                concurrency, by_rate = cells[: len(levels)], cells[len(levels) :]
+                rows = uvloop.run(sweep_phase(servers, concurrency, seconds))
+                rows += uvloop.run(sweep_phase(servers, by_rate, seconds)) if by_rate else []
+                report["phases"][f"tokens_per_chunk_{per_chunk}"] = rows
         zero: dict[str, Any] = {}
         with started(server_commands(1, directory, None, args.baseline, time_scale=0.0)) as servers:
             for name, server in servers.items():
@@ -372,7 +376,7 @@ def main() -> int:
     try:
         from _plots import plot_sweep
     except ImportError:
-        print("matplotlib is not installed (pip install -e '.[bench]'): no plots")
+        print("matplotlib is not installed (pip install -e '.[benchmarks]'): no plots")
         return 0
     for path in plot_sweep(report, output.parent, output.stem):
         print(f"plot -> {path}")

@@ -58,3 +58,30 @@ def test_reply_takes_ttft_plus_tokens_over_rate(
     paced: tuple[MockServer, FakeClock], changes: dict[str, Any], seconds: float
 ) -> None:
     assert elapsed(paced, **changes) == pytest.approx(seconds, abs=0.02)
+
+
+def test_a_stream_the_server_ends_gets_an_anthropic_error_event_the_sdk_raises() -> None:
+    import asyncio
+    import threading
+
+    import anthropic
+
+    loops: list[asyncio.AbstractEventLoop] = []
+    with MockServer(time_scale=1, presets=["claude-opus-4.8-fast"]) as server:
+        server.state.hooks.on_response_start.append(lambda _: loops.append(asyncio.get_running_loop()) or {})
+        client = anthropic.Anthropic(
+            base_url=server.url, api_key=PREVIEW_KEY, max_retries=0, _strict_response_validation=True
+        )
+        started = threading.Event()
+        with (
+            pytest.raises(anthropic.APIStatusError) as caught,
+            client.messages.stream(
+                **BODY, speed="fast", extra_headers={"x-mock-ttft-ms": "0", "x-mock-output-tokens": "100000"}
+            ) as stream,
+        ):
+            for event in stream:
+                if event.type == "content_block_delta" and not started.is_set():
+                    started.set()
+                    loops[0].call_soon_threadsafe(server.state.streams.end_all)
+        client.close()
+    assert caught.value.body["error"]["type"] == "overloaded_error"  # type: ignore[index]

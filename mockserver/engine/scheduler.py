@@ -164,7 +164,7 @@ class StreamScheduler:
         if self.max_reply_s is not None:
             limit = self.max_reply_s
             stream.limit_timer = asyncio.get_running_loop().call_later(
-                limit, self._finish, stream, lambda s: time_limit_event(s.typed, s.events_sent, limit)
+                limit, self._finish, stream, lambda s: time_limit_event(s.typed, s.events_sent, limit, s.path)
             )
         self._advance(stream, self.clock.now())
         return stream
@@ -430,7 +430,7 @@ async def _watch_for_disconnect(receive: Receive) -> None:
 
 
 def _shutdown_event(stream: ActiveStream) -> bytes:
-    return shutdown_event(stream.typed, stream.events_sent)
+    return shutdown_event(stream.typed, stream.events_sent, stream.path)
 
 
 def _log_failure(task: asyncio.Task[None]) -> None:

@@ -19,6 +19,7 @@ SHUTDOWN_MESSAGE = "The server is shutting down and could not finish this reply.
 
 
 TIME_LIMIT_CODE = "reply_time_limit"
+ANTHROPIC_MESSAGES_PATH = "/v1/messages"  # its streams end with Anthropic's error event
 
 
 def time_limit_message(limit_s: float) -> str:
@@ -28,13 +29,15 @@ def time_limit_message(limit_s: float) -> str:
     )
 
 
-def time_limit_event(responses: bool, sequence_number: int, limit_s: float) -> bytes:
+def time_limit_event(responses: bool, sequence_number: int, limit_s: float, path: str = "") -> bytes:
     """The last event of a stream that reached the wall-clock limit on one reply."""
-    return error_event(responses, sequence_number, time_limit_message(limit_s), TIME_LIMIT_CODE)
+    return error_event(responses, sequence_number, time_limit_message(limit_s), TIME_LIMIT_CODE, path)
 
 
-def error_event(responses: bool, sequence_number: int, message: str, code: str) -> bytes:
+def error_event(responses: bool, sequence_number: int, message: str, code: str, path: str = "") -> bytes:
     """A server error that ends a stream, framed for its API (as :func:`shutdown_event`)."""
+    if path == ANTHROPIC_MESSAGES_PATH:
+        return anthropic_error_event(message)
     if not responses:
         return data_event({"error": {"message": message, "type": "server_error", "param": None, "code": code}})
     return typed_event(
@@ -42,12 +45,20 @@ def error_event(responses: bool, sequence_number: int, message: str, code: str) 
     )
 
 
-def shutdown_event(responses: bool, sequence_number: int) -> bytes:
+def anthropic_error_event(message: str) -> bytes:
+    """Anthropic's ``event: error``, which the ``anthropic`` SDKs raise as ``APIStatusError`` (retryable)."""
+    return typed_event({"type": "error", "error": {"type": "overloaded_error", "message": message}})
+
+
+def shutdown_event(responses: bool, sequence_number: int, path: str = "") -> bytes:
     """The last event of a stream the server ends because it is stopping (WIRE.md §8.4).
 
     Chat Completions: ``data: {"error": {...}}``, which both SDKs raise as ``APIError``.
     Responses API: the documented ``event: error`` with flat fields, which the SDKs yield.
+    Anthropic's Messages API (``path``): :func:`anthropic_error_event`.
     """
+    if path == ANTHROPIC_MESSAGES_PATH:
+        return anthropic_error_event(SHUTDOWN_MESSAGE)
     if not responses:
         return data_event(
             {"error": {"message": SHUTDOWN_MESSAGE, "type": "server_error", "param": None, "code": SHUTDOWN_CODE}}

@@ -13,8 +13,11 @@ fail on purpose).
 
 from __future__ import annotations
 
+import json
 import os
+from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import schemathesis
@@ -36,8 +39,14 @@ CHECKS = [
 
 @pytest.fixture(scope="module")
 def fuzzed() -> Iterator[MockServer]:
+    statuses: Counter[int] = Counter()
     with MockServer(time_scale=0, max_time_scale=0.001, max_reply_seconds=5, seed=13) as running:
+        running.state.hooks.on_complete.append(lambda exchange: statuses.update([exchange.status or 0]))
         yield running
+    report = os.environ.get("MOCKSERVER_FUZZ_REPORT")
+    if report:  # scripts/fuzz.sh: how many requests the server answered, by status
+        summary = {"requests": sum(statuses.values()), "by_status": dict(sorted(statuses.items()))}
+        Path(report).write_text(json.dumps(summary, indent=2) + "\n")
 
 
 # The document every server serves; built here (no server needed) so the operations are known at collection.

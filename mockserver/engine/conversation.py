@@ -99,6 +99,16 @@ def prompt_messages(instructions: str | None, items: Sequence[ConversationItem])
     return messages
 
 
+def text_of(content: Any) -> str:
+    """The text of an unchecked ``content``, for estimates: a string as it is, or the ``text`` of each
+    part of a list (other parts, such as images, carry none). :func:`content_text` checks it instead."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return ""
+
+
 def answered(items: Sequence[ConversationItem]) -> bool:
     """Whether a tool result follows the last user message."""
     last_user = max((i for i, (kind, _) in enumerate(items) if kind == "user"), default=-1)

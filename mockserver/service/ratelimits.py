@@ -27,6 +27,7 @@ from typing import Any
 from mockserver import errors
 from mockserver.config.fixture import DEFAULT_RATE_LIMITS, Account, Fixture, Limit, Tier
 from mockserver.engine import tokens
+from mockserver.engine.conversation import text_of
 from mockserver.state.store import Allowance, Store
 
 SHARED_SCOPE = "shared"
@@ -172,7 +173,7 @@ def requested_tokens(fixture: Fixture, body: Any) -> int:
         if isinstance(value, str):
             texts.append(value)
         elif isinstance(value, list):  # Anthropic's system prompt as text blocks
-            texts.append(_flatten(value))
+            texts.append(text_of(value))
     limits = [_positive_int(body.get(f)) for f in _OUTPUT_LIMIT_FIELDS]
     output = next((v for v in limits if v is not None), fixture.output_tokens.max)
     choices = _positive_int(body.get("n")) or 1
@@ -194,13 +195,5 @@ def _texts_of(value: Any) -> list[str]:
         if isinstance(item, str):
             texts.append(item)
         elif isinstance(item, Mapping):
-            texts.append(_flatten(item.get("content", item.get("output"))))
+            texts.append(text_of(item.get("content", item.get("output"))))
     return texts
-
-
-def _flatten(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-    return ""

@@ -17,7 +17,7 @@ from typing import Any
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import MessageParam
 from mockserver.engine import structured
-from mockserver.engine.conversation import ConversationItem
+from mockserver.engine.conversation import ConversationItem, text_of
 
 USER_BLOCKS = {"text", "image", "document", "tool_result", "search_result", "container_upload"}
 ASSISTANT_BLOCKS = {
@@ -130,7 +130,7 @@ def _block_text(block: Mapping[str, Any], kind: str, where: str) -> str:
         return f"{name}{structured.dumps(_required(block, 'input', Mapping, where))}"
     if kind == "tool_result":
         _required(block, "tool_use_id", str, where)
-        return _content_text(block.get("content"))
+        return text_of(block.get("content"))
     if kind == "thinking":
         return str(_required(block, "thinking", str, where))
     return ""  # images, documents and server tool blocks add no text here
@@ -144,11 +144,3 @@ def _required(block: Mapping[str, Any], name: str, kind: type, where: str) -> An
         expected = "a valid string" if kind is str else "a valid dictionary"
         raise invalid_request(f"{where}.{name}: Input should be {expected}")
     return value
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping))
-    return ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -119,11 +120,17 @@ class UvicornServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, state: ServerState) -> None:
         super().__init__(config)
         self.mock_state = state
+        self.loop: asyncio.AbstractEventLoop | None = None  # the loop serving requests, once started
+
+    async def startup(self, sockets: list[Any] | None = None) -> None:
+        self.loop = asyncio.get_running_loop()
+        await super().startup(sockets)
 
     async def shutdown(self, sockets: list[Any] | None = None) -> None:
         self.mock_state.replies.end_all("shutdown")
         self.mock_state.streams.end_all()
         await super().shutdown(sockets)
+        await self.mock_state.store.close()
 
 
 def _document_bodies(app: FastAPI) -> None:

@@ -359,7 +359,9 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
         raise
     port = sock.getsockname()[1]
     if not settings.quiet:
-        print(startup.banner(settings, fixture, startup.base_url(sock), app.state.mock.store), file=sys.stderr)
+        print(
+            startup.banner(settings, fixture, startup.base_url(sock), app.state.mock.store.describe()), file=sys.stderr
+        )
     if generated:
         print(
             f"mockserver: control plane admin token (generated for this run): {settings.admin_token}", file=sys.stderr

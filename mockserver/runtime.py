@@ -86,10 +86,10 @@ class ServerState:
         self.streams.max_reply_s = self.settings.max_reply_seconds  # fixed for the process
         self.metrics = Metrics(
             active_streams=lambda: len(self.streams.active),
-            ultrafast_slots=lambda: self.store.in_flight(capacity.SERVER_POOL),
+            ultrafast_slots=lambda: self.store.held_here(capacity.SERVER_POOL),
         )
 
-    def reset(self) -> None:
+    async def reset(self) -> None:
         """Back to how the server started: the original fixture and settings, a fresh id sequence,
         no stored responses, empty rate windows, ledger and journal, fresh fault counters and
         script sequences.
@@ -100,7 +100,7 @@ class ServerState:
         self.restore((self._initial_settings, self._initial_fixture))
         self.ids = IdFactory(self.settings.seed)
         self.responses.reset()
-        self.store.reset()
+        await self.store.reset()
         self.journal.clear()
         self.fault_state.clear()
         self.script_state.clear()

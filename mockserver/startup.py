@@ -20,6 +20,7 @@ from pathlib import Path
 from mockserver.config.fixture import Fixture, default_fixture_path
 from mockserver.config.settings import Settings
 from mockserver.errors import mask_api_key
+from mockserver.state.store import MEMORY_STATE
 
 BACKLOG = 2048  # uvicorn's default listen backlog
 BANNER_ROWS = 12  # models or keys listed before "... and N more", so a big fixture stays readable
@@ -82,7 +83,7 @@ def base_url(sock: socket.socket) -> str:
     return f"http://{host}:{port}"
 
 
-def banner(settings: Settings, fixture: Fixture, root: str, store: object) -> str:
+def banner(settings: Settings, fixture: Fixture, root: str, state: str = MEMORY_STATE) -> str:
     """The start-up summary, one fact per line, keys masked."""
     api = f"{root}/v1"
     source = (
@@ -106,7 +107,7 @@ def banner(settings: Settings, fixture: Fixture, root: str, store: object) -> st
             ],
         ),
         f"  time scale   {_time_scale(settings.time_scale)}",
-        f"  state        {_store(store)}",
+        f"  state        {state}",
         f"  control      {root}/_mock/config; journal /_mock/requests, ledger /_mock/usage, schema /openapi.json",
         "  (--quiet or MOCKSERVER_QUIET=1 leaves this summary out)",
     ]
@@ -166,13 +167,6 @@ def _time_scale(scale: float) -> str:
     if scale == 1:
         return "1: real speed"
     return f"{_number(scale)}: every delay multiplied by {_number(scale)}"
-
-
-def _store(store: object) -> str:
-    describe = getattr(store, "describe", None)
-    if callable(describe):
-        return str(describe())
-    return "in memory, in this process (rate windows, capacity and the usage ledger start empty)"
 
 
 def _number(value: float) -> str:

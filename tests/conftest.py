@@ -10,6 +10,7 @@ import pytest
 
 from mockserver import MockServer
 from mockserver.config.fixture import Fixture, load_fixture
+from tests.redis_server import RedisServer
 
 PREVIEW_KEY = "sk-mock-preview"
 STANDARD_KEY = "sk-mock-standard"
@@ -54,3 +55,19 @@ def fixture_with(**changes: object) -> Fixture:
     data = load_fixture().model_dump()
     data.update(changes)
     return Fixture.model_validate(data)
+
+
+@pytest.fixture(scope="session")
+def redis_session() -> Iterator[RedisServer]:
+    """One real ``redis-server`` for the session (see :mod:`tests.redis_server`)."""
+    with RedisServer() as running:
+        yield running
+
+
+@pytest.fixture
+def redis_server(redis_session: RedisServer) -> RedisServer:
+    """The session's ``redis-server``, emptied for this test."""
+    if not redis_session.answers():  # a test took it away and did not bring it back
+        redis_session.start()
+    redis_session.flush()
+    return redis_session

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from mockserver import errors
@@ -47,8 +49,8 @@ def test_a_project_limited_to_some_models_gets_403_on_the_others() -> None:
     account = FIXTURE.account("sk-mock-mini-only")
     assert account is not None
     with pytest.raises(errors.PermissionDeniedError) as caught:
-        access.admit(FIXTURE, account, {}, "gpt-5.6-sol", None)
+        asyncio.run(access.admit(FIXTURE, account, {}, "gpt-5.6-sol", None))
     assert caught.value.message == "Project `proj_mock_mini_only` does not have access to model `gpt-5.6-sol`"
     assert caught.value.code == "model_not_found"
-    assert access.admit(FIXTURE, account, {}, "gpt-5.6-mini", None).model.id == "gpt-5.6-mini"
+    assert asyncio.run(access.admit(FIXTURE, account, {}, "gpt-5.6-mini", None)).model.id == "gpt-5.6-mini"
     assert [m.id for m in access.visible_models(FIXTURE, account)] == ["gpt-5.6-mini"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from mockserver import errors
@@ -36,8 +38,8 @@ def entry(
 def test_report_totals_breakdowns_and_filters() -> None:
     store = MemoryStore()
     for e in [entry(), entry(), entry(tier="priority"), entry(key="sk-key-bravo", model="gpt-5.6-mini", org="org-b")]:
-        store.record(e)
-    everything = ledger.report(store, ledger.UsageFilter())
+        asyncio.run(store.record(e))
+    everything = ledger.report(asyncio.run(store.usage()), ledger.UsageFilter())
     assert everything["totals"] == {
         "requests": 4, "input_tokens": 40, "output_tokens": 80, "reasoning_tokens": 20, "total_tokens": 120,
         "cost_usd": 2.0,
@@ -48,10 +50,10 @@ def test_report_totals_breakdowns_and_filters() -> None:
     assert everything["by_tier"]["priority"]["requests"] == 1
     assert everything["by_organization"]["org-b"]["input_tokens"] == 10
     assert len(everything["rows"]) == 3
-    only = ledger.report(store, ledger.UsageFilter(key="sk-key-alpha", tier="default"))
+    only = ledger.report(asyncio.run(store.usage()), ledger.UsageFilter(key="sk-key-alpha", tier="default"))
     assert only["totals"]["requests"] == 2 and only["filters"] == {"key": "sk-key***lpha", "tier": "default"}
-    store.reset()
-    assert ledger.report(store, ledger.UsageFilter())["totals"]["requests"] == 0
+    asyncio.run(store.reset())
+    assert ledger.report(asyncio.run(store.usage()), ledger.UsageFilter())["totals"]["requests"] == 0
 
 
 def quota_fixture(**quota: object) -> Fixture:
@@ -62,21 +64,23 @@ def quota_fixture(**quota: object) -> Fixture:
 
 def test_quota_by_spend_lets_the_crossing_reply_finish_then_refuses() -> None:
     store, fx, acct = MemoryStore(), quota_fixture(spend_usd=1.0), Account(key="sk-a", organization="org-a")
-    accounts.check_quota(store, fx, acct)
-    store.record(entry())  # $0.5
-    accounts.check_quota(store, fx, acct)
-    store.record(entry())  # $1.0: the budget is spent
+    asyncio.run(accounts.check_quota(store, fx, acct))
+    asyncio.run(store.record(entry()))  # $0.5
+    asyncio.run(accounts.check_quota(store, fx, acct))
+    asyncio.run(store.record(entry()))  # $1.0: the budget is spent
     with pytest.raises(errors.RateLimitError) as caught:
-        accounts.check_quota(store, fx, acct)
+        asyncio.run(accounts.check_quota(store, fx, acct))
     error = caught.value
     assert (error.type, error.code, error.headers) == ("insufficient_quota", "insufficient_quota",
                                                        {"x-should-retry": "false"})  # fmt: skip
     assert error.message.startswith("You exceeded your current quota, please check your plan and billing details.")
-    accounts.check_quota(store, fx, Account(key="sk-b", organization="org-b"))  # other organizations are unaffected
+    asyncio.run(
+        accounts.check_quota(store, fx, Account(key="sk-b", organization="org-b"))
+    )  # other organizations are unaffected
 
 
 def test_quota_by_tokens() -> None:
     store, fx, acct = MemoryStore(), quota_fixture(tokens=30), Account(key="sk-a", organization="org-a")
-    store.record(entry())  # 10 input + 20 output
+    asyncio.run(store.record(entry()))  # 10 input + 20 output
     with pytest.raises(errors.RateLimitError):
-        accounts.check_quota(store, fx, acct)
+        asyncio.run(accounts.check_quota(store, fx, acct))

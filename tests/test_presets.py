@@ -189,11 +189,11 @@ def test_a_preset_profile_paces_the_stream_on_the_fake_clock() -> None:
 def test_the_start_up_summary_names_the_presets_and_the_anthropic_api() -> None:
     from mockserver.startup import banner
 
-    text = banner(Settings(), load_fixture(presets=["claude-opus-4.8-fast", "gpu"]), "http://127.0.0.1:8000", None)
+    text = banner(Settings(), load_fixture(presets=["claude-opus-4.8-fast", "gpu"]), "http://127.0.0.1:8000")
     assert "  presets      claude-opus-4.8-fast, gpu" in text
     assert "export ANTHROPIC_BASE_URL=http://127.0.0.1:8000 " in text
     assert "claude-opus-4-8 (Anthropic API): default 60 tokens/s, priority 150 tokens/s" in text
-    assert "ANTHROPIC_BASE_URL" not in banner(Settings(), load_fixture(), "http://127.0.0.1:8000", None)
+    assert "ANTHROPIC_BASE_URL" not in banner(Settings(), load_fixture(), "http://127.0.0.1:8000")
 
 
 def test_a_preset_can_be_added_at_runtime_through_the_control_plane() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from mockserver import errors
@@ -23,7 +25,7 @@ def take(
 ) -> dict[str, str]:
     limits = ratelimits.limits_for(FIXTURE, acct, MODEL, tier)  # type: ignore[arg-type]
     target = ratelimits.target_for(acct.key, MODEL, limits)
-    return ratelimits.take(store, clock.now(), FIXTURE, acct, MODEL, target, tokens)
+    return asyncio.run(ratelimits.take(store, clock.now(), FIXTURE, acct, MODEL, target, tokens))
 
 
 @pytest.mark.parametrize(
@@ -98,7 +100,7 @@ def test_a_refused_request_takes_nothing() -> None:
     assert caught.value.type == "tokens"
     assert "tokens per min (TPM): Limit 1000, Used 900, Requested 200. Please try again in 6s." in caught.value.message
     target = ratelimits.target_for(acct.key, MODEL, ratelimits.limits_for(FIXTURE, acct, MODEL, "default"))
-    after = ratelimits.headers(store, clock.now(), target)
+    after = asyncio.run(ratelimits.headers(store, clock.now(), target))
     assert after["x-ratelimit-remaining-requests"] == "9" and after["x-ratelimit-remaining-tokens"] == "100"
 
 
@@ -124,7 +126,7 @@ def test_a_tier_with_its_own_limits_has_its_own_window() -> None:
 def test_every_admitted_request_also_counts_in_the_keys_overall_window() -> None:
     store, clock, acct = MemoryStore(), FakeClock(), account(rpm=100, tpm=10_000)
     take(store, clock, acct, tokens=40)
-    overall = ratelimits.headers(store, clock.now(), ratelimits.key_target(FIXTURE, acct))
+    overall = asyncio.run(ratelimits.headers(store, clock.now(), ratelimits.key_target(FIXTURE, acct)))
     assert overall["x-ratelimit-remaining-requests"] == "99" and overall["x-ratelimit-remaining-tokens"] == "9960"
 
 

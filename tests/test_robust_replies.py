@@ -32,7 +32,7 @@ def real_time() -> Iterator[MockServer]:
 
 
 def _slots(server: MockServer) -> int:
-    return server.state.store.in_flight(capacity.SERVER_POOL)
+    return server.run(server.state.store.in_flight(capacity.SERVER_POOL))
 
 
 def _wait_until(predicate: object, timeout: float = 3.0) -> bool:

@@ -435,6 +435,6 @@ def test_reset_forgets_stored_responses() -> None:
     with MockServer(time_scale=0) as server:
         c = openai.OpenAI(base_url=server.base_url, api_key="sk-mock-preview", max_retries=0)
         created = c.responses.create(model=MODEL, input="Hi")
-        server.state.reset()
+        server.reset()
         with pytest.raises(openai.NotFoundError):
             c.responses.retrieve(created.id)

@@ -69,7 +69,7 @@ def test_ledger_totals_equal_the_usage_blocks_received() -> None:
         assert report(server, key="sk-mock-preview", tier="flex")["totals"]["requests"] == 2
         assert {row["tier"] for row in report(server, model="gpt-5.6-sol")["rows"]} == set(PRICES)
 
-        server.state.reset()
+        server.reset()
         assert report(server)["totals"]["requests"] == 0
 
 

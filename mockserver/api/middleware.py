@@ -96,13 +96,13 @@ class RequestContextMiddleware:
                     exchange.request_body = bytes(received)
             return message
 
-        def finish() -> None:
+        async def finish() -> None:
             nonlocal finished
             if not finished:
                 finished = True
                 exchange.finished_at = state.clock.now()
                 exchange.route = getattr(scope.get("route"), "path", None)
-                state.hooks.complete(exchange)
+                await state.hooks.complete(exchange)
 
         async def send_with_headers(message: Message) -> None:
             nonlocal started
@@ -111,13 +111,13 @@ class RequestContextMiddleware:
                 exchange.status = message["status"]
                 headers = list(message.get("headers", []))
                 headers.append((REQUEST_ID_HEADER.encode(), exchange.request_id.encode()))
-                for name, value in state.hooks.headers_for(exchange).items():
+                for name, value in (await state.hooks.headers_for(exchange)).items():
                     headers.append((name.encode(), value.encode()))
                 message = {**message, "headers": headers}
             elif message["type"] == "http.response.body" and not message.get("more_body", False):
                 # Record before the client can see the end of the reply, so a test that asserts
                 # on the journal right after a call never misses it.
-                finish()
+                await finish()
             await send(message)
 
         async def send_error(error: errors.MockAPIError) -> None:
@@ -153,10 +153,10 @@ class RequestContextMiddleware:
             await send_error(errors.InternalServerError())
         finally:
             context.unbind(bound)
-            exchange.release_capacity()
+            await exchange.capacity_released()
             if not finished and started:
                 exchange.disconnected = True  # the reply never ended: the client left, or a fault closed it
-            finish()
+            await finish()
 
 
 def _first_of_each(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:

@@ -41,7 +41,7 @@ from mockserver.service.exchange import Exchange, Usage
 Plan = TypeVar("Plan")
 
 
-def admit(
+async def admit(
     request: Request,
     account: Account,
     *,
@@ -66,7 +66,7 @@ def admit(
     )
     record_admission(request, resolved, raw_body, stream)
     planned = plan(resolved)
-    admission = access.take_resources(state.fixture, resolved)
+    admission = await access.take_resources(state.fixture, resolved)
     if admission.tier != resolved.tier:
         record_admission(request, admission, raw_body, stream)
         planned = plan(admission)
@@ -138,7 +138,7 @@ async def respond(
         exchange.completed = True
         return reply
     finally:
-        exchange.release_capacity()
+        await exchange.capacity_released()
 
 
 async def hold_reply(request: Request, waiting: Awaitable[None]) -> Response | None:

@@ -21,6 +21,7 @@ DEFAULT_SEED = 0
 DEFAULT_LOG_LEVEL = "info"
 DEFAULT_JOURNAL_SIZE = 1000
 DEFAULT_SHUTDOWN_GRACE = 5.0  # seconds in-flight replies get to finish on SIGTERM; docker stop waits 10
+DEFAULT_STATE = "memory"  # state kept in this process; redis://... shares it between processes
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")  # uvicorn's, least verbose first
 ENV_PREFIX = "MOCKSERVER_"
 
@@ -77,6 +78,10 @@ class Settings:
         default=(), metadata={"help": "timing presets merged into the fixture; the variable is comma-separated"}
     )
     quiet: bool = field(default=False, metadata={"help": "leave out the start-up summary"})
+    state: str = field(
+        default=DEFAULT_STATE, metadata={"help": "where shared state is kept: memory, or redis://host:port/db"}
+    )
+    workers: int = field(default=1, metadata={"help": "worker processes; more than one needs a shared --state"})
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -113,6 +118,14 @@ class Settings:
             raise ConfigError(f"port must be between 0 and 65535, got {self.port}")
         if self.shutdown_grace < 0:
             raise ConfigError(f"shutdown_grace must be 0 or more, got {self.shutdown_grace}")
+        if self.workers < 1:
+            raise ConfigError(f"workers must be 1 or more, got {self.workers}")
+        if self.workers > 1 and self.state == DEFAULT_STATE:
+            raise ConfigError(
+                f"--workers {self.workers} needs a shared store, --state redis://HOST:PORT/DB (or MOCKSERVER_STATE): "
+                "each worker is a process of its own, and with state in memory they would be separate servers "
+                "(separate capacity caps, rate windows, ledgers and journals)"
+            )
         if self.journal_size < 1:
             raise ConfigError(f"journal_size must be 1 or more, got {self.journal_size}")
         if not 0 < self.max_time_scale <= MAX_TIME_SCALE:

@@ -236,6 +236,25 @@ def ultrafast_capacity(model: str, status: int, wait: str) -> MockAPIError:
     return RateLimitError(message, type="requests", code="rate_limit_exceeded", param="service_tier")
 
 
+STATE_RETRY_AFTER_S = 1  # how long a client is asked to wait while the shared state is unreachable
+
+
+def state_unavailable(where: str) -> ServiceUnavailableError:
+    """The shared state (Redis) cannot be reached. Retryable: the server recovers by itself."""
+    error = ServiceUnavailableError(
+        f"The server's shared state ({where}) is unreachable right now. Please retry in a moment.",
+        code="state_unavailable",
+    )
+    error.headers.update(
+        {
+            "retry-after": str(STATE_RETRY_AFTER_S),
+            "retry-after-ms": str(STATE_RETRY_AFTER_S * 1000),
+            "x-should-retry": "true",
+        }
+    )
+    return error
+
+
 def tier_not_supported(model: str, tier: str, supported: list[str]) -> InvalidRequestError:
     return InvalidRequestError(
         f"The service tier '{tier}' is not supported for model `{model}`. "

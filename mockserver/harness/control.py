@@ -44,6 +44,8 @@ FIXED_SETTINGS = (
     "shutdown_grace",
     "port_file",
     "quiet",
+    "state",
+    "workers",
 )
 
 

@@ -112,7 +112,7 @@ def resolve(
     return Admission(account, model, decision, profile, overrides, received_at)
 
 
-def take_resources(
+async def take_resources(
     fixture: Fixture, admission: Admission, *, request: context.RequestContext | None = None
 ) -> Admission:
     """Check the quota, take an Ultrafast slot (or downgrade) and count the request against the
@@ -124,14 +124,14 @@ def take_resources(
     request = request or context.current()
     if request is None:
         return admission
-    decision = _take_shared_resources(request, fixture, admission.account, admission.model, admission.tier)
+    decision = await _take_shared_resources(request, fixture, admission.account, admission.model, admission.tier)
     if decision == admission.tier:
         return admission
     profile = admission.overrides.apply(fixture.profile(admission.model, decision.tier))
     return replace(admission, tier=decision, profile=profile)
 
 
-def admit(
+async def admit(
     fixture: Fixture,
     account: Account,
     headers: Mapping[str, str],
@@ -144,10 +144,10 @@ def admit(
     request = request or context.current()
     received_at = request.exchange.started_at if request is not None else None
     resolved = resolve(fixture, account, headers, model_id, service_tier, received_at=received_at)
-    return take_resources(fixture, resolved, request=request)
+    return await take_resources(fixture, resolved, request=request)
 
 
-def _take_shared_resources(
+async def _take_shared_resources(
     request: context.RequestContext, fixture: Fixture, account: Account, model: ModelSpec, decision: TierDecision
 ) -> TierDecision:
     """Quota, then an Ultrafast slot (which may downgrade the tier), then the rate windows of the tier served.
@@ -163,19 +163,19 @@ def _take_shared_resources(
 
     slot = None
     try:
-        accounts.check_quota(store, fixture, account)
+        await accounts.check_quota(store, fixture, account)
         if decision.tier == "ultrafast":
-            slot = capacity.acquire(store, fixture, account.organization, model.id)
+            slot = await capacity.acquire(store, fixture, account.organization, model.id)
             if slot is None:
                 decision = TierDecision(decision.requested, "default", downgraded=True)
         requested = ratelimits.requested_tokens(fixture, exchange.body)  # parsed once, by the route
-        exchange.rate_limit_headers = ratelimits.take(
+        exchange.rate_limit_headers = await ratelimits.take(
             store, now, fixture, account, model.id, window(decision.tier), requested
         )
     except errors.MockAPIError:
-        exchange.rate_limit_headers = ratelimits.headers(store, now, window(decision.tier))
         if slot is not None:
-            slot.release()
+            await slot.released()
+        exchange.rate_limit_headers = await ratelimits.headers(store, now, window(decision.tier))
         raise
     exchange.capacity_slot = slot
     return decision

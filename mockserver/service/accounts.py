@@ -69,11 +69,11 @@ def check_key(fixture: Fixture, account: Account, headers: Mapping[str, str]) ->
         raise errors.unsupported_region()
 
 
-def check_quota(store: Store, fixture: Fixture, account: Account) -> None:
+async def check_quota(store: Store, fixture: Fixture, account: Account) -> None:
     quota = fixture.organization(account.organization).quota
     if quota.spend_usd is None and quota.tokens is None:
         return
-    spent = store.spend(account.organization)
+    spent = await store.spend(account.organization)
     if (quota.spend_usd is not None and spent.cost_usd >= quota.spend_usd) or (
         quota.tokens is not None and spent.tokens >= quota.tokens
     ):

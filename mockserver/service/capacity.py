@@ -12,6 +12,10 @@ Past the cap, ``capacity.when_full`` decides: ``reject`` answers 429 or 503 with
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import logging
+import uuid
 from dataclasses import dataclass, field
 
 from mockserver import errors
@@ -21,6 +25,13 @@ from mockserver.state.store import Store
 
 SERVER_POOL = "ultrafast"
 
+logger = logging.getLogger("mockserver")
+
+# A lease names one request's slot; unique across processes and hosts sharing one store.
+_PROCESS = uuid.uuid4().hex[:12]
+_LEASES = itertools.count(1)
+_GIVING_BACK: set[asyncio.Task[None]] = set()  # releases under way: kept so none is collected early
+
 
 def org_pool(organization: str) -> str:
     return f"ultrafast|{organization}"
@@ -28,19 +39,43 @@ def org_pool(organization: str) -> str:
 
 @dataclass
 class Slot:
-    """One place in the Ultrafast pools. :meth:`release` gives it back exactly once, however often called."""
+    """One place in the Ultrafast pools, held under ``lease``.
+
+    :meth:`release` gives it back exactly once, however often called, and may be called from
+    synchronous code (a stream's generator ending): it starts the store call as a task.
+    :meth:`released` waits until the store has it back.
+    """
 
     store: Store
     pools: tuple[str, ...]
-    released: bool = field(default=False)
+    lease: str
+    _giving_back: asyncio.Task[None] | None = field(default=None, repr=False)
 
     def release(self) -> None:
-        if not self.released:
-            self.released = True
-            self.store.release(self.pools)
+        if self._giving_back is None:
+            task = asyncio.get_running_loop().create_task(self._give_back())
+            _GIVING_BACK.add(task)
+            task.add_done_callback(_GIVING_BACK.discard)
+            self._giving_back = task
+
+    async def released(self) -> None:
+        self.release()
+        assert self._giving_back is not None
+        await asyncio.shield(self._giving_back)
+
+    @property
+    def released_already(self) -> bool:
+        return self._giving_back is not None
+
+    async def _give_back(self) -> None:
+        try:
+            await self.store.release(self.pools, self.lease)
+        except errors.MockAPIError:
+            # The shared store is unreachable: the lease expires there by itself.
+            logger.warning("could not give back Ultrafast slot %s; its lease will expire", self.lease)
 
 
-def acquire(store: Store, fixture: Fixture, organization: str, model_id: str) -> Slot | None:
+async def acquire(store: Store, fixture: Fixture, organization: str, model_id: str) -> Slot | None:
     """Take an Ultrafast slot for the organization.
 
     Returns None when the pools are full and the policy is ``downgrade``; raises the
@@ -48,8 +83,9 @@ def acquire(store: Store, fixture: Fixture, organization: str, model_id: str) ->
     """
     org = fixture.organization(organization)
     pools = [(SERVER_POOL, fixture.capacity.ultrafast_concurrency), (org_pool(organization), org.ultrafast_concurrency)]
-    if store.acquire(pools) is None:
-        return Slot(store, tuple(name for name, _ in pools))
+    lease = f"{_PROCESS}-{next(_LEASES)}"
+    if await store.acquire(pools, lease) is None:
+        return Slot(store, tuple(name for name, _ in pools), lease)
     policy = fixture.capacity
     if policy.when_full == "downgrade":
         return None

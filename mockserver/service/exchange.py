@@ -8,7 +8,8 @@ headers when the reply starts, and to record it once it is complete.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -58,13 +59,20 @@ class Exchange:
     route: str | None = None  # the matched route's template (/v1/responses/{response_id}); None if none matched
 
     def release_capacity(self) -> None:
-        """Give back the Ultrafast slot, if any. Safe to call any number of times."""
+        """Start giving back the Ultrafast slot, if any. Safe to call any number of times."""
         if self.capacity_slot is not None:
             self.capacity_slot.release()
 
+    async def capacity_released(self) -> None:
+        """Give back the Ultrafast slot, if any, and wait until the store has it."""
+        if self.capacity_slot is not None:
+            await self.capacity_slot.released()
 
-HeaderHook = Callable[[Exchange], dict[str, str]]
-CompleteHook = Callable[[Exchange], None]
+
+# A hook is a plain function or a coroutine function: the ledger and a shared journal write to
+# the store, which may be across the network.
+HeaderHook = Callable[[Exchange], dict[str, str] | Awaitable[dict[str, str]]]
+CompleteHook = Callable[[Exchange], Awaitable[None] | None]
 
 
 @dataclass
@@ -74,12 +82,15 @@ class ExchangeHooks:
     on_response_start: list[HeaderHook] = field(default_factory=list)
     on_complete: list[CompleteHook] = field(default_factory=list)
 
-    def headers_for(self, exchange: Exchange) -> dict[str, str]:
+    async def headers_for(self, exchange: Exchange) -> dict[str, str]:
         headers: dict[str, str] = {}
         for hook in self.on_response_start:
-            headers.update(hook(exchange))
+            added = hook(exchange)
+            headers.update(await added if inspect.isawaitable(added) else added)
         return headers
 
-    def complete(self, exchange: Exchange) -> None:
+    async def complete(self, exchange: Exchange) -> None:
         for hook in self.on_complete:
-            hook(exchange)
+            done = hook(exchange)
+            if inspect.isawaitable(done):
+                await done

@@ -11,7 +11,7 @@ multiplier (reasoning tokens are billed as output tokens, as they are part of th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,15 +29,15 @@ def cost_usd(fixture: Fixture, model_id: str, tier: str, usage: Usage) -> float:
     return base * fixture.pricing.multiplier(tier, model_id) / MILLION
 
 
-def recorder(store: Store, fixture: Callable[[], Fixture]) -> Callable[[Exchange], None]:
+def recorder(store: Store, fixture: Callable[[], Fixture]) -> Callable[[Exchange], Awaitable[None]]:
     """An ``on_complete`` hook that records completed inference replies."""
 
-    def record(exchange: Exchange) -> None:
+    async def record(exchange: Exchange) -> None:
         account, usage = exchange.account, exchange.usage
         if not exchange.completed or account is None or usage is None or exchange.model is None:
             return
         tier = exchange.tier or "default"
-        store.record(
+        await store.record(
             UsageEntry(
                 key=account.key,
                 organization=account.organization,
@@ -94,9 +94,9 @@ def totals(rows: Iterable[UsageRow]) -> dict[str, Any]:
     }
 
 
-def report(store: Store, selection: UsageFilter) -> dict[str, Any]:
+def report(usage: Iterable[UsageRow], selection: UsageFilter) -> dict[str, Any]:
     """Totals, breakdowns by key/model/tier/organization, and the raw rows, for the rows selected."""
-    rows = sorted((r for r in store.usage() if selection.matches(r)), key=lambda r: (r.key, r.model, r.tier))
+    rows = sorted((r for r in usage if selection.matches(r)), key=lambda r: (r.key, r.model, r.tier))
 
     def by(attribute: str, show: Callable[[str], str] = str) -> dict[str, Any]:
         groups: dict[str, list[UsageRow]] = {}

@@ -76,7 +76,7 @@ def key_target(fixture: Fixture, account: Account) -> Target:
     return target_for(account.key, ALL_MODELS, limits_for(fixture, account, None, None))
 
 
-def take(
+async def take(
     store: Store, now: float, fixture: Fixture, account: Account, model_id: str, target: Target, requested_tokens: int
 ) -> dict[str, str]:
     """Count one request and its requested tokens against ``target``, or raise the live 429.
@@ -86,7 +86,7 @@ def take(
     limits = target.limits
     if requested_tokens > limits.tpm:
         raise errors.request_too_large(model_id, account.organization, limits.tpm, requested_tokens)
-    shortfall = store.consume(
+    shortfall = await store.consume(
         now,
         [
             Allowance(target.requests_bucket, limits.rpm, 1),
@@ -104,15 +104,15 @@ def take(
         error.headers.update(retry_headers(wait))
         raise error
     overall = key_target(fixture, account)
-    store.charge(now, overall.requests_bucket, overall.limits.rpm, 1)
-    store.charge(now, overall.tokens_bucket, overall.limits.tpm, requested_tokens)
-    return headers(store, now, target)
+    await store.charge(now, overall.requests_bucket, overall.limits.rpm, 1)
+    await store.charge(now, overall.tokens_bucket, overall.limits.tpm, requested_tokens)
+    return await headers(store, now, target)
 
 
-def headers(store: Store, now: float, target: Target) -> dict[str, str]:
+async def headers(store: Store, now: float, target: Target) -> dict[str, str]:
     """The six ``x-ratelimit-*`` headers with the windows' counts at ``now``."""
-    requests = store.window(now, target.requests_bucket, target.limits.rpm)
-    token_window = store.window(now, target.tokens_bucket, target.limits.tpm)
+    requests = await store.window(now, target.requests_bucket, target.limits.rpm)
+    token_window = await store.window(now, target.tokens_bucket, target.limits.tpm)
     return {
         "x-ratelimit-limit-requests": str(requests.limit),
         "x-ratelimit-limit-tokens": str(token_window.limit),

@@ -6,12 +6,20 @@ Three kinds of state live here, and nothing else in the request path keeps any:
 - **capacity pools**: how many Ultrafast requests are in flight (:meth:`Store.acquire`);
 - **the usage ledger**: tokens, requests and cost per key, model and tier (:meth:`Store.record`).
 
-:class:`MemoryStore` keeps it in one process. A Redis store for several workers would
-implement the same methods atomically (a Lua script per call: each method is one
-check-and-update on a few keys, so it maps onto one round trip); none is built yet.
+Every method is a coroutine, so one interface serves both stores:
 
-Every method takes ``now`` from the caller's clock instead of reading one, so the
-windows are tested on a :class:`~mockserver.engine.pacing.FakeClock` without sleeping.
+- :class:`MemoryStore` keeps the state in one process (the default: nothing to install);
+- :class:`~mockserver.state.redis.RedisStore` keeps it in Redis, so several workers and
+  replicas behave as one server. Each method is one atomic Lua script (one round trip).
+
+The window methods take ``now`` from the caller's clock, so :class:`MemoryStore` is tested on a
+:class:`~mockserver.engine.pacing.FakeClock` without sleeping. A shared store cannot use one
+process's monotonic clock (every process has its own), so the Redis store ignores ``now`` and
+keeps time by the Redis server's clock, the one clock all replicas agree on.
+
+A capacity slot is taken under a *lease*: a name unique to the request holding it. The
+Redis store expires a lease that its process stops renewing, so a slot held by a worker that
+dies comes back by itself; :class:`MemoryStore` lives and dies with its process and needs none.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 WINDOW_SECONDS = 60.0
+MEMORY_STATE = "in memory, in this process (rate windows, capacity and the usage ledger start empty)"
 
 
 @dataclass(frozen=True)
@@ -102,34 +111,44 @@ class Spend:
 class Store(Protocol):
     """What the request path needs from shared state. Each method is atomic."""
 
-    def consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
+    async def consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
         """Take every allowance, or none of them and say which one is short."""
 
-    def charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
+    async def charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
         """Take an allowance unconditionally (for windows that are reported but not enforced)."""
 
-    def window(self, now: float, bucket: str, limit: int) -> WindowState: ...
+    async def window(self, now: float, bucket: str, limit: int) -> WindowState: ...
 
-    def acquire(self, pools: Sequence[tuple[str, int | None]]) -> int | None:
-        """Take a slot in every pool (name, cap); ``None`` cap means unlimited.
+    async def acquire(self, pools: Sequence[tuple[str, int | None]], lease: str) -> int | None:
+        """Take a slot in every pool (name, cap) under ``lease``; ``None`` cap means unlimited.
 
         Returns the index of the first full pool and takes nothing, or None on success.
         """
 
-    def release(self, pools: Sequence[str]) -> None: ...
+    async def release(self, pools: Sequence[str], lease: str) -> None:
+        """Give back the slots ``lease`` holds in ``pools``; releasing twice is harmless."""
 
-    def in_flight(self, pool: str) -> int: ...
+    async def in_flight(self, pool: str) -> int: ...
 
-    def peak(self, pool: str) -> int:
+    async def peak(self, pool: str) -> int:
         """The most slots this pool ever had taken at once since the last reset."""
 
-    def record(self, entry: UsageEntry) -> None: ...
+    def held_here(self, pool: str) -> int:
+        """The slots of ``pool`` this process holds now; read without waiting (a metrics gauge)."""
 
-    def usage(self) -> list[UsageRow]: ...
+    async def record(self, entry: UsageEntry) -> None: ...
 
-    def spend(self, organization: str) -> Spend: ...
+    async def usage(self) -> list[UsageRow]: ...
 
-    def reset(self) -> None: ...
+    async def spend(self, organization: str) -> Spend: ...
+
+    async def reset(self) -> None: ...
+
+    def describe(self) -> str:
+        """One line for the start-up summary: where the state is kept."""
+
+    async def close(self) -> None:
+        """Let go of connections and background work (the server is stopping)."""
 
 
 @dataclass
@@ -145,7 +164,11 @@ class _Bucket:
 
 @dataclass
 class MemoryStore:
-    """The in-process store. A lock makes each method atomic even across threads."""
+    """The in-process store. A lock makes each method atomic even across threads.
+
+    No method awaits anything, so a test in another thread may read it with ``asyncio.run``.
+    Leases are not tracked: a slot lives exactly as long as the request that holds it.
+    """
 
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _buckets: dict[str, _Bucket] = field(default_factory=dict)
@@ -156,7 +179,7 @@ class MemoryStore:
 
     # -- rate windows -----------------------------------------------------------------------
 
-    def consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
+    async def consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
         with self._lock:
             levels = [self._bucket(a.bucket).level(now, a.limit) for a in allowances]
             for index, (allowance, used) in enumerate(zip(allowances, levels, strict=True)):
@@ -168,11 +191,11 @@ class MemoryStore:
                 self._buckets[allowance.bucket] = _Bucket(used + allowance.amount, now)
             return None
 
-    def charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
+    async def charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
         with self._lock:
             self._buckets[bucket] = _Bucket(self._bucket(bucket).level(now, limit) + amount, now)
 
-    def window(self, now: float, bucket: str, limit: int) -> WindowState:
+    async def window(self, now: float, bucket: str, limit: int) -> WindowState:
         with self._lock:
             return WindowState(limit, self._bucket(bucket).level(now, limit))
 
@@ -181,7 +204,7 @@ class MemoryStore:
 
     # -- capacity pools ---------------------------------------------------------------------
 
-    def acquire(self, pools: Sequence[tuple[str, int | None]]) -> int | None:
+    async def acquire(self, pools: Sequence[tuple[str, int | None]], lease: str = "") -> int | None:
         with self._lock:
             for index, (name, cap) in enumerate(pools):
                 if cap is not None and self._slots.get(name, 0) >= cap:
@@ -192,22 +215,26 @@ class MemoryStore:
                 self._peaks[name] = max(self._peaks.get(name, 0), taken)
             return None
 
-    def release(self, pools: Sequence[str]) -> None:
+    async def release(self, pools: Sequence[str], lease: str = "") -> None:
         with self._lock:
             for name in pools:
                 self._slots[name] = max(0, self._slots.get(name, 0) - 1)
 
-    def in_flight(self, pool: str) -> int:
+    async def in_flight(self, pool: str) -> int:
         with self._lock:
             return self._slots.get(pool, 0)
 
-    def peak(self, pool: str) -> int:
+    async def peak(self, pool: str) -> int:
         with self._lock:
             return self._peaks.get(pool, 0)
 
+    def held_here(self, pool: str) -> int:
+        with self._lock:
+            return self._slots.get(pool, 0)
+
     # -- ledger -----------------------------------------------------------------------------
 
-    def record(self, entry: UsageEntry) -> None:
+    async def record(self, entry: UsageEntry) -> None:
         with self._lock:
             where = (entry.key, entry.model, entry.tier)
             row = self._rows.get(where)
@@ -225,18 +252,24 @@ class MemoryStore:
                 before.cost_usd + entry.cost_usd, before.tokens + entry.input_tokens + entry.output_tokens
             )
 
-    def usage(self) -> list[UsageRow]:
+    async def usage(self) -> list[UsageRow]:
         with self._lock:
             return [UsageRow(**vars(row)) for row in self._rows.values()]
 
-    def spend(self, organization: str) -> Spend:
+    async def spend(self, organization: str) -> Spend:
         with self._lock:
             return self._spend.get(organization, Spend())
 
-    def reset(self) -> None:
+    async def reset(self) -> None:
         """Forget every window, ledger row and peak. Slots in flight stay taken until released."""
         with self._lock:
             self._buckets.clear()
             self._peaks = dict(self._slots)
             self._rows.clear()
             self._spend.clear()
+
+    def describe(self) -> str:
+        return MEMORY_STATE
+
+    async def close(self) -> None:
+        return None

@@ -15,11 +15,12 @@ uvicorn to stop and joins the thread.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import uvicorn
 from fastapi import FastAPI
@@ -34,9 +35,13 @@ from mockserver.testing.patches import config_patch
 if TYPE_CHECKING:
     import openai
 
+    from mockserver.app import UvicornServer
+
 DEFAULT_KEY = "sk-mock-preview"  # the built-in fixture's key with Ultrafast preview access
 
 STARTUP_TIMEOUT_S = 10.0
+
+T = TypeVar("T")
 
 
 class MockServer:
@@ -56,7 +61,7 @@ class MockServer:
 
             app = create_app(self.settings, fixture=fixture)
         self.app = app
-        self._server: uvicorn.Server | None = None
+        self._server: UvicornServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -91,7 +96,17 @@ class MockServer:
 
     def reset(self) -> None:
         """Back to the start: configuration, journal, fault counters and ids."""
-        self.state.reset()
+        self.run(self.state.reset())
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine on the server's event loop (where its store lives) and return its result.
+
+        ``server.run(server.state.store.usage())``. Before :meth:`start`, it runs on a new loop.
+        """
+        loop = self._server.loop if self._server is not None else None
+        if loop is None or not loop.is_running():
+            return asyncio.run(work)
+        return asyncio.run_coroutine_threadsafe(work, loop).result(timeout=STARTUP_TIMEOUT_S)
 
     @property
     def requests(self) -> Calls:

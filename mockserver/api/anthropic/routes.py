@@ -30,7 +30,7 @@ async def create_message(request: Request) -> Response:
     account = auth.authenticate(state.fixture, request.headers)
     body, raw = await parse(request, MessagesRequest)
     messages.check_speed(state.fixture, body)
-    admission, plan = serving.admit(
+    admission, plan = await serving.admit(
         request,
         account,
         model=body.model,

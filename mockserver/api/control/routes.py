@@ -170,7 +170,7 @@ async def reset(
     state = server_state(request)
     scope = _scope(request, test_id)
     if scope is None:
-        state.reset()
+        await state.reset()
         return ResetDone(scope="all")
     state.reset_scope(scope)
     return ResetDone(scope=scope)

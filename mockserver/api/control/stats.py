@@ -41,7 +41,7 @@ async def stats(request: Request) -> ServerStats:
         replies_held=state.replies.active,
         streams_open=len(state.streams),
         tasks=len(asyncio.all_tasks()),
-        ultrafast_in_flight=state.store.in_flight(capacity.SERVER_POOL),
+        ultrafast_in_flight=await state.store.in_flight(capacity.SERVER_POOL),
         journal_entries=len(state.journal.select()),
         journal_bytes=state.journal.bytes,
         stored_responses=len(state.responses),

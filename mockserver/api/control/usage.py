@@ -65,10 +65,10 @@ async def get_usage(
     """
     state = server_state(request)
     selection = ledger.UsageFilter(key=key, model=model, tier=tier, organization=organization, project=project)
-    report = ledger.report(state.store, selection)
+    report = ledger.report(await state.store.usage(), selection)
     report["capacity"] = {
-        "ultrafast_in_flight": state.store.in_flight(capacity.SERVER_POOL),
-        "ultrafast_peak": state.store.peak(capacity.SERVER_POOL),
+        "ultrafast_in_flight": await state.store.in_flight(capacity.SERVER_POOL),
+        "ultrafast_peak": await state.store.peak(capacity.SERVER_POOL),
         "ultrafast_cap": state.fixture.capacity.ultrafast_concurrency,
     }
     return report

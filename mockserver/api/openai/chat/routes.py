@@ -20,7 +20,7 @@ async def create_chat_completion(request: Request) -> Response:
     state = server_state(request)
     account = access.authenticate(state.fixture, request.headers)
     body, raw = await parse_body(request, ChatCompletionRequest)
-    admission, plan = serving.admit(
+    admission, plan = await serving.admit(
         request,
         account,
         model=body.model,

@@ -25,7 +25,7 @@ async def create_response(request: Request) -> Response:
     account = access.authenticate(state.fixture, request.headers)
     body, raw = await parse_body(request, ResponseCreateRequest)
     stream = bool(body.stream)
-    admission, plan = serving.admit(
+    admission, plan = await serving.admit(
         request,
         account,
         model=body.model,

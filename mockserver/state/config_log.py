@@ -1,0 +1,111 @@
+"""The runtime configuration, shared by every worker and replica through Redis.
+
+Every process starts from the same options and fixture. What changes at run time is a sequence
+of merge patches (``PATCH /_mock/config``) and resets (``POST /_mock/reset``), so that sequence
+is what is shared: a Redis list of the patches applied since the last reset, and an epoch that
+a reset increments. A process remembers the epoch and how many patches it has applied; before
+each request it asks Redis for both (one round trip) and, when they moved, applies the new
+patches in list order, or starts again from its initial configuration after a reset. A PATCH
+answered by one worker is therefore in force on every worker for the next request it serves.
+
+The list is bounded (:data:`MAX_PATCHES`): past it, the process that appends folds the log
+into one patch (the difference between the initial configuration and the one in force) in a new
+epoch, so every process, and a replica starting late, still reaches the same configuration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+import redis.asyncio as redis
+
+from mockserver.state import shared
+
+MAX_PATCHES = 256  # patches kept before the log is folded into one
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What moved in the log since a position: the patches to apply, in order, and where that leaves
+    the reader. With ``restart``, start again from the initial configuration first (a reset or a fold)."""
+
+    position: Position
+    patches: list[object]
+    restart: bool
+
+
+@dataclass(frozen=True)
+class Position:
+    """How far a process has followed the log: the reset epoch and the patches applied in it."""
+
+    epoch: int = 0
+    applied: int = 0
+
+
+# KEYS[1] the epoch, KEYS[2] the list of patches. Each script is one atomic step.
+_READ = """
+local epoch = tonumber(redis.call('GET', KEYS[1]) or '0')
+if ARGV[1] == 'all' then
+  return {epoch, redis.call('LRANGE', KEYS[2], 0, -1)}
+end
+return {epoch, redis.call('LLEN', KEYS[2])}
+"""
+# Fold only if nothing was appended since the folder read the log; otherwise leave it (the next
+# append folds instead), so no patch is ever lost.
+_FOLD = """
+if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[1]) then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('INCR', KEYS[1])
+return 1
+"""
+_RESET = """
+redis.call('DEL', KEYS[2])
+return redis.call('INCR', KEYS[1])
+"""
+
+
+class ConfigLog:
+    """The shared sequence of configuration patches (see the module docstring)."""
+
+    def __init__(self, connection: redis.Redis, url: str, *, prefix: str = shared.DEFAULT_PREFIX) -> None:
+        self._redis = connection
+        self._url = url
+        self._keys = [f"{prefix}config:epoch", f"{prefix}config:patches"]
+        self._read = connection.register_script(_READ)
+        self._fold = connection.register_script(_FOLD)
+        self._reset = connection.register_script(_RESET)
+
+    async def position(self) -> Position:
+        """Where the log stands now (one round trip, made before every request)."""
+        async with shared.reaching(self._url):
+            epoch, length = await self._read(keys=self._keys, args=["length"])
+        return Position(int(epoch), int(length))
+
+    async def since(self, seen: Position) -> Changes:
+        """The patches after ``seen`` (all of them after a reset or a fold), and the position after them."""
+        async with shared.reaching(self._url):
+            epoch, patches = await self._read(keys=self._keys, args=["all"])
+        now = Position(int(epoch), len(patches))
+        decoded = [orjson.loads(p) for p in patches]
+        if now.epoch != seen.epoch or now.applied < seen.applied:
+            return Changes(now, decoded, restart=True)
+        return Changes(now, decoded[seen.applied :], restart=False)
+
+    async def append(self, patch: object) -> int:
+        """Add a patch at the end; returns the log's length after it."""
+        async with shared.reaching(self._url):
+            return int(await self._redis.rpush(self._keys[1], orjson.dumps(patch)))
+
+    async def fold(self, length: int, whole: object) -> bool:
+        """Replace the log, if it still holds ``length`` patches, by ``whole``: one patch leading from the
+        initial configuration to the one in force, in a new epoch. False if the log moved meanwhile."""
+        async with shared.reaching(self._url):
+            return bool(await self._fold(keys=self._keys, args=[length, orjson.dumps(whole)]))
+
+    async def reset(self) -> Position:
+        """Back to the initial configuration everywhere: an empty log in a new epoch."""
+        async with shared.reaching(self._url):
+            epoch = await self._reset(keys=self._keys)
+        return Position(int(epoch), 0)

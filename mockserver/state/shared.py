@@ -1,0 +1,86 @@
+"""The connection to a shared Redis, for state that must be one across workers and replicas.
+
+``--state redis://host:port/db`` (or ``MOCKSERVER_STATE``) names it. Every shared part (the
+:class:`~mockserver.state.redis.RedisStore` of windows, slots and the ledger, the journal, the
+configuration) uses one client from :func:`connect`, through the ``redis`` package's asyncio
+client, and keeps its keys under one prefix, so one Redis can hold several independent servers
+(a different prefix or database each).
+
+While Redis is unreachable, every call raises :func:`mockserver.errors.state_unavailable`: an
+OpenAI-shaped 503 with ``retry-after``, which clients retry. Nothing has to be restarted when it
+returns: the client reconnects on the next call, and a script Redis forgot (a restart) is loaded
+again by ``redis``'s script helper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from urllib.parse import urlsplit, urlunsplit
+
+import redis.asyncio as redis
+from redis import exceptions as redis_errors
+
+from mockserver import errors
+
+DEFAULT_PREFIX = "mockserver:"
+CONNECT_TIMEOUT_S = 1.0  # a Redis that does not answer within this is taken as gone
+CALL_TIMEOUT_S = 2.0
+SCHEMES = ("redis", "rediss", "unix")
+
+# Transport failures: Redis is away. A script or data error is a bug and is not masked as one.
+UNREACHABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, ConnectionError, TimeoutError, OSError)
+
+
+class StateUnreachable(Exception):
+    """Redis did not answer at start-up; the message is one line for the terminal."""
+
+
+def is_shared(url: str | None) -> bool:
+    """Whether ``--state`` names a shared store (anything but ``memory`` or nothing)."""
+    return bool(url) and url != "memory"
+
+
+def where(url: str) -> str:
+    """The URL without its password, for messages and the start-up summary."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    if parts.username:
+        host = f"{parts.username}@{host}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def client(url: str) -> redis.Redis:
+    """A client for ``url``; it connects lazily, and again after Redis was lost."""
+    if urlsplit(url).scheme not in SCHEMES:
+        raise ValueError(f"--state must be 'memory' or a redis:// URL, not {where(url)!r}")
+    return redis.Redis.from_url(
+        url,
+        socket_connect_timeout=CONNECT_TIMEOUT_S,
+        socket_timeout=CALL_TIMEOUT_S,
+        health_check_interval=0,
+        retry_on_timeout=False,
+        decode_responses=False,
+    )
+
+
+async def connect(url: str) -> redis.Redis:
+    """A client for ``url`` that has answered a ``PING``, or :class:`StateUnreachable`."""
+    connection = client(url)
+    try:
+        await connection.ping()
+    except UNREACHABLE as exc:
+        await connection.aclose()
+        raise StateUnreachable(f"cannot reach Redis at {where(url)} (--state): {exc}") from None
+    return connection
+
+
+@asynccontextmanager
+async def reaching(url: str) -> AsyncIterator[None]:
+    """Turn Redis being away into the retryable 503 (:func:`mockserver.errors.state_unavailable`)."""
+    try:
+        yield
+    except UNREACHABLE:
+        raise errors.state_unavailable(f"Redis at {where(url)}") from None

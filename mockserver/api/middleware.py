@@ -23,7 +23,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockserver import errors
-from mockserver.api import guard
+from mockserver.api import arrival, guard
 from mockserver.runtime import ServerState
 from mockserver.service import accounts, context
 from mockserver.service.exchange import Exchange
@@ -72,7 +72,7 @@ class RequestContextMiddleware:
             method=scope["method"],
             path=scope["path"],
             headers=_first_of_each(scope["headers"]),
-            started_at=state.clock.now(),
+            started_at=arrival.arrival_time(scope, state.clock),  # when it arrived, not when its task ran
         )
         scope.setdefault("state", {})["exchange"] = exchange
         if self.classify is not None:
@@ -183,7 +183,9 @@ def expose_connection_closer(app: Starlette) -> None:
     connection under a reply (for the ``drop_after`` fault), or None; and
     ``scope["state"]["server_send"]``, the server's own ``send``, which streamed events
     use to skip the middleware stack (see :mod:`mockserver.engine.scheduler`); and
-    ``scope["state"]["write_body"]`` (see :func:`direct_body_writer`), or None.
+    ``scope["state"]["write_body"]`` (see :func:`direct_body_writer`), or None; and
+    ``scope["state"]["waited_s"]``, how long the request waited before the app saw it
+    (:mod:`mockserver.api.arrival`).
 
     ASGI has no message for "abort the connection", so this reaches uvicorn's transport
     through the ``send`` uvicorn hands the app (``send.__self__`` is uvicorn's request
@@ -203,6 +205,7 @@ def expose_connection_closer(app: Starlette) -> None:
                 scope.setdefault("state", {})["close_connection"] = close if callable(close) else None
                 scope["state"]["server_send"] = send
                 scope["state"]["write_body"] = direct_body_writer(send)
+                scope["state"][arrival.WAITED] = arrival.kernel_wait(transport)
             await inner(scope, receive, send)
 
         return outer

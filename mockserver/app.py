@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +36,8 @@ from mockserver.harness.masking import mask_access_log
 from mockserver.runtime import ServerState
 from mockserver.service import ledger
 from mockserver.service.reply_headers import anthropic_headers, openai_headers
+from mockserver.state import shared
+from mockserver.state.store import MemoryStore, Store
 from mockserver.version import __version__
 
 DESCRIPTION = (
@@ -55,7 +58,15 @@ def create_app(
     settings.check_control_plane()
     if fixture is None:
         fixture = load_fixture(settings.config, settings.presets)
-    state = ServerState(settings=settings, fixture=fixture, clock=clock or MonotonicClock(), wall_clock=wall_clock)
+    where = shared.Shared.from_url(settings.state) if shared.is_shared(settings.state) else None
+    state = ServerState(
+        settings=settings,
+        fixture=fixture,
+        clock=clock or MonotonicClock(),
+        wall_clock=wall_clock,
+        store=_store(where),
+        shared=where,
+    )
 
     mask_access_log()  # keys in query strings (GET /_mock/usage?key=...) never reach the log
     app = FastAPI(title="mockserver", version=__version__, description=DESCRIPTION)
@@ -105,6 +116,21 @@ def create_app(
     expose_connection_closer(app)
     _document_bodies(app)
     return app
+
+
+def create_worker_app(settings: Settings) -> FastAPI:
+    """The app of one worker process of ``serve --workers N``: built in the worker, from the settings
+    (the fixture is loaded there too), with the store every worker shares."""
+    return create_app(settings)
+
+
+def _store(where: shared.Shared | None) -> Store:
+    """The in-memory store, or the Redis one that every worker and replica on ``where`` shares."""
+    if where is None:
+        return MemoryStore()
+    redis_store = importlib.import_module("mockserver.state.redis")
+    store: Store = redis_store.RedisStore(where.connection, where.url, prefix=where.prefix)
+    return store
 
 
 class UvicornServer(uvicorn.Server):

@@ -9,6 +9,7 @@ exits with status 2 before anything says the server started.
 from __future__ import annotations
 
 import argparse
+import functools
 import secrets
 import sys
 from pathlib import Path
@@ -133,6 +134,23 @@ def add_serve(commands: Any, defaults: Settings) -> None:
             "on SIGTERM/SIGINT, how long replies in flight get to finish before each is ended with an "
             "error; a second signal stops at once [env MOCKSERVER_SHUTDOWN_GRACE]"
         ),
+    )
+    scale = serve.add_argument_group("scaling out", "several processes behaving as one server (docs/deployment.md)")
+    scale.add_argument(
+        "--state",
+        default=defaults.state,
+        metavar="URL",
+        help=(
+            "where the shared state lives: 'memory' (this process), or redis://HOST:PORT/DB, which every worker "
+            "and replica pointed at it shares [env MOCKSERVER_STATE]"
+        ),
+    )
+    scale.add_argument(
+        "--workers",
+        type=int,
+        default=defaults.workers,
+        metavar="N",
+        help="worker processes serving the port; more than one needs --state redis://... [env MOCKSERVER_WORKERS]",
     )
     limits = serve.add_argument_group("limits", "bounds on what one client can make the server hold (docs/limits.md)")
     for (flag, kind, metavar, text), name in zip(LIMIT_FLAGS, LIMIT_FIELDS, strict=True):
@@ -322,8 +340,8 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
     import uvicorn
 
     from mockserver import startup
-    from mockserver.app import create_app
-    from mockserver.process import GracefulServer
+    from mockserver.app import create_app, create_worker_app
+    from mockserver.process import GracefulServer, Workers
 
     settings = defaults.with_overrides(
         host=args.host,
@@ -343,6 +361,8 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
         },
         presets=tuple(args.presets) if args.presets else None,
         quiet=args.quiet,
+        state=args.state,
+        workers=args.workers,
     )
     generated = settings.admin_token == GENERATED_TOKEN
     if generated:
@@ -353,21 +373,36 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
     except startup.StartupError as exc:
         return fail(str(exc))
     try:
-        app = create_app(settings, fixture=fixture)  # refuses an unguarded control plane beyond loopback
-    except ConfigError:
+        settings.check_control_plane()  # refuses an unguarded control plane beyond loopback
+        state = startup.check_state(settings.state)  # Redis unreachable: one line, status 2
+    except (ConfigError, startup.StartupError) as exc:
         sock.close()
-        raise
+        if isinstance(exc, ConfigError):
+            raise
+        return fail(str(exc))
     port = sock.getsockname()[1]
+    options: dict[str, Any] = {"host": settings.host, "port": port, "log_level": settings.log_level}
+    server: Workers | GracefulServer
+    if settings.workers > 1:
+        # Each worker builds its own app from the settings; the summary is printed once, here.
+        app_factory = functools.partial(create_worker_app, settings)
+        config = uvicorn.Config(app_factory, factory=True, workers=settings.workers, **options)
+        description = f"{state}; served by {settings.workers} worker processes"
+        server = Workers(config, [sock], settings.workers)
+    else:
+        app = create_app(settings, fixture=fixture)
+        config = uvicorn.Config(app, **options)
+        description = app.state.mock.store.describe()
+        server = GracefulServer(config, app.state.mock)
     if not settings.quiet:
-        print(
-            startup.banner(settings, fixture, startup.base_url(sock), app.state.mock.store.describe()), file=sys.stderr
-        )
+        print(startup.banner(settings, fixture, startup.base_url(sock), description), file=sys.stderr)
     if generated:
         print(
             f"mockserver: control plane admin token (generated for this run): {settings.admin_token}", file=sys.stderr
         )
-    config = uvicorn.Config(app, host=settings.host, port=port, log_level=settings.log_level, loop="auto", http="auto")
-    GracefulServer(config, app.state.mock).run(sockets=[sock])
+    if isinstance(server, Workers):
+        return server.run()
+    server.run(sockets=[sock])
     return 0
 
 

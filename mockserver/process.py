@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
+import os
+import signal
 import socket
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -97,6 +101,76 @@ class GracefulServer(uvicorn.Server):
                 return state
             app = getattr(app, "app", None)
         return None
+
+
+WORKER_POLL_S = 0.1
+EARLY_DEATH_S = 5.0  # a worker that dies this soon after starting would only die again: stop instead
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _run_worker(config: uvicorn.Config, sockets: list[socket.socket]) -> None:
+    """One worker process: its own process group (a Ctrl-C in the terminal reaches the supervisor,
+    which passes it on once), uvicorn's logging, then a :class:`GracefulServer` on the shared socket."""
+    os.setpgid(0, 0)
+    config.configure_logging()
+    GracefulServer(config).run(sockets=sockets)
+
+
+class Workers:
+    """``mockserver serve --workers N``: N worker processes serving one listening socket.
+
+    Each worker is a :class:`GracefulServer` that builds its own app (``config.app`` is a factory),
+    so a stop behaves as with one process: the supervisor passes each SIGTERM or SIGINT on to every
+    worker (the first starts their grace period, a second ends it), waits for them, and exits 0.
+    A worker that dies on its own is replaced. Workers are started with ``spawn``, as uvicorn's
+    own supervisor does, so nothing of the parent's event loop or threads is inherited.
+    """
+
+    def __init__(self, config: uvicorn.Config, sockets: list[socket.socket], count: int) -> None:
+        self.config = config
+        self.sockets = sockets
+        self.count = count
+        self.signals: list[int] = []
+        self._context = multiprocessing.get_context("spawn")
+        self.processes: list[multiprocessing.process.BaseProcess] = []
+        self._started_at: dict[int, float] = {}
+
+    def _start_one(self) -> multiprocessing.process.BaseProcess:
+        process = self._context.Process(target=_run_worker, args=(self.config, self.sockets), name="mockserver-worker")
+        process.start()
+        self._started_at[id(process)] = time.monotonic()
+        logger.info("Started worker process [%s]", process.pid)
+        return process
+
+    def run(self) -> int:
+        for stop_signal in STOP_SIGNALS:
+            signal.signal(stop_signal, lambda received, frame: self.signals.append(received))
+        self.processes = [self._start_one() for _ in range(self.count)]
+        stopping = failed = False
+        while any(p.is_alive() for p in self.processes):
+            while self.signals:
+                received = self.signals.pop(0)
+                stopping = True
+                for process in self.processes:
+                    if process.is_alive() and process.pid is not None:
+                        os.kill(process.pid, received)
+            if not stopping:
+                for index, process in enumerate(self.processes):
+                    if process.is_alive():
+                        continue
+                    if time.monotonic() - self._started_at[id(process)] < EARLY_DEATH_S:
+                        print(f"mockserver: worker process {process.pid} exited during start-up "
+                              f"(status {process.exitcode}); stopping", file=sys.stderr)  # fmt: skip
+                        self.signals.append(signal.SIGTERM)
+                        failed = True
+                        break
+                    logger.warning("Worker process [%s] died (exit %s); starting another", process.pid,
+                                   process.exitcode)  # fmt: skip
+                    self.processes[index] = self._start_one()
+            time.sleep(WORKER_POLL_S)
+        for process in self.processes:
+            process.join()
+        return 1 if failed else 0
 
 
 def probe_health(port: int, timeout: float) -> int:

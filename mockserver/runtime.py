@@ -8,12 +8,15 @@ counters and the usage ledger. Tests never reach into module globals.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockserver import errors
 from mockserver.config.fixture import Fixture
 from mockserver.config.settings import Settings
 from mockserver.engine.generation import TextGenerator
@@ -28,7 +31,11 @@ from mockserver.service import capacity
 from mockserver.service.exchange import ExchangeHooks
 from mockserver.service.inflight import InFlight
 from mockserver.service.response_store import ResponseStore
+from mockserver.state.config_log import MAX_PATCHES, ConfigLog, Position
+from mockserver.state.shared import Shared
 from mockserver.state.store import MemoryStore, Store
+
+logger = logging.getLogger("mockserver")
 
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
@@ -67,10 +74,15 @@ class ServerState:
     wall_clock: Callable[[], float] = time.time
     hooks: ExchangeHooks = field(default_factory=ExchangeHooks)
     store: Store = field(default_factory=MemoryStore)
+    shared: Shared | None = None  # where state shared with other processes lives (--state redis://...)
 
     def __post_init__(self) -> None:
         self._initial_fixture = self.fixture
         self._initial_settings = self.settings
+        self._config_seen = Position()  # how far this process has followed the shared configuration
+        self._config_lock = asyncio.Lock()
+        # The configuration shared with other processes; None: this process's alone.
+        self.config_log = ConfigLog(self.shared) if self.shared is not None else None
         self.ids = IdFactory(self.settings.seed)
         self.system_fingerprint = IdFactory(self.settings.seed ^ 0xF1).fingerprint()
         self.responses = ResponseStore(
@@ -95,8 +107,13 @@ class ServerState:
         script sequences.
         Replies still being held are ended (they answer 503 ``server_reset``) and give back their
         Ultrafast slots; a slot is only ever released by the reply that holds it, so the capacity
-        cap stays exact across a reset."""
+        cap stays exact across a reset.
+        With a shared store, the shared parts (windows, ledger, configuration) are reset for every
+        process; the others take the initial configuration back before their next request."""
         self.replies.end_all("reset")
+        if self.config_log is not None:
+            async with self._config_lock:
+                self._config_seen = await self.config_log.reset()
         self.restore((self._initial_settings, self._initial_fixture))
         self.ids = IdFactory(self.settings.seed)
         self.responses.reset()
@@ -117,8 +134,41 @@ class ServerState:
         return self.settings, self.fixture
 
     def configure(self, patch: Any) -> None:
-        """Apply a merge patch to the configuration, atomically (see :mod:`mockserver.harness.control`)."""
+        """Apply a merge patch to this process's configuration, atomically (see :mod:`mockserver.harness.control`)."""
         self.restore(control.apply_patch(self.settings, self.fixture, patch, initial=self._initial_settings))
+
+    async def configure_everywhere(self, patch: Any) -> None:
+        """``PATCH /_mock/config``: apply a merge patch here and, with a shared configuration, in every
+        process: the patch is checked, appended to the shared log, and the log is followed, so every
+        process applies the patches in the same order. A refused patch changes nothing anywhere."""
+        if self.config_log is None:
+            self.configure(patch)
+            return
+        await self.follow_config()
+        control.apply_patch(self.settings, self.fixture, patch, initial=self._initial_settings)  # or the 400
+        length = await self.config_log.append(patch)
+        await self.follow_config()
+        if length > MAX_PATCHES:
+            initial = control.document(self._initial_settings, self._initial_fixture)
+            whole = control.difference(initial, control.document(self.settings, self.fixture))
+            if await self.config_log.fold(self._config_seen.applied, whole):
+                await self.follow_config()
+
+    async def follow_config(self) -> None:
+        """Catch up with the configuration other processes changed (one round trip when nothing did)."""
+        if self.config_log is None or await self.config_log.position() == self._config_seen:
+            return
+        async with self._config_lock:
+            changes = await self.config_log.since(self._config_seen)
+            snapshot = (self._initial_settings, self._initial_fixture) if changes.restart else self.snapshot()
+            for patch in changes.patches:
+                try:
+                    snapshot = control.apply_patch(*snapshot, patch, initial=self._initial_settings)
+                except errors.MockAPIError as exc:
+                    # Checked before it was shared, but against the configuration of the process that took it.
+                    logger.warning("a shared configuration patch does not apply here and is skipped: %s", exc.message)
+            self.restore(snapshot)
+            self._config_seen = changes.position
 
     def restore(self, snapshot: tuple[Settings, Fixture]) -> None:
         settings, fixture = snapshot

@@ -12,6 +12,7 @@ May import: config, state and errors (it sits just below the CLI).
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import ipaddress
 import socket
@@ -20,6 +21,7 @@ from pathlib import Path
 from mockserver.config.fixture import Fixture, default_fixture_path
 from mockserver.config.settings import Settings
 from mockserver.errors import mask_api_key
+from mockserver.state import shared
 from mockserver.state.store import MEMORY_STATE
 
 BACKLOG = 2048  # uvicorn's default listen backlog
@@ -81,6 +83,23 @@ def base_url(sock: socket.socket) -> str:
     if ipaddress.ip_address(host).version == 6:
         host = f"[{host}]"
     return f"http://{host}:{port}"
+
+
+def check_state(url: str) -> str:
+    """Make sure the shared store answers before anything says the server started; returns how the
+    start-up summary describes it. Redis unreachable is a :class:`StartupError` (one line, status 2)."""
+    if not shared.is_shared(url):
+        return MEMORY_STATE
+    try:
+        asyncio.run(_ping(url))
+    except shared.StateUnreachable as exc:
+        raise StartupError(f"{exc}; start Redis, or leave out --state to keep the state in this process") from None
+    return f"Redis at {shared.where(url)}, shared by every worker and replica using it"
+
+
+async def _ping(url: str) -> None:
+    connection = await shared.connect(url)
+    await connection.aclose()
 
 
 def banner(settings: Settings, fixture: Fixture, root: str, state: str = MEMORY_STATE) -> str:

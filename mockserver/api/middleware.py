@@ -31,6 +31,9 @@ from mockserver.service.exchange import Exchange
 logger = logging.getLogger("mockserver")
 
 REQUEST_ID_HEADER = "x-request-id"
+# Answered from this process alone, even while a shared store is unreachable: the liveness probe and
+# this worker's metrics.
+LOCAL_PATHS = ("/health", "/metrics")
 CLIENT_CLOSED_STATUS = 499  # nginx's "client closed request": shown in the journal, never sent
 
 
@@ -77,6 +80,12 @@ class RequestContextMiddleware:
         scope.setdefault("state", {})["exchange"] = exchange
         if self.classify is not None:
             exchange.api = self.classify(exchange.path, exchange.headers)
+        unreachable: errors.MockAPIError | None = None
+        if not exchange.path.startswith(LOCAL_PATHS):
+            try:
+                await state.follow_config()  # a PATCH another worker or replica took is in force here too
+            except errors.MockAPIError as exc:
+                unreachable = exc
         exchange.account = accounts.identify(state.fixture, exchange.headers)
         started = finished = False
         received = bytearray()
@@ -127,6 +136,9 @@ class RequestContextMiddleware:
             await send_with_headers({"type": "http.response.start", "status": error.status_code, "headers": headers})
             await send_with_headers({"type": "http.response.body", "body": body})
 
+        if unreachable is not None:
+            await send_error(unreachable)
+            return
         refused = guard.refusal(exchange.path, exchange.headers, state.settings.admin_token)
         if refused is not None:
             await send_error(refused)

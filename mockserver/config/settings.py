@@ -11,6 +11,7 @@ import ipaddress
 import os
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from mockserver.config.fixture import ConfigError
 
@@ -21,6 +22,7 @@ DEFAULT_SEED = 0
 DEFAULT_LOG_LEVEL = "info"
 DEFAULT_JOURNAL_SIZE = 1000
 DEFAULT_SHUTDOWN_GRACE = 5.0  # seconds in-flight replies get to finish on SIGTERM; docker stop waits 10
+STATE_SCHEMES = ("redis", "rediss", "unix")
 DEFAULT_STATE = "memory"  # state kept in this process; redis://... shares it between processes
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")  # uvicorn's, least verbose first
 ENV_PREFIX = "MOCKSERVER_"
@@ -118,6 +120,11 @@ class Settings:
             raise ConfigError(f"port must be between 0 and 65535, got {self.port}")
         if self.shutdown_grace < 0:
             raise ConfigError(f"shutdown_grace must be 0 or more, got {self.shutdown_grace}")
+        if self.state != DEFAULT_STATE and urlsplit(self.state).scheme not in STATE_SCHEMES:
+            raise ConfigError(
+                f"--state must be 'memory' or a Redis URL (redis://HOST:PORT/DB, rediss://..., unix://...), "
+                f"got {urlsplit(self.state).scheme or self.state!r}"
+            )
         if self.workers < 1:
             raise ConfigError(f"workers must be 1 or more, got {self.workers}")
         if self.workers > 1 and self.state == DEFAULT_STATE:

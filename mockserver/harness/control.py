@@ -99,6 +99,22 @@ def apply_patch(
     return new_settings, new_fixture
 
 
+def difference(before: Any, after: Any) -> Any:
+    """The merge patch (RFC 7396) that turns ``before`` into ``after``: changed keys, ``null`` for removed ones.
+
+    Lists and scalars are replaced whole, as a merge patch does. Used to fold a long history of
+    patches into one (:meth:`mockserver.runtime.ServerState.configure_everywhere`)."""
+    if not (isinstance(before, dict) and isinstance(after, dict)):
+        return after
+    patch: dict[str, Any] = {key: None for key in before if key not in after}
+    for key, value in after.items():
+        if key not in before:
+            patch[key] = value
+        elif before[key] != value:
+            patch[key] = difference(before[key], value)
+    return patch
+
+
 def _runtime_settings(settings: Settings, runtime: dict[str, Any], initial: Settings) -> Settings:
     time_scale = initial.time_scale if runtime["time_scale"] is None else runtime["time_scale"]
     seed = initial.seed if runtime["seed"] is None else runtime["seed"]

@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import orjson
-import redis.asyncio as redis
 
 from mockserver.state import shared
 
@@ -69,13 +68,13 @@ return redis.call('INCR', KEYS[1])
 class ConfigLog:
     """The shared sequence of configuration patches (see the module docstring)."""
 
-    def __init__(self, connection: redis.Redis, url: str, *, prefix: str = shared.DEFAULT_PREFIX) -> None:
-        self._redis = connection
-        self._url = url
-        self._keys = [f"{prefix}config:epoch", f"{prefix}config:patches"]
-        self._read = connection.register_script(_READ)
-        self._fold = connection.register_script(_FOLD)
-        self._reset = connection.register_script(_RESET)
+    def __init__(self, where: shared.Shared) -> None:
+        self._redis = where.connection
+        self._url = where.url
+        self._keys = [where.key("config:epoch"), where.key("config:patches")]
+        self._read = self._redis.register_script(_READ)
+        self._fold = self._redis.register_script(_FOLD)
+        self._reset = self._redis.register_script(_RESET)
 
     async def position(self) -> Position:
         """Where the log stands now (one round trip, made before every request)."""

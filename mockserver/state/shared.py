@@ -15,21 +15,45 @@ again by ``redis``'s script helper.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as redis
 from redis import exceptions as redis_errors
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from mockserver import errors
 
 DEFAULT_PREFIX = "mockserver:"
 CONNECT_TIMEOUT_S = 1.0  # a Redis that does not answer within this is taken as gone
 CALL_TIMEOUT_S = 2.0
-SCHEMES = ("redis", "rediss", "unix")
+STALE_CONNECTION_RETRIES = 1
 
 # Transport failures: Redis is away. A script or data error is a bug and is not masked as one.
 UNREACHABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, ConnectionError, TimeoutError, OSError)
+
+
+@dataclass(frozen=True)
+class Shared:
+    """Where one server's shared state lives: a client, the URL (for messages) and the key prefix.
+    Every shared part of the server is built from this one handle, on the one connection pool."""
+
+    connection: redis.Redis
+    url: str
+    prefix: str = DEFAULT_PREFIX
+
+    @classmethod
+    def from_url(cls, url: str, prefix: str = DEFAULT_PREFIX) -> Shared:
+        return cls(client(url), url, prefix)
+
+    def key(self, name: str) -> str:
+        return f"{self.prefix}{name}"
+
+    def reaching(self) -> AbstractAsyncContextManager[None]:
+        """:func:`reaching` for this URL."""
+        return reaching(self.url)
 
 
 class StateUnreachable(Exception):
@@ -54,14 +78,14 @@ def where(url: str) -> str:
 
 def client(url: str) -> redis.Redis:
     """A client for ``url``; it connects lazily, and again after Redis was lost."""
-    if urlsplit(url).scheme not in SCHEMES:
-        raise ValueError(f"--state must be 'memory' or a redis:// URL, not {where(url)!r}")
     return redis.Redis.from_url(
         url,
         socket_connect_timeout=CONNECT_TIMEOUT_S,
         socket_timeout=CALL_TIMEOUT_S,
-        health_check_interval=0,
-        retry_on_timeout=False,
+        # One more try on a fresh connection: after Redis restarted, the pooled connections are dead,
+        # and the first call on each would fail although Redis answers again.
+        retry=Retry(NoBackoff(), STALE_CONNECTION_RETRIES),
+        retry_on_error=[redis_errors.ConnectionError],
         decode_responses=False,
     )
 
@@ -73,7 +97,8 @@ async def connect(url: str) -> redis.Redis:
         await connection.ping()
     except UNREACHABLE as exc:
         await connection.aclose()
-        raise StateUnreachable(f"cannot reach Redis at {where(url)} (--state): {exc}") from None
+        reason = str(exc).rstrip(". ")
+        raise StateUnreachable(f"cannot reach Redis at {where(url)} (--state): {reason}") from None
     return connection
 
 

@@ -118,7 +118,7 @@ async def patch_config(request: Request) -> JSONResponse:
     state = server_state(request)
     raw = await request.body()
     patch = jsonbody.loads(raw, state.settings.max_json_depth) if raw else None
-    state.configure(patch)
+    await state.configure_everywhere(patch)
     return JSONResponse(control.masked_document(state.settings, state.fixture))
 
 

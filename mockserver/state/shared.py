@@ -30,6 +30,7 @@ DEFAULT_PREFIX = "mockserver:"
 CONNECT_TIMEOUT_S = 1.0  # a Redis that does not answer within this is taken as gone
 CALL_TIMEOUT_S = 2.0
 STALE_CONNECTION_RETRIES = 1
+MAX_CONNECTIONS = 32  # per process; Redis answers a script in microseconds, so a few carry a worker
 
 # Transport failures: Redis is away. A script or data error is a bug and is not masked as one.
 UNREACHABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, ConnectionError, TimeoutError, OSError)
@@ -78,8 +79,12 @@ def where(url: str) -> str:
 
 def client(url: str) -> redis.Redis:
     """A client for ``url``; it connects lazily, and again after Redis was lost."""
-    return redis.Redis.from_url(
+    # A blocking pool: past MAX_CONNECTIONS calls in flight, a call waits for a free connection
+    # (the default pool raises at once, which would turn a burst of admissions into 503s).
+    pool = redis.BlockingConnectionPool.from_url(
         url,
+        max_connections=MAX_CONNECTIONS,
+        timeout=CALL_TIMEOUT_S,
         socket_connect_timeout=CONNECT_TIMEOUT_S,
         socket_timeout=CALL_TIMEOUT_S,
         # One more try on a fresh connection: after Redis restarted, the pooled connections are dead,
@@ -88,6 +93,7 @@ def client(url: str) -> redis.Redis:
         retry_on_error=[redis_errors.ConnectionError],
         decode_responses=False,
     )
+    return redis.Redis.from_pool(pool)
 
 
 async def connect(url: str) -> redis.Redis:

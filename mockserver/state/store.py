@@ -167,12 +167,13 @@ class MemoryStore:
     """The in-process store. A lock makes each method atomic even across threads.
 
     No method awaits anything, so a test in another thread may read it with ``asyncio.run``.
-    Leases are not tracked: a slot lives exactly as long as the request that holds it.
+    A pool is the set of leases holding a slot in it, so releasing a lease twice gives back one
+    slot. Leases never expire: a slot lives exactly as long as the request that holds it.
     """
 
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _buckets: dict[str, _Bucket] = field(default_factory=dict)
-    _slots: dict[str, int] = field(default_factory=dict)
+    _slots: dict[str, set[str]] = field(default_factory=dict)
     _peaks: dict[str, int] = field(default_factory=dict)
     _rows: dict[tuple[str, str, str], UsageRow] = field(default_factory=dict)
     _spend: dict[str, Spend] = field(default_factory=dict)
@@ -204,25 +205,29 @@ class MemoryStore:
 
     # -- capacity pools ---------------------------------------------------------------------
 
-    async def acquire(self, pools: Sequence[tuple[str, int | None]], lease: str = "") -> int | None:
+    async def acquire(self, pools: Sequence[tuple[str, int | None]], lease: str) -> int | None:
         with self._lock:
             for index, (name, cap) in enumerate(pools):
-                if cap is not None and self._slots.get(name, 0) >= cap:
+                if cap is not None and len(self._slots.get(name, ())) >= cap:
                     return index
             for name, _ in pools:
-                taken = self._slots.get(name, 0) + 1
-                self._slots[name] = taken
-                self._peaks[name] = max(self._peaks.get(name, 0), taken)
+                leases = self._slots.setdefault(name, set())
+                leases.add(lease)
+                self._peaks[name] = max(self._peaks.get(name, 0), len(leases))
             return None
 
-    async def release(self, pools: Sequence[str], lease: str = "") -> None:
+    async def release(self, pools: Sequence[str], lease: str) -> None:
         with self._lock:
             for name in pools:
-                self._slots[name] = max(0, self._slots.get(name, 0) - 1)
+                leases = self._slots.get(name)
+                if leases is not None:
+                    leases.discard(lease)
+                    if not leases:
+                        del self._slots[name]
 
     async def in_flight(self, pool: str) -> int:
         with self._lock:
-            return self._slots.get(pool, 0)
+            return len(self._slots.get(pool, ()))
 
     async def peak(self, pool: str) -> int:
         with self._lock:
@@ -230,7 +235,7 @@ class MemoryStore:
 
     def held_here(self, pool: str) -> int:
         with self._lock:
-            return self._slots.get(pool, 0)
+            return len(self._slots.get(pool, ()))
 
     # -- ledger -----------------------------------------------------------------------------
 
@@ -264,7 +269,7 @@ class MemoryStore:
         """Forget every window, ledger row and peak. Slots in flight stay taken until released."""
         with self._lock:
             self._buckets.clear()
-            self._peaks = dict(self._slots)
+            self._peaks = {name: len(leases) for name, leases in self._slots.items()}
             self._rows.clear()
             self._spend.clear()
 

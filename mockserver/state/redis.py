@@ -1,0 +1,336 @@
+"""The store in Redis: rate windows, capacity slots and the usage ledger shared by every worker and
+replica pointed at one Redis (``--state redis://host:port/db``).
+
+It behaves exactly as :class:`~mockserver.state.store.MemoryStore` (the same replenishment
+arithmetic, the same all-or-nothing admission); ``tests/test_store_contract.py`` runs one set of
+tests against both. What differs, and why:
+
+- **One round trip, atomic.** Each check-and-update (``consume``, ``charge``, ``window``,
+  ``acquire``, ``in_flight``, ``reset``) is one Lua script, which Redis runs with nothing else in
+  between, so a cap of K holds exactly however many workers race for it. The scripts are in
+  :data:`SCRIPTS`, one per operation. ``redis``'s script helper loads a script again if Redis
+  forgot it (a restart), so recovery needs nothing from us.
+- **One clock.** Every process has its own monotonic clock, so the windows keep time by the Redis
+  server's (``TIME`` inside the scripts) and the caller's ``now`` is ignored.
+- **Leases.** A pool is a sorted set of lease names scored by their expiry (server time, in ms).
+  This process renews the leases it holds every ``lease_ttl_s / 3`` (one script call for all of
+  them, from a background task started by the first :meth:`RedisStore.acquire`). A worker that
+  dies stops renewing and its slots come back within ``lease_ttl_s`` (:data:`LEASE_TTL_S`, 15 s by
+  default): ``acquire`` and ``in_flight`` ignore and drop expired leases.
+- **Redis away.** Every call raises the retryable 503 ``state_unavailable``
+  (:func:`~mockserver.state.shared.reaching`) while Redis cannot be reached; the client reconnects
+  by itself on a later call. A lease whose renewal failed meanwhile may have expired: it is not
+  taken again behind the cap's back (renewal only extends leases that are still there).
+
+**Keys**, all under the prefix (``mockserver:`` by default), so one Redis can hold several servers:
+``window:used`` and ``window:at`` (hashes: one field per rate bucket), ``pool:<name>`` (a sorted set
+per capacity pool), ``pools`` (the set of pool names) and ``peaks`` (hash), ``usage:rows`` (hash:
+a ledger row's key, organization, project, model and tier) and one hash per ledger counter
+(``usage:requests``, ...), ``spend:cost_usd`` and ``spend:tokens`` (hashes per organization).
+
+**Bounds.** The number of keys is fixed; the fields grow with the fixture's keys x models x tiers
+(rate buckets and ledger rows) and organizations (pools, spend), all bounded by the fixture. A pool
+holds at most its cap of leases (or the requests in flight, when unlimited), and a lease nobody
+renews is gone ``lease_ttl_s`` later. The scripts target a standalone Redis (with replicas or not),
+not Redis Cluster: they build pool key names from the prefix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Sequence
+
+import redis.asyncio as redis
+from redis.commands.core import AsyncScript
+
+from mockserver.state import shared
+from mockserver.state.store import WINDOW_SECONDS, Allowance, Shortfall, Spend, UsageEntry, UsageRow, WindowState
+
+LEASE_TTL_S = 15.0  # a slot whose process stopped renewing it comes back within this
+COUNTERS = ("requests", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd")
+
+logger = logging.getLogger("mockserver")
+
+# Shared by the window scripts: the server's clock in seconds, and a bucket's usage after
+# replenishing ``limit`` units per window since it was last updated (as ``_Bucket.level``).
+# Numbers go back and forth as "%.17g" strings: Lua's own tostring keeps only 14 digits.
+_WINDOW_LIB = f"""
+local WINDOW = {WINDOW_SECONDS!r}
+local function clock()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+local function level(bucket, limit, now)
+  local used = tonumber(redis.call('HGET', KEYS[1], bucket) or '0')
+  local at = tonumber(redis.call('HGET', KEYS[2], bucket) or '0')
+  local elapsed = math.max(0, now - at)
+  return math.max(0, used - elapsed * limit / WINDOW)
+end
+local function put(bucket, used, now)
+  redis.call('HSET', KEYS[1], bucket, string.format('%.17g', used))
+  redis.call('HSET', KEYS[2], bucket, string.format('%.17g', now))
+end
+"""
+
+SCRIPTS = {
+    # KEYS: window:used, window:at. ARGV: bucket, limit, amount, then the next allowance's three.
+    # Takes every allowance or none; when one is short: {index, used (rounded up), retry after}.
+    "consume": _WINDOW_LIB
+    + """
+local now, levels = clock(), {}
+for i = 1, #ARGV, 3 do
+  local bucket, limit, amount = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+  local used = level(bucket, limit, now)
+  local excess = used + amount - limit
+  if excess > 0 then
+    return {(i - 1) / 3, math.ceil(used - 1e-9), string.format('%.17g', excess * WINDOW / limit)}
+  end
+  levels[i] = used
+end
+for i = 1, #ARGV, 3 do
+  put(ARGV[i], levels[i] + tonumber(ARGV[i + 2]), now)
+end
+return false
+""",
+    # KEYS: window:used, window:at. ARGV: bucket, limit, amount. Takes it whatever the level.
+    "charge": _WINDOW_LIB
+    + """
+local now = clock()
+put(ARGV[1], level(ARGV[1], tonumber(ARGV[2]), now) + tonumber(ARGV[3]), now)
+return false
+""",
+    # KEYS: window:used, window:at. ARGV: bucket, limit. The usage now.
+    "window": _WINDOW_LIB
+    + """
+return string.format('%.17g', level(ARGV[1], tonumber(ARGV[2]), clock()))
+""",
+    # KEYS: peaks, pools, then one pool:<name> per pool. ARGV: lease, ttl in ms, then each pool's
+    # name and cap ('' for unlimited). Drops expired leases, then adds the lease to every pool (and
+    # raises its peak) or, if one is full, to none and returns that pool's index.
+    "acquire": """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease, expiry = ARGV[1], now + tonumber(ARGV[2])
+for k = 3, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', now)
+  local cap = ARGV[2 * (k - 2) + 2]
+  if cap ~= '' and redis.call('ZCARD', KEYS[k]) >= tonumber(cap) then
+    return k - 3
+  end
+end
+for k = 3, #KEYS do
+  local name = ARGV[2 * (k - 2) + 1]
+  redis.call('ZADD', KEYS[k], expiry, lease)
+  redis.call('SADD', KEYS[2], name)
+  local taken = redis.call('ZCARD', KEYS[k])
+  if taken > tonumber(redis.call('HGET', KEYS[1], name) or '0') then
+    redis.call('HSET', KEYS[1], name, taken)
+  end
+end
+return false
+""",
+    # KEYS: pool:<name> of each (pool, lease) held here. ARGV: ttl in ms, then the leases, in the
+    # same order. Pushes each lease's expiry on; XX: a lease released or expired meanwhile stays gone.
+    "renew": """
+local t = redis.call('TIME')
+local expiry = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+for k = 1, #KEYS do
+  redis.call('ZADD', KEYS[k], 'XX', expiry, ARGV[k + 1])
+end
+return false
+""",
+    # KEYS: pool:<name>. The leases that have not expired.
+    "in_flight": """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+""",
+    # KEYS: peaks, pools, then every key to forget. ARGV: the prefix. Forgets windows, ledger and
+    # spend; each pool's peak becomes the leases in flight now, which stay.
+    "reset": """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('DEL', KEYS[1], unpack(KEYS, 3))
+for _, name in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local pool = ARGV[1] .. 'pool:' .. name
+  redis.call('ZREMRANGEBYSCORE', pool, '-inf', now)
+  local taken = redis.call('ZCARD', pool)
+  if taken > 0 then
+    redis.call('HSET', KEYS[1], name, taken)
+  end
+end
+return false
+""",
+}
+
+
+def _integer(reply: object) -> int:
+    assert isinstance(reply, int), reply
+    return reply
+
+
+class RedisStore:
+    """The :class:`~mockserver.state.store.Store` on one Redis connection (see the module docstring).
+
+    ``connection`` comes from :func:`mockserver.state.shared.connect`; ``url`` names it in
+    messages. :meth:`close` closes the connection.
+    """
+
+    def __init__(
+        self,
+        connection: redis.Redis,
+        url: str,
+        *,
+        prefix: str = shared.DEFAULT_PREFIX,
+        lease_ttl_s: float = LEASE_TTL_S,
+    ) -> None:
+        self._redis = connection
+        self._url = url
+        self._prefix = prefix
+        self._lease_ttl_ms = max(1, round(lease_ttl_s * 1000))
+        self._renew_every_s = lease_ttl_s / 3
+        self._scripts: dict[str, AsyncScript] = {
+            name: connection.register_script(source) for name, source in SCRIPTS.items()
+        }
+        self._windows = [self._key("window:used"), self._key("window:at")]
+        self._held: dict[str, tuple[str, ...]] = {}  # lease -> the pools it holds a slot in, here
+        self._renewing: asyncio.Task[None] | None = None
+
+    def _key(self, name: str) -> str:
+        return f"{self._prefix}{name}"
+
+    async def _run(self, script: str, keys: Sequence[str], args: Sequence[str | int | float]) -> object:
+        async with shared.reaching(self._url):
+            return await self._scripts[script](keys=list(keys), args=list(args))
+
+    # -- rate windows (the caller's ``now`` is ignored: Redis's clock is the one all replicas share)
+
+    async def consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
+        args = [part for a in allowances for part in (a.bucket, a.limit, a.amount)]
+        refused = await self._run("consume", self._windows, args)
+        if refused is None:
+            return None
+        assert isinstance(refused, list)
+        index, used, retry_after = refused
+        return Shortfall(int(index), int(used), float(retry_after))
+
+    async def charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
+        await self._run("charge", self._windows, [bucket, limit, amount])
+
+    async def window(self, now: float, bucket: str, limit: int) -> WindowState:
+        used = await self._run("window", self._windows, [bucket, limit])
+        assert isinstance(used, bytes)
+        return WindowState(limit, float(used))
+
+    # -- capacity pools ---------------------------------------------------------------------
+
+    async def acquire(self, pools: Sequence[tuple[str, int | None]], lease: str) -> int | None:
+        keys = [self._key("peaks"), self._key("pools"), *(self._key(f"pool:{name}") for name, _ in pools)]
+        args: list[str | int] = [lease, self._lease_ttl_ms]
+        for name, cap in pools:
+            args += [name, "" if cap is None else cap]
+        full = await self._run("acquire", keys, args)
+        if full is not None:
+            return _integer(full)
+        self._held[lease] = tuple(name for name, _ in pools)
+        if self._renewing is None or self._renewing.done():
+            self._renewing = asyncio.get_running_loop().create_task(self._keep_renewing())
+        return None
+
+    async def release(self, pools: Sequence[str], lease: str) -> None:
+        self._held.pop(lease, None)
+        async with shared.reaching(self._url), self._redis.pipeline(transaction=True) as pipe:
+            for name in pools:
+                pipe.zrem(self._key(f"pool:{name}"), lease)
+            await pipe.execute()
+
+    async def in_flight(self, pool: str) -> int:
+        return _integer(await self._run("in_flight", [self._key(f"pool:{pool}")], []))
+
+    async def peak(self, pool: str) -> int:
+        async with shared.reaching(self._url):
+            value = await self._redis.hget(self._key("peaks"), pool)
+        return int(value or 0)
+
+    def held_here(self, pool: str) -> int:
+        return sum(pool in pools for pools in self._held.values())
+
+    async def renew(self) -> None:
+        """Push the expiry of every lease held here ``lease_ttl_s`` on (one script call)."""
+        held = [(lease, name) for lease, pools in list(self._held.items()) for name in pools]
+        if held:
+            keys = [self._key(f"pool:{name}") for _, name in held]
+            await self._run("renew", keys, [self._lease_ttl_ms, *(lease for lease, _ in held)])
+
+    async def _keep_renewing(self) -> None:
+        while True:
+            await asyncio.sleep(self._renew_every_s)
+            try:
+                await self.renew()
+            except Exception:  # Redis away, or anything else: keep trying, or every slot here expires
+                logger.warning("could not renew this process's capacity leases in Redis; retrying", exc_info=True)
+
+    # -- ledger -----------------------------------------------------------------------------
+
+    async def record(self, entry: UsageEntry) -> None:
+        row = json.dumps([entry.key, entry.model, entry.tier])
+        async with shared.reaching(self._url), self._redis.pipeline(transaction=True) as pipe:
+            who = [entry.key, entry.organization, entry.project, entry.model, entry.tier]
+            pipe.hsetnx(self._key("usage:rows"), row, json.dumps(who))
+            pipe.hincrby(self._key("usage:requests"), row, 1)
+            pipe.hincrby(self._key("usage:input_tokens"), row, entry.input_tokens)
+            pipe.hincrby(self._key("usage:output_tokens"), row, entry.output_tokens)
+            pipe.hincrby(self._key("usage:reasoning_tokens"), row, entry.reasoning_tokens)
+            pipe.hincrbyfloat(self._key("usage:cost_usd"), row, entry.cost_usd)
+            pipe.hincrbyfloat(self._key("spend:cost_usd"), entry.organization, entry.cost_usd)
+            pipe.hincrby(self._key("spend:tokens"), entry.organization, entry.input_tokens + entry.output_tokens)
+            await pipe.execute()
+
+    async def usage(self) -> list[UsageRow]:
+        async with shared.reaching(self._url), self._redis.pipeline(transaction=True) as pipe:
+            pipe.hgetall(self._key("usage:rows"))
+            for counter in COUNTERS:
+                pipe.hgetall(self._key(f"usage:{counter}"))
+            rows, *counters = await pipe.execute()
+        report = []
+        for row, who in rows.items():
+            key, organization, project, model, tier = json.loads(who)
+            requests, input_tokens, output_tokens, reasoning, cost = (counter.get(row, b"0") for counter in counters)
+            totals = int(requests), int(input_tokens), int(output_tokens), int(reasoning), float(cost)
+            report.append(UsageRow(key, organization, project, model, tier, *totals))
+        return report
+
+    async def spend(self, organization: str) -> Spend:
+        async with shared.reaching(self._url), self._redis.pipeline(transaction=True) as pipe:
+            pipe.hget(self._key("spend:cost_usd"), organization)
+            pipe.hget(self._key("spend:tokens"), organization)
+            cost, tokens = await pipe.execute()
+        return Spend(float(cost or 0), int(tokens or 0))
+
+    # -- the whole store --------------------------------------------------------------------
+
+    async def reset(self) -> None:
+        """Forget every window, ledger row and peak. Slots in flight stay taken until released."""
+        forget = [
+            *self._windows,
+            self._key("usage:rows"),
+            *(self._key(f"usage:{counter}") for counter in COUNTERS),
+            self._key("spend:cost_usd"),
+            self._key("spend:tokens"),
+        ]
+        await self._run("reset", [self._key("peaks"), self._key("pools"), *forget], [self._prefix])
+
+    def describe(self) -> str:
+        return f"Redis at {shared.where(self._url)}, shared by every worker and replica (prefix {self._prefix})"
+
+    async def close(self) -> None:
+        """Stop renewing (the replies' own ``finally`` blocks release their slots) and disconnect."""
+        if self._renewing is not None:
+            self._renewing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._renewing
+            self._renewing = None
+        await self._redis.aclose()

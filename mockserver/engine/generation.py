@@ -117,6 +117,15 @@ class Text:
             return made[lo]
         return "".join(made[lo:hi])
 
+    def pieces(self, lo: int, hi: int, per_chunk: int = 1) -> list[str]:
+        """:meth:`piece` of each chunk of ``per_chunk`` tokens from ``lo`` to ``hi`` (the last maybe shorter)."""
+        made = self._made
+        if hi > len(made):
+            self._make(hi)
+        if per_chunk == 1:
+            return made[lo:hi]
+        return ["".join(made[k : min(k + per_chunk, hi)]) for k in range(lo, hi, per_chunk)]
+
     def cut(self, limit: int) -> Text:
         if limit >= self._length:
             return self
@@ -155,11 +164,13 @@ class TextGenerator:
     """Makes token sequences of an exact length from a seed."""
 
     def warm(self) -> None:
-        """Build the English generator and load the o200k encoding now, so the first request
-        doesn't pay for them (the encoding takes about 1.7 s, once per process)."""
+        """Build the English generator, load the o200k encoding and split Faker's English words
+        into its tokens now, so the first request doesn't pay for them (the encoding takes about
+        1.7 s, the words about 12 ms, once per process)."""
         with _FAKER_LOCK:
             _faker("en")
         tokens.warm()
+        _spelled_words("en")
 
     def generate(
         self, seed: int, length: int, language: str = "en", *, tokens_per_character: float | None = None
@@ -184,7 +195,7 @@ class TextGenerator:
             if language == "zh":
                 ratio = tokens_per_character if tokens_per_character is not None else DEFAULT_ZH_TOKENS_PER_CHARACTER
                 return Text(tuple(_chinese(words, length, random.Random(seed), ratio)))
-            return Text(_english(iter(words), length, random.Random(seed)))
+            return Text(_english(map(_spelled, words), length, random.Random(seed)))
         # English is lazy (see Text): the words are drawn as a stream reads them.
         words_drawn = _word_draw(language, random.Random(seed), length)
         return Text(source=_english_sentences(words_drawn, length, random.Random(seed)), length=length)
@@ -194,11 +205,12 @@ _FIRST_WORDS = 16  # words drawn for a reply's first sentences: enough for its f
 _MORE_WORDS = 128  # words drawn each time after that
 
 
-def _word_draw(language: str, rng: random.Random, total: int) -> Iterator[str]:
+def _word_draw(language: str, rng: random.Random, total: int) -> Iterator[Spelled]:
     """``total`` of Faker's words for ``language``, drawn from ``rng`` in blocks: the same words
     as one ``words(nb=total)`` call with Faker seeded alike (for ``total`` > 1), since
-    ``random.choices`` takes one ``random()`` per word."""
-    population, weights = _word_list(language)
+    ``random.choices`` takes one ``random()`` per word and only indexes the population. Each
+    comes already split into o200k tokens (:func:`_spelled_words`)."""
+    population, weights = _spelled_words(language)
     block, drawn = _FIRST_WORDS, 0
     while drawn < total:
         count = min(block, total - drawn)
@@ -227,35 +239,59 @@ def _word_list(language: str) -> tuple[Sequence[str], list[float] | None]:
     return found
 
 
+# A word as o200k tokens, in the three ways a sentence shows it: within a sentence (" word"),
+# starting one (" Word"), and starting the reply ("Word"). Splitting costs microseconds per word
+# (a BPE call), so the words Faker draws from are split once per process, not once per use.
+Spelled = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+_SPELLED: dict[str, tuple[Sequence[Spelled], list[float] | None]] = {}
+
+
+def _spelled(word: str) -> Spelled:
+    """``word`` split into o200k tokens, as :data:`Spelled`."""
+    capital = word.capitalize()
+    pieces = tokens.word_pieces
+    return pieces(f" {word}"), pieces(f" {capital}"), pieces(capital)
+
+
+def _spelled_words(language: str) -> tuple[Sequence[Spelled], list[float] | None]:
+    """:func:`_word_list` with each word :func:`_spelled` (in the same order, so draws pick the same words)."""
+    found = _SPELLED.get(language)
+    if found is None:
+        words, weights = _word_list(language)
+        found = _SPELLED[language] = (tuple(map(_spelled, words)), weights)
+    return found
+
+
 # Words that are one o200k token each, to fill the last tokens when the next word would overrun.
 _FILLERS = (" the", " and", " of", " to", " in", " it", " is", " was")
 
 
-def _english(words: Iterator[str], length: int, shape: random.Random) -> list[str]:
+def _english(words: Iterator[Spelled], length: int, shape: random.Random) -> list[str]:
     """Sentences of o200k tokens. A word that would overrun ``length`` is passed over, so the
     text never ends inside a word and re-counting it gives exactly ``length``."""
     return [token for sentence in _english_sentences(words, length, shape) for token in sentence]
 
 
-def _english_sentences(words: Iterator[str], length: int, shape: random.Random) -> Iterator[list[str]]:
+def _english_sentences(words: Iterator[Spelled], length: int, shape: random.Random) -> Iterator[list[str]]:
     """:func:`_english`, a sentence at a time, made as they are read."""
     made = 0
-    word_pieces = tokens.word_pieces
     while made < length:
         sentence_length = shape.randint(6, 14)
         written = 0
         out: list[str] = []
-        for word in words:
-            shown = word.capitalize() if written == 0 else word
-            pieces = word_pieces(f" {shown}" if made or out else shown)  # the very first word has no space
-            if made + len(out) + len(pieces) > length:
+        room = length - made  # tokens this sentence may still take
+        for within, starting, first in words:
+            # Capitalized to start a sentence; the very first word of the reply has no space.
+            pieces = within if written else (starting if made or out else first)
+            if len(pieces) > room:
                 continue
-            out.extend(pieces)
+            out += pieces
+            room -= len(pieces)
             written += 1
-            if written == sentence_length or made + len(out) == length:
+            if written == sentence_length or not room:
                 break
         else:  # every word was too long for the last tokens
-            fillers = [f for f in _FILLERS if len(word_pieces(f)) == 1]
+            fillers = [f for f in _FILLERS if len(tokens.word_pieces(f)) == 1]
             while made + len(out) < length:
                 out.append(fillers[(made + len(out)) % len(fillers)])
             yield out

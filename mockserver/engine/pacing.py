@@ -198,6 +198,10 @@ class Jitter(Sequence[float]):
         return values[k]
 
 
+FIRST_RUN_CHUNKS = 16  # chunks in a stream's first run of deadlines: it is on the first token's path
+RUN_CHUNKS = 64  # chunks in each later run
+
+
 class Pacer:
     """Releases the tokens of one reply on its :class:`Schedule`."""
 
@@ -232,6 +236,29 @@ class Pacer:
 
     # Whether tokens that are all due at once (time scale 0) go out as one chunk.
     merges_when_due = True
+    # Whether the schedule stays as built, so deadlines may be computed ahead (see runs()).
+    fixed = True
+
+    def runs(self, first: int, stop: int, per_chunk: int = 1) -> Iterator[tuple[int, int, list[float]]]:
+        """``(lo, hi, dues)``: :meth:`chunks` a run at a time. Tokens ``lo`` to ``hi`` make
+        ``len(dues)`` chunks of ``per_chunk`` tokens (the last maybe fewer), due at ``dues``,
+        the same deadlines :meth:`chunks` gives. The first run is short (it is computed on the
+        first token's path), the others longer. Only for a :attr:`fixed` schedule.
+        """
+        schedule = self.schedule
+        start, interval, offsets = schedule.first_token_at, schedule.interval, schedule.offsets
+        chunks, lo = FIRST_RUN_CHUNKS, first
+        while lo < stop:
+            hi = min(stop, lo + chunks * per_chunk)
+            # The last token of each chunk: the chunk is due with it.
+            last = [min(k + per_chunk, hi) - 1 for k in range(lo, hi, per_chunk)]
+            if hi - 1 < len(offsets):
+                offsets[hi - 1]  # draws a lazy Jitter's offsets up to there
+                values = offsets.values if isinstance(offsets, Jitter) else offsets
+                yield lo, hi, [start + k * interval + values[k] for k in last]
+            else:
+                yield lo, hi, [start + k * interval + (offsets[k] if k < len(offsets) else 0.0) for k in last]
+            lo, chunks = hi, RUN_CHUNKS
 
     def token_due(self, k: int) -> float:
         return self.schedule.due_at(k)

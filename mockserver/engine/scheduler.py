@@ -48,6 +48,7 @@ import heapq
 import itertools
 import logging
 import math
+from bisect import bisect_right
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -65,6 +66,7 @@ from mockserver.engine.streaming import (
     FINISHED,
     SSE_HEADERS,
     Item,
+    Run,
     close_items,
 )
 
@@ -80,6 +82,7 @@ class ActiveStream:
     """One open stream: its producer, where its frames go, and when it is next due."""
 
     __slots__ = (
+        "at",
         "blocked",
         "done",
         "due",
@@ -88,6 +91,7 @@ class ActiveStream:
         "on_drop",
         "over",
         "path",
+        "run",
         "send_body",
         "send_end",
         "source",
@@ -119,6 +123,8 @@ class ActiveStream:
         self.blocked = False  # a write is held back by the server (a paused transport)
         self.over = False
         self.events_sent = 0
+        self.run: Run | None = None  # a run of events part way through, from its frame ``at`` on
+        self.at = 0
         self.limit_timer: asyncio.TimerHandle | None = None  # ends the stream at the wall-clock limit
 
 
@@ -240,14 +246,25 @@ class StreamScheduler:
         """Write every frame of ``stream`` that is due by ``now``, in one write; then wait for its next deadline."""
         parts: list[bytes] = []
         size = 0
-        source = stream.source
         due = math.inf
         ended = dropped = False
+        run = stream.run
+        if run is not None:  # part way through a run of events: the usual case of a long stream
+            size, due = self._take(stream, run, stream.at, now, parts, 0)
+            if due != math.inf:  # more of the run to come, or the write is full
+                self._write_due(stream, parts, due)
+                return
+        source = stream.source
         try:
             for item in source:
-                if item.__class__ is float:
-                    if item > now:
-                        due = item
+                cls = item.__class__
+                if cls is float:
+                    if item > now:  # type: ignore[operator]
+                        due = item  # type: ignore[assignment]
+                        break
+                elif cls is Run:
+                    size, due = self._take(stream, item, 0, now, parts, size)  # type: ignore[arg-type]
+                    if due != math.inf:
                         break
                 elif item is DROP:
                     dropped = True
@@ -278,6 +295,43 @@ class StreamScheduler:
         elif due != math.inf:
             self._schedule(stream, due)
         # A due of inf (a stall until the client leaves) waits for cancel().
+
+    @staticmethod
+    def _take(stream: ActiveStream, run: Run, at: int, now: float, parts: list[bytes], size: int) -> tuple[int, float]:
+        """Add the frames of ``run`` from ``at`` that are due by ``now`` to ``parts`` (within
+        :data:`MAX_WRITE_BYTES`). Returns the new size and the next deadline: ``inf`` when the
+        run is used up (the producer comes next), ``now`` when the write is full."""
+        dues = run.dues
+        end = bisect_right(dues, now, at)
+        if end > at:
+            frames = run.frames
+            if end == at + 1:  # one event per tick: the usual case
+                frame = frames[at]
+                parts.append(frame)
+                size += len(frame)
+            else:
+                for index in range(at, end):
+                    frame = frames[index]
+                    parts.append(frame)
+                    size += len(frame)
+                    if size >= MAX_WRITE_BYTES and index + 1 < end:
+                        end = index + 1
+                        stream.run, stream.at = run, end
+                        return size, now  # the rest at the next tick
+        if end < len(dues):
+            stream.run, stream.at = run, end
+            return size, dues[end]
+        stream.run = None
+        return size, math.inf
+
+    def _write_due(self, stream: ActiveStream, parts: list[bytes], due: float) -> None:
+        """Write ``parts`` (if any) and wait for ``due``: the short way through :meth:`_advance`."""
+        if parts:
+            stream.events_sent += len(parts)
+            self._write(stream, parts[0] if len(parts) == 1 else b"".join(parts))
+            if stream.over or stream.blocked:
+                return  # the write found the client gone, or is held back (it reschedules when done)
+        self._schedule(stream, due)
 
     # -- writing without awaiting --------------------------------------------------------------
 

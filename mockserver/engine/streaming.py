@@ -7,7 +7,8 @@ this is the per-token hot path.
 
 A stream is planned as an iterator of :data:`Item`: a ``float`` is a deadline on the
 server's clock (what follows is due then), ``bytes`` an encoded event, :data:`DROP`
-a request to close the connection under the reply (a fault). Producers encode a
+a request to close the connection under the reply (a fault), and a :class:`Run` a
+batch of events with a deadline each (the text deltas of a long reply). Producers encode a
 frame, then yield its deadline, then the frame, so the bytes are ready before they
 are due. :class:`~mockserver.engine.scheduler.EventStreamResponse` hands the iterator
 to the server's :class:`~mockserver.engine.scheduler.StreamScheduler`, which plays
@@ -44,7 +45,30 @@ class Signal(enum.Enum):
 
 
 DROP = Signal.DROP
-Item = bytes | float | Signal
+
+
+class Run:
+    """Events with a deadline each: ``frames[i]`` is due at ``dues[i]`` (non-decreasing).
+
+    The per-token hot path of a long stream: a producer encodes a run of text events at once
+    (a few dozen), and the scheduler writes each tick the ones that fell due, with a bisect
+    over ``dues`` instead of pulling two items through the producer per event.
+    """
+
+    __slots__ = ("dues", "frames")
+
+    def __init__(self, dues: list[float], frames: list[bytes]) -> None:
+        self.dues = dues
+        self.frames = frames
+
+    def items(self) -> Iterator[bytes | float]:
+        """The same events as plain items: each frame's deadline, then the frame."""
+        for due, frame in zip(self.dues, self.frames, strict=True):
+            yield due
+            yield frame
+
+
+Item = bytes | float | Signal | Run
 
 # Why a stream is over: the reply went out whole, the client left, a fault dropped the
 # connection, the server ended it (StreamScheduler.finish_all), or its producer failed.
@@ -70,6 +94,10 @@ async def play(items: Iterator[Item], clock: Clock) -> AsyncIterator[bytes]:
                 await clock.sleep_until(item)
             elif item is DROP:
                 raise ConnectionAbortedError("mockserver fault: connection dropped")
+            elif isinstance(item, Run):
+                for due, frame in zip(item.dues, item.frames, strict=True):
+                    await clock.sleep_until(due)
+                    yield frame
             else:
                 yield item
 

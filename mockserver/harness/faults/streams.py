@@ -111,6 +111,7 @@ class FaultPacer(Pacer):
     """A :class:`Pacer` that sends one chunk per ``per_chunk`` tokens even when all are due, and can be pushed back."""
 
     merges_when_due = False
+    fixed = False  # shift() moves the schedule mid-stream: deadlines are read as they come
 
     async def batches(self, first: int, stop: int, per_chunk: int = 1) -> AsyncIterator[tuple[int, int]]:
         sent = first

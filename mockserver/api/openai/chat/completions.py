@@ -22,7 +22,7 @@ from mockserver.config.fixture import Fixture
 from mockserver.engine import conversation, generation, structured, tokens
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Pacer, Schedule
-from mockserver.engine.streaming import DONE, Item, data_event
+from mockserver.engine.streaming import DONE, Item, Run, data_event
 from mockserver.engine.structured import FunctionSpec
 from mockserver.errors.validation import describe
 from mockserver.harness import scripts
@@ -271,12 +271,22 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     if len(plan.choices) == 1 and not plan.choices[0].calls:
         # The usual reply, one choice of text: the same frames as below, without the per-choice loop.
         (before, after), text, dumps = content_frames[plan.choices[0].index], plan.choices[0].text, orjson.dumps
-        for lo, hi, due in pacer.chunks(first, first + plan.text_steps, per_chunk):
+        stop = first + plan.text_steps
+        # The first chunk on its own (what the first-token metrics look for), the rest in runs
+        # when the schedule is fixed; chunk by chunk otherwise (a fault can move it, or time scale 0).
+        alone = stop if not pacer.fixed or pacer.schedule.interval == 0 else min(stop, first + per_chunk)
+        for lo, hi, due in pacer.chunks(first, alone, per_chunk):
             piece = text.piece(lo - first, hi - first)
             if piece:  # a token that is only part of a character's bytes sends nothing (engine.tokens)
                 frame = before + dumps(piece) + after
                 yield due
                 yield frame
+        for lo, hi, dues in pacer.runs(alone, stop, per_chunk):
+            pieces = text.pieces(lo - first, hi - first, per_chunk)
+            if "" in pieces:  # tokens that are only part of a character send nothing
+                dues = [due for due, piece in zip(dues, pieces, strict=True) if piece]
+                pieces = [piece for piece in pieces if piece]
+            yield Run(dues, [before + dumps(piece) + after for piece in pieces])
     else:
         yield from _choice_deltas(plan, pacer, first, per_chunk, content_frames, chunk, choice)
     closing = [chunk([choice(c.index, {}, c.finish_reason)]) for c in plan.choices]

@@ -152,3 +152,31 @@ def test_a_request_is_dated_from_when_the_kernel_received_it() -> None:
     fake = FakeClock(start=5.0)
     assert arrival.arrival_time(scope, fake) == 5.0  # a test's clock is not moved by real waits
     assert arrival.kernel_wait(None) == 0.0 and arrival.kernel_wait(object()) == 0.0
+
+
+def test_a_request_that_came_while_the_server_was_starting_waited_from_when_it_was_ready() -> None:
+    async def main() -> tuple[float, float]:
+        waited: list[float] = []
+
+        class Server(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                self.transport = transport
+
+            def data_received(self, data: bytes) -> None:
+                time.sleep(0.06)
+                waited.append(arrival.kernel_wait(self.transport, ready_at=time.monotonic() - 0.02))
+                waited.append(arrival.kernel_wait(self.transport, ready_at=time.monotonic()))
+                self.transport.close()
+
+        server = await asyncio.get_running_loop().create_server(Server, "127.0.0.1", 0)
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.sockets[0].getsockname()[1])
+        writer.write(b"request")
+        await reader.read()
+        writer.close()
+        server.close()
+        return waited[0], waited[1]
+
+    since_ready, ready_now = asyncio.run(main())
+    if hasattr(socket, "TCP_INFO"):
+        assert since_ready == pytest.approx(0.02, abs=0.005)
+    assert ready_now < 0.001  # came before the app was ready: no wait counted

@@ -13,7 +13,8 @@ So the middleware asks the kernel how long ago the connection last received data
 before the app saw it, at the kernel's tick resolution (1 to 10 ms; 4 ms on most machines).
 The exchange is dated that much earlier, and a burst is planned within its TTFT instead of
 adding to it. Elsewhere (not Linux, not TCP, a test client) the wait is 0 and a request is
-dated when the app sees it, as before.
+dated when the app sees it, as before. A request that came while the server was still
+starting (the socket listens before the app is built) waits from when the app was ready.
 
 Only the server's real clock (:class:`~mockserver.engine.pacing.MonotonicClock`) is moved
 back; a test's fake clock dates a request by its own ``now()``.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import time
 from typing import Any
 
 from starlette.types import Scope
@@ -37,8 +39,13 @@ _LAST_DATA_RECV = struct.Struct("=I")  # tcpi_last_data_recv: milliseconds since
 _LAST_DATA_RECV_OFFSET = 52  # 8 bytes of u8 fields, then 11 u32 before it (struct tcp_info, linux/tcp.h)
 
 
-def kernel_wait(transport: Any) -> float:
-    """Seconds since ``transport``'s socket last received data; 0.0 when the kernel can't say."""
+def kernel_wait(transport: Any, ready_at: float | None = None) -> float:
+    """Seconds since ``transport``'s socket last received data; 0.0 when the kernel can't say.
+
+    ``ready_at`` (``time.monotonic()``) is when the app was ready to serve: a request that came
+    while the server was still starting is counted as waiting from then, not before. Otherwise
+    its whole reply would be overdue at once, and a stream would arrive in one burst.
+    """
     if _TCP_INFO is None or transport is None:
         return 0.0
     try:
@@ -48,7 +55,9 @@ def kernel_wait(transport: Any) -> float:
     except (AttributeError, OSError, struct.error, TypeError):
         return 0.0
     waited: float = milliseconds / 1000
-    return waited if waited <= MAX_WAIT_S else 0.0
+    if ready_at is not None:
+        waited = min(waited, time.monotonic() - ready_at)
+    return waited if 0 < waited <= MAX_WAIT_S else 0.0
 
 
 def arrival_time(scope: Scope, clock: Clock) -> float:

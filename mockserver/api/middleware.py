@@ -14,6 +14,7 @@ slow every streamed event.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -206,6 +207,7 @@ def expose_connection_closer(app: Starlette) -> None:
     connection close mid-body: a transport error, not a clean end.
     """
     build = app.build_middleware_stack
+    ready_at = time.monotonic()  # the app is built: requests that came before waited for it, not for others
 
     def build_with_closer() -> ASGIApp:
         inner = build()
@@ -217,7 +219,7 @@ def expose_connection_closer(app: Starlette) -> None:
                 scope.setdefault("state", {})["close_connection"] = close if callable(close) else None
                 scope["state"]["server_send"] = send
                 scope["state"]["write_body"] = direct_body_writer(send)
-                scope["state"][arrival.WAITED] = arrival.kernel_wait(transport)
+                scope["state"][arrival.WAITED] = arrival.kernel_wait(transport, ready_at)
             await inner(scope, receive, send)
 
         return outer

@@ -169,3 +169,15 @@ def test_describe_names_redis_without_its_password(redis_server: RedisServer) ->
         assert line == f"Redis at {where}, shared by every worker and replica (prefix ci:)"
 
     asyncio.run(main())
+
+
+def test_a_lease_must_live_some_time(redis_server: RedisServer) -> None:
+    async def main() -> None:
+        connection = shared.client(redis_server.url)
+        try:
+            with pytest.raises(ValueError, match="more than 0 seconds"):
+                RedisStore(connection, redis_server.url, lease_ttl_s=0)
+        finally:
+            await connection.aclose()
+
+    asyncio.run(main())

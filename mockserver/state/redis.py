@@ -187,6 +187,8 @@ class RedisStore:
         prefix: str = shared.DEFAULT_PREFIX,
         lease_ttl_s: float = LEASE_TTL_S,
     ) -> None:
+        if not lease_ttl_s > 0:
+            raise ValueError(f"the lease time-to-live must be more than 0 seconds, not {lease_ttl_s}")
         self._redis = connection
         self._url = url
         self._prefix = prefix

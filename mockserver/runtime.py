@@ -32,7 +32,9 @@ from mockserver.service.exchange import ExchangeHooks
 from mockserver.service.inflight import InFlight
 from mockserver.service.response_store import ResponseStore
 from mockserver.state.config_log import MAX_PATCHES, ConfigLog, Position
+from mockserver.state.counters import Counters, MemoryCounters
 from mockserver.state.shared import Shared
+from mockserver.state.shared_counters import RedisCounters
 from mockserver.state.store import MemoryStore, Store
 
 logger = logging.getLogger("mockserver")
@@ -91,7 +93,7 @@ class ServerState:
         self.journal = Journal(
             self.settings.journal_size, wall_clock=self.wall_clock, max_bytes=self.settings.journal_bytes
         )
-        self.fault_state = FaultState(self.settings.seed)
+        self.fault_state = FaultState(self.settings.seed, _counters(self.shared, "faults"))
         self.script_state = ScriptState()
         self.replies = InFlight()  # held non-streaming replies
         self.streams = StreamScheduler(self.clock)  # every open stream, on one timer; ended with a final event on stop
@@ -119,14 +121,14 @@ class ServerState:
         self.responses.reset()
         await self.store.reset()
         self.journal.clear()
-        self.fault_state.clear()
+        await self.fault_state.clear()
         self.script_state.clear()
 
-    def reset_scope(self, test_id: str) -> None:
-        """Forget one test's journal entries, fault counters and script sequences; the configuration
-        is shared and stays."""
+    async def reset_scope(self, test_id: str) -> None:
+        """Forget one test's journal entries, fault counters and script sequences (in every process,
+        when they are shared); the configuration is shared and stays."""
         self.journal.clear(test_id)
-        self.fault_state.clear(test_id)
+        await self.fault_state.clear(test_id)
         self.script_state.clear(test_id)
 
     def snapshot(self) -> tuple[Settings, Fixture]:
@@ -173,5 +175,10 @@ class ServerState:
     def restore(self, snapshot: tuple[Settings, Fixture]) -> None:
         settings, fixture = snapshot
         if settings.seed != self.settings.seed:
-            self.fault_state = FaultState(settings.seed)
+            self.fault_state.reseed(settings.seed)
         self.settings, self.fixture = settings, fixture
+
+
+def _counters(where: Shared | None, namespace: str) -> Counters:
+    """Per-test counters in this process, or in the Redis every worker and replica shares."""
+    return MemoryCounters() if where is None else RedisCounters(where, namespace)

@@ -299,7 +299,7 @@ def test_sequences_count_per_test_id_and_restart_on_reset(mockserver: MockServer
     mockserver.reset()
     mockserver.configure(scripts=sequence())
     assert texts(mine, 1) == ["one"]
-    mockserver.server.state.reset_scope("another-test")
+    mockserver.server.run(mockserver.server.state.reset_scope("another-test"))
 
 
 def test_one_request_takes_one_step_whatever_its_choices_or_replanning(mockserver: MockServerHandle) -> None:

@@ -101,7 +101,7 @@ async def respond(
     state = server_state(request)
     exchange = exchange_of(request.scope)
     exchange.usage = usage
-    fault = injection.choose(state, request, exchange)
+    fault = await injection.choose(state, request, exchange)
     if fault is not None:
         reply = await injection.respond_with(
             fault,

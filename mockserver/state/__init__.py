@@ -1,7 +1,9 @@
 """Shared state behind one interface: rate windows, capacity counters, quota spend and
-the usage ledger (:mod:`.store`). In memory by default (:class:`.store.MemoryStore`); in
-Redis for several workers and replicas (:class:`.redis.RedisStore`, on the connection made
-by :mod:`.shared`).
+the usage ledger (:mod:`.store`), and the per-test counters of faults and script sequences
+(:mod:`.counters`). In memory by default (:class:`.store.MemoryStore`,
+:class:`.counters.MemoryCounters`); in Redis for several workers and replicas
+(:class:`.redis.RedisStore`, :class:`.shared_counters.RedisCounters`, :mod:`.config_log`, on the
+connection made by :mod:`.shared`).
 
 May import: errors only (and the ``redis`` package).
 

@@ -66,7 +66,7 @@ class MockServerHandle:
         """Back to the configuration the test started with; forget its journal and fault counters."""
         state = self.server.state
         state.restore(self._baseline)
-        state.reset_scope(self.test_id)
+        self.server.run(state.reset_scope(self.test_id))
         self._since = state.journal.last_seq
 
     def close(self) -> None:

@@ -172,5 +172,5 @@ async def reset(
     if scope is None:
         await state.reset()
         return ResetDone(scope="all")
-    state.reset_scope(scope)
+    await state.reset_scope(scope)
     return ResetDone(scope=scope)

@@ -9,8 +9,10 @@ Precedence, first hit wins (DESIGN.md "Faults"):
 
 Count-limited faults (``once``, ``times=N``, a rule's ``count``) are counted per
 ``x-mock-test-id``, so "503 once, then success" holds for each test on a shared
-server. The random draw comes from a ``random.Random`` seeded with the server's
-seed and the test id: a test's faults are the same on every run, whatever ran before.
+server; with a shared ``--state``, the count is one across every worker and replica.
+The random draw comes from a ``random.Random`` seeded with the server's
+seed and the test id: a test's faults are the same on every run, whatever ran before
+(per process: several workers each draw their own sequence).
 
 :func:`choose` is called by :func:`mockserver.api.serving.respond` for every
 inference request; :func:`respond_with` builds the faulted reply. What each fault
@@ -43,8 +45,9 @@ from mockserver.harness.faults.streams import FaultPacer, is_anthropic, is_respo
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.service.accounts import request_key
 from mockserver.service.exchange import Exchange
+from mockserver.state.counters import Counters, MemoryCounters
 
-MAX_SCOPES = 10_000
+MAX_SCOPES = 10_000  # random sources kept, one per test id
 DROP_GRACE_S = 5.0
 CLIENT_CLOSED_STATUS = 499  # nginx's "client closed request": shown in the journal, never sent
 
@@ -56,24 +59,23 @@ class Chosen:
 
 
 class FaultState:
-    """Per-test-id counters for count-limited faults and per-test-id random sources. ``clear()`` resets."""
+    """Counters for count-limited faults and random sources, per test id. ``clear()`` resets.
 
-    def __init__(self, seed: int) -> None:
+    The counters are a :class:`~mockserver.state.counters.Counters`: in this process by default, or
+    in Redis, so that a fault limited to ``once`` fires once across every worker and replica. The
+    random sources are always this process's own: with several workers, each draws its own sequence.
+    """
+
+    def __init__(self, seed: int, counters: Counters | None = None) -> None:
         self.seed = seed
-        self._counts: dict[tuple[str | None, str], int] = {}
+        self.counters: Counters = counters if counters is not None else MemoryCounters()
         self._rngs: dict[str | None, random.Random] = {}
 
-    def take(self, scope: str | None, ident: str, times: int | None) -> bool:
-        """Whether a fault limited to ``times`` firings may fire once more in ``scope``."""
+    async def take(self, scope: str | None, ident: str, times: int | None) -> bool:
+        """Whether a fault limited to ``times`` firings may fire once more in ``scope`` (and count it)."""
         if times is None:
-            return True
-        used = self._counts.get((scope, ident), 0)
-        if used >= times:
-            return False
-        if len(self._counts) >= MAX_SCOPES:
-            self._counts.pop(next(iter(self._counts)))
-        self._counts[(scope, ident)] = used + 1
-        return True
+            return True  # no counter, no round trip
+        return await self.counters.take(scope, ident, times)
 
     def rng(self, scope: str | None) -> random.Random:
         rng = self._rngs.get(scope)
@@ -83,13 +85,17 @@ class FaultState:
             rng = self._rngs[scope] = random.Random(f"{self.seed}:{scope or ''}")
         return rng
 
-    def clear(self, scope: str | None = None) -> None:
+    def reseed(self, seed: int) -> None:
+        """A new seed: the random sources start again from it; the counters stay."""
+        self.seed = seed
+        self._rngs.clear()
+
+    async def clear(self, scope: str | None = None) -> None:
         if scope is None:
-            self._counts.clear()
             self._rngs.clear()
-            return
-        self._counts = {k: v for k, v in self._counts.items() if k[0] != scope}
-        self._rngs.pop(scope, None)
+        else:
+            self._rngs.pop(scope, None)
+        await self.counters.clear(scope)
 
 
 def parse_header(raw: str) -> FaultSpec:
@@ -103,21 +109,21 @@ def parse_header(raw: str) -> FaultSpec:
         ) from None
 
 
-def choose(state: Any, request: Request, exchange: Exchange) -> Chosen | None:
+async def choose(state: Any, request: Request, exchange: Exchange) -> Chosen | None:
     """The fault for this request, if any. ``state`` is the :class:`~mockserver.runtime.ServerState`."""
     headers = request.headers
     scope = headers.get(TEST_ID_HEADER)
     raw = headers.get(FAULT_HEADER)
     if raw is not None:
         spec = parse_header(raw)
-        if spec.is_none or not state.fault_state.take(scope, "header:" + raw, spec.times):
+        if spec.is_none or not await state.fault_state.take(scope, "header:" + raw, spec.times):
             return None
         return Chosen(spec, "header")
     config = state.fixture.faults
     if config.rules:
         key = request_key(headers)
         for index, rule in enumerate(config.rules):
-            if matches(rule.match, exchange, key) and state.fault_state.take(scope, f"rule:{index}", rule.times):
+            if matches(rule.match, exchange, key) and await state.fault_state.take(scope, f"rule:{index}", rule.times):
                 return Chosen(rule.fault, "rule")
     if config.probability > 0:
         rng = state.fault_state.rng(scope)

@@ -4,13 +4,16 @@ many requests race for it; a test's reset and a full reset reach every process; 
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 
-from mockserver import errors
+from mockserver import MockServer, errors
 from mockserver.runtime import ServerState
 from mockserver.state import shared_counters
 from mockserver.state.counters import MemoryCounters
+from tests.conftest import PREVIEW_KEY
 from tests.redis_server import RedisServer
 from tests.test_shared_config import processes, run
 
@@ -117,3 +120,29 @@ def test_memory_counters_forget_the_oldest_scope_past_their_bound() -> None:
 def _integer(reply: bytes) -> int:
     """A RESP integer reply (``:3``)."""
     return int(reply.split(b"\r\n")[0][1:])
+
+
+def test_a_once_fault_fires_once_across_two_servers(redis_server: RedisServer) -> None:
+    with (
+        MockServer(time_scale=0, state=redis_server.url) as one,
+        MockServer(time_scale=0, state=redis_server.url) as two,
+    ):
+        fault = {"x-mock-fault": "once status=503", "x-mock-test-id": "flaky"}
+        urls = [server.url + "/v1/chat/completions" for server in (one, two)] * 8
+        body = {"model": "gpt-5.6-mini", "messages": [{"role": "user", "content": "Hi"}]}
+
+        def post(url: str) -> int:
+            reply = httpx.post(url, json=body, headers={**fault, "authorization": f"Bearer {PREVIEW_KEY}"})
+            return reply.status_code
+
+        with ThreadPoolExecutor(len(urls)) as pool:
+            statuses = list(pool.map(post, urls))
+        assert sorted(statuses) == [200] * 15 + [503]
+        # the SDK retries past a once fault
+        client = two.client(
+            PREVIEW_KEY, strict=True, test_id="retried", default_headers={"x-mock-fault": "once status=503"}
+        )
+        assert client.chat.completions.create(
+            model="gpt-5.6-mini", messages=[{"role": "user", "content": "Hi"}]
+        ).choices
+        assert [call.status for call in two.calls(test_id="retried")] == [503, 200]

@@ -24,15 +24,17 @@ from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.engine.scheduler import StreamScheduler
 from mockserver.harness import control
 from mockserver.harness.faults.injection import FaultState
-from mockserver.harness.journal import Journal
+from mockserver.harness.journal import Journal, RequestJournal
 from mockserver.harness.metrics import Metrics
 from mockserver.harness.scripts import ScriptState
+from mockserver.harness.shared_journal import SharedJournal
 from mockserver.service import capacity
 from mockserver.service.exchange import ExchangeHooks
 from mockserver.service.inflight import InFlight
 from mockserver.service.response_store import ResponseStore
 from mockserver.state.config_log import MAX_PATCHES, ConfigLog, Position
 from mockserver.state.counters import Counters, MemoryCounters
+from mockserver.state.journal_log import JournalLog
 from mockserver.state.shared import Shared
 from mockserver.state.shared_counters import RedisCounters
 from mockserver.state.store import MemoryStore, Store
@@ -90,9 +92,7 @@ class ServerState:
         self.responses = ResponseStore(
             self.clock.now, max_items=self.settings.stored_responses, ttl_s=self.settings.stored_response_ttl
         )
-        self.journal = Journal(
-            self.settings.journal_size, wall_clock=self.wall_clock, max_bytes=self.settings.journal_bytes
-        )
+        self.journal = self._journal()
         self.fault_state = FaultState(self.settings.seed, _counters(self.shared, "faults"))
         self.script_state = ScriptState()
         self.replies = InFlight()  # held non-streaming replies
@@ -120,16 +120,27 @@ class ServerState:
         self.ids = IdFactory(self.settings.seed)
         self.responses.reset()
         await self.store.reset()
-        self.journal.clear()
+        await self.journal.forget()
         await self.fault_state.clear()
         self.script_state.clear()
 
     async def reset_scope(self, test_id: str) -> None:
         """Forget one test's journal entries, fault counters and script sequences (in every process,
         when they are shared); the configuration is shared and stays."""
-        self.journal.clear(test_id)
+        await self.journal.forget(test_id)
         await self.fault_state.clear(test_id)
         self.script_state.clear(test_id)
+
+    def _journal(self) -> RequestJournal:
+        """The journal in this process's memory, or the one every process shares through Redis."""
+        size, max_bytes = self.settings.journal_size, self.settings.journal_bytes
+        if self.shared is None:
+            return Journal(size, wall_clock=self.wall_clock, max_bytes=max_bytes)
+
+        def known_keys() -> list[str]:  # the fixture's keys in force when an entry is recorded: masked in it
+            return [a.key for a in self.fixture.accounts]
+
+        return SharedJournal(JournalLog(self.shared), size, known_keys, self.wall_clock, max_bytes=max_bytes)
 
     def snapshot(self) -> tuple[Settings, Fixture]:
         """The configuration in force (both parts are immutable), to :meth:`restore` later."""

@@ -14,17 +14,24 @@ one server see only their own requests. The journal also tracks exchanges still
 in flight per scope, so an in-process reader can wait until the reply it just
 read has been recorded (a client can see the last byte before the server has
 finished its bookkeeping).
+
+Readers go through :class:`RequestJournal`, a small async interface (:meth:`~RequestJournal.read`,
+:meth:`~RequestJournal.forget`, :meth:`~RequestJournal.held`, :meth:`~RequestJournal.newest`)
+that this in-memory :class:`Journal` and the journal shared through Redis
+(:class:`~mockserver.harness.shared_journal.SharedJournal`) both implement, so the control
+plane and ``MockServer`` read either one the same way.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from mockserver import errors
 from mockserver.config.settings import DEFAULT_JOURNAL_BYTES, MAX_JSON_DEPTH
@@ -39,7 +46,9 @@ SETTLE_TIMEOUT_S = 2.0
 
 
 @dataclass(frozen=True)
-class _Record:
+class Record:
+    """One finished exchange as the in-memory journal holds it (shaped for readers by :func:`entry`)."""
+
     seq: int
     exchange: Exchange
     key: str | None
@@ -47,31 +56,85 @@ class _Record:
     finished_wall: float
 
 
-class Journal:
-    """A bounded, thread-safe log of finished exchanges."""
+def key_digest(key: str | None) -> str | None:
+    """A digest of an API key: what a reader compares a ``key=`` filter with, never showing the key."""
+    return None if key is None else hashlib.sha256(key.encode()).hexdigest()
 
-    def __init__(
-        self,
-        max_entries: int,
-        wall_clock: Callable[[], float] = time.time,
-        *,
-        max_bytes: int = DEFAULT_JOURNAL_BYTES,
-    ) -> None:
-        self._records: deque[_Record] = deque()
-        self._max_entries = max_entries
-        self._max_bytes = max_bytes
-        self.bytes = 0  # request-body bytes held
-        self._seq = itertools.count(1)
-        self._wall_clock = wall_clock
+
+@dataclass(frozen=True)
+class JournalQuery:
+    """Which entries a reader wants. Each filter left None matches everything; ``test_id`` None
+    means every scope, and ``include_unscoped`` adds the entries sent without a test id.
+    ``since`` skips entries up to that ``seq``; ``limit`` keeps only the newest N that match."""
+
+    test_id: str | None = None
+    path: str | None = None
+    model: str | None = None
+    key: str | None = None
+    method: str | None = None
+    tier: str | None = None
+    status: int | None = None
+    since: int = 0
+    include_unscoped: bool = False
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One entry as readers get it: JSON-ready and masked (:func:`entry`), with a digest of its key
+    so that ``Calls.filter(key=...)`` can match the real key without it being kept."""
+
+    data: dict[str, Any]
+    key_digest: str | None
+
+
+@dataclass(frozen=True)
+class Held:
+    """What a journal holds now (``GET /_mock/stats``)."""
+
+    entries: int
+    bytes: int
+
+
+class RequestJournal(Protocol):
+    """What the server and its readers need from a journal, in memory or shared through Redis.
+
+    The hooks run on the server's event loop for every exchange. :meth:`settle` blocks, so it is
+    called from another thread only (``MockServer``); the rest is read from the event loop.
+    """
+
+    def on_response_start(self, exchange: Exchange) -> dict[str, str]: ...
+
+    def on_complete(self, exchange: Exchange) -> Awaitable[None] | None: ...
+
+    def settle(self, test_id: str | None, timeout: float = SETTLE_TIMEOUT_S) -> None:
+        """Wait until no exchange of this scope that this process serves is still being recorded."""
+
+    async def read(self, query: JournalQuery, known_keys: Iterable[str]) -> list[Shown]:
+        """The entries ``query`` selects, oldest first, masked (``known_keys`` are masked too)."""
+
+    async def forget(self, test_id: str | None = None) -> int:
+        """Drop every entry, or one test's; returns how many were dropped."""
+
+    async def held(self) -> Held: ...
+
+    async def newest(self) -> int:
+        """The ``seq`` of the newest entry recorded so far (0 if none): a reader's ``since`` for "from now on"."""
+
+
+class Settling:
+    """The part both journals share: which exchanges of each scope (test id) are still being
+    recorded, so a reader in another thread can wait for the reply it has just read (:meth:`settle`).
+    Only exchanges this process serves are tracked; a subclass calls :meth:`_settled` with
+    ``self._cond`` held once it has recorded one."""
+
+    def __init__(self) -> None:
         self._cond = threading.Condition()
         self._in_flight: dict[str | None, int] = {}
-        self.last_seq = 0
 
     @staticmethod
     def recorded(path: str) -> bool:
         return not path.startswith(UNRECORDED_PREFIXES)
-
-    # -- hooks (run on the server's event loop) --------------------------------------------
 
     def on_response_start(self, exchange: Exchange) -> dict[str, str]:
         if self.recorded(exchange.path):
@@ -81,6 +144,42 @@ class Journal:
             exchange.extra["journal_in_flight"] = True
         return {}
 
+    def _settled(self, exchange: Exchange, scope: str | None) -> None:
+        if exchange.extra.pop("journal_in_flight", False):
+            left = self._in_flight.get(scope, 1) - 1
+            if left > 0:
+                self._in_flight[scope] = left
+            else:
+                self._in_flight.pop(scope, None)
+        self._cond.notify_all()
+
+    def settle(self, test_id: str | None, timeout: float = SETTLE_TIMEOUT_S) -> None:
+        """Wait (from another thread) until no exchange of this scope is in flight, or ``timeout``."""
+        with self._cond:
+            self._cond.wait_for(lambda: not self._in_flight.get(test_id), timeout=timeout)
+
+
+class Journal(Settling):
+    """A bounded, thread-safe log of finished exchanges, in this process's memory."""
+
+    def __init__(
+        self,
+        max_entries: int,
+        wall_clock: Callable[[], float] = time.time,
+        *,
+        max_bytes: int = DEFAULT_JOURNAL_BYTES,
+    ) -> None:
+        super().__init__()
+        self._records: deque[Record] = deque()
+        self._max_entries = max_entries
+        self._max_bytes = max_bytes
+        self.bytes = 0  # request-body bytes held
+        self._seq = itertools.count(1)
+        self._wall_clock = wall_clock
+        self.last_seq = 0
+
+    # -- hooks (run on the server's event loop) --------------------------------------------
+
     def on_complete(self, exchange: Exchange) -> None:
         if not self.recorded(exchange.path):
             return
@@ -89,18 +188,12 @@ class Journal:
         size = self._slim(exchange)
         with self._cond:
             seq = next(self._seq)
-            self._records.append(_Record(seq, exchange, key, scope, finished))
+            self._records.append(Record(seq, exchange, key, scope, finished))
             self.bytes += size
             while len(self._records) > 1 and (len(self._records) > self._max_entries or self.bytes > self._max_bytes):
                 self.bytes -= len(self._records.popleft().exchange.request_body)
             self.last_seq = seq
-            if exchange.extra.pop("journal_in_flight", False):
-                left = self._in_flight.get(scope, 1) - 1
-                if left > 0:
-                    self._in_flight[scope] = left
-                else:
-                    self._in_flight.pop(scope, None)
-            self._cond.notify_all()
+            self._settled(exchange, scope)
 
     def _slim(self, exchange: Exchange) -> int:
         """Keep only the raw body (what the byte budget counts); drop one larger than the whole budget."""
@@ -115,11 +208,6 @@ class Journal:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def settle(self, test_id: str | None, timeout: float = SETTLE_TIMEOUT_S) -> None:
-        """Wait (from another thread) until no exchange of this scope is in flight, or ``timeout``."""
-        with self._cond:
-            self._cond.wait_for(lambda: not self._in_flight.get(test_id), timeout=timeout)
-
     def select(
         self,
         *,
@@ -132,7 +220,7 @@ class Journal:
         status: int | None = None,
         since: int = 0,
         include_unscoped: bool = False,
-    ) -> list[_Record]:
+    ) -> list[Record]:
         """Records oldest first. ``test_id`` None means every scope."""
         with self._cond:
             records = list(self._records)
@@ -144,7 +232,7 @@ class Journal:
                 continue
             if path is not None and r.exchange.path != path:
                 continue
-            if model is not None and r.exchange.model != model and _requested_model(r.exchange) != model:
+            if model is not None and r.exchange.model != model and requested_model(r.exchange) != model:
                 continue
             if key is not None and r.key != key:
                 continue
@@ -156,6 +244,33 @@ class Journal:
                 continue
             chosen.append(r)
         return chosen
+
+    async def read(self, query: JournalQuery, known_keys: Iterable[str]) -> list[Shown]:
+        records = self.select(
+            test_id=query.test_id,
+            path=query.path,
+            model=query.model,
+            key=query.key,
+            method=query.method,
+            tier=query.tier,
+            status=query.status,
+            since=query.since,
+            include_unscoped=query.include_unscoped,
+        )
+        if query.limit is not None:
+            records = records[-query.limit :]
+        known = list(known_keys)
+        return [Shown(entry(r, known), key_digest(r.key)) for r in records]
+
+    async def forget(self, test_id: str | None = None) -> int:
+        return self.clear(test_id)
+
+    async def held(self) -> Held:
+        with self._cond:
+            return Held(len(self._records), self.bytes)
+
+    async def newest(self) -> int:
+        return self.last_seq
 
     def clear(self, test_id: str | None = None) -> int:
         """Forget every record, or one scope's. Returns how many were dropped."""
@@ -185,7 +300,7 @@ def request_body(exchange: Exchange) -> Any:
         return bytes(raw).decode("utf-8", "replace")
 
 
-def _requested_model(exchange: Exchange) -> str | None:
+def requested_model(exchange: Exchange) -> str | None:
     body = request_body(exchange)
     if isinstance(body, dict) and isinstance(body.get("model"), str):
         return str(body["model"])
@@ -196,7 +311,7 @@ def _masked(masker: Masker, value: str | None) -> str | None:
     return None if value is None else masker.text(value)
 
 
-def entry(record: _Record, known_keys: Iterable[str]) -> dict[str, Any]:
+def entry(record: Record, known_keys: Iterable[str]) -> dict[str, Any]:
     """One journal entry as shown to users: JSON-ready, every key masked."""
     ex = record.exchange
     masker = Masker([record.key, *known_keys])
@@ -221,7 +336,7 @@ def entry(record: _Record, known_keys: Iterable[str]) -> dict[str, Any]:
         "organization": ex.account.organization if ex.account else None,
         "project": ex.account.project if ex.account else None,
         "body": masker.body(request_body(ex)),
-        "model": _masked(masker, ex.model or _requested_model(ex)),
+        "model": _masked(masker, ex.model or requested_model(ex)),
         "stream": ex.stream,
         "requested_tier": ex.requested_tier,
         "tier": ex.tier,

@@ -7,14 +7,11 @@ and the ``mockserver`` fixture's ``requests`` return them.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-
-def key_digest(key: str | None) -> str | None:
-    return None if key is None else hashlib.sha256(key.encode()).hexdigest()
+from mockserver.harness.journal import key_digest
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ class MockServerHandle:
         self.server = server
         self.test_id = test_id
         self._baseline = server.state.snapshot()
-        self._since = server.state.journal.last_seq
+        self._since = server.newest_call()
 
     @property
     def url(self) -> str:
@@ -67,7 +67,7 @@ class MockServerHandle:
         state = self.server.state
         state.restore(self._baseline)
         self.server.run(state.reset_scope(self.test_id))
-        self._since = state.journal.last_seq
+        self._since = self.server.newest_call()
 
     def close(self) -> None:
         self.reset()

@@ -27,9 +27,9 @@ from fastapi import FastAPI
 
 from mockserver.config.fixture import Fixture
 from mockserver.config.settings import Settings
-from mockserver.harness.journal import TEST_ID_HEADER, entry
+from mockserver.harness.journal import TEST_ID_HEADER, JournalQuery
 from mockserver.runtime import ServerState
-from mockserver.testing.calls import Call, Calls, key_digest
+from mockserver.testing.calls import Call, Calls
 from mockserver.testing.patches import config_patch
 
 if TYPE_CHECKING:
@@ -120,8 +120,12 @@ class MockServer:
         if include_unscoped and test_id is not None:
             journal.settle(None)
         known = [a.key for a in self.state.fixture.accounts]
-        records = journal.select(test_id=test_id, include_unscoped=include_unscoped, since=since)
-        return Calls([Call(entry(r, known), key_digest(r.key)) for r in records])
+        query = JournalQuery(test_id=test_id, include_unscoped=include_unscoped, since=since)
+        return Calls([Call(s.data, s.key_digest) for s in self.run(journal.read(query, known))])
+
+    def newest_call(self) -> int:
+        """The ``seq`` of the newest journal entry: pass it as ``since`` to see only what comes next."""
+        return self.run(self.state.journal.newest())
 
     def client(
         self, key: str = DEFAULT_KEY, *, strict: bool = False, test_id: str | None = None, **kwargs: Any

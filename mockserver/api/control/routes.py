@@ -17,7 +17,7 @@ from mockserver.api.routing import server_state
 from mockserver.config.fixture import Fixture
 from mockserver.engine import jsonbody
 from mockserver.harness import control
-from mockserver.harness.journal import TEST_ID_HEADER, entry
+from mockserver.harness.journal import TEST_ID_HEADER, JournalQuery
 
 router = APIRouter(prefix="/_mock", tags=["control plane"])
 
@@ -139,13 +139,18 @@ async def list_requests(
     ),
 ) -> JSONResponse:
     state = server_state(request)
-    records = state.journal.select(
-        test_id=_scope(request, test_id), path=path, model=model, key=key, method=method, tier=tier, status=status
+    query = JournalQuery(
+        test_id=_scope(request, test_id),
+        path=path,
+        model=model,
+        key=key,
+        method=method,
+        tier=tier,
+        status=status,
+        limit=limit,
     )
-    if limit is not None:
-        records = records[-limit:]
-    known = [a.key for a in state.fixture.accounts]
-    return JSONResponse({"object": "list", "data": [entry(r, known) for r in records]})
+    shown = await state.journal.read(query, [a.key for a in state.fixture.accounts])
+    return JSONResponse({"object": "list", "data": [s.data for s in shown]})
 
 
 @router.delete("/requests", summary="Clear the journal (or one test's part of it)", response_model=JournalCleared)
@@ -155,7 +160,7 @@ async def clear_requests(
         default=None, description="Only this test's entries; default: the x-mock-test-id header."
     ),
 ) -> JournalCleared:
-    deleted = server_state(request).journal.clear(_scope(request, test_id))
+    deleted = await server_state(request).journal.forget(_scope(request, test_id))
     return JournalCleared(deleted=deleted)
 
 

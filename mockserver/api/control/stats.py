@@ -27,8 +27,11 @@ class ServerStats(BaseModel):
     streams_open: int = Field(description="Streamed replies being played.")
     tasks: int = Field(description="asyncio tasks alive on the server's event loop.")
     ultrafast_in_flight: int = Field(description="Ultrafast capacity slots taken, server-wide.")
-    journal_entries: int
-    journal_bytes: int = Field(description="Request-body bytes the journal holds (bounded by journal_bytes).")
+    journal_entries: int = Field(description="Entries the journal holds; with --state redis://, the shared journal's.")
+    journal_bytes: int = Field(
+        description="Bytes the journal holds (bounded by journal_bytes): request bodies in memory; "
+        "the stored entries with --state redis://."
+    )
     stored_responses: int = Field(description="Stored responses kept (bounded by stored_responses).")
     rss_bytes: int | None = Field(description="Resident memory of the server process; null off Linux.")
     open_fds: int | None = Field(description="Open file descriptors of the server process; null off Linux.")
@@ -37,13 +40,14 @@ class ServerStats(BaseModel):
 @router.get("/stats", summary="What the server holds right now (load, bounds, memory)", response_model=ServerStats)
 async def stats(request: Request) -> ServerStats:
     state = server_state(request)
+    journal = await state.journal.held()
     return ServerStats(
         replies_held=state.replies.active,
         streams_open=len(state.streams),
         tasks=len(asyncio.all_tasks()),
         ultrafast_in_flight=await state.store.in_flight(capacity.SERVER_POOL),
-        journal_entries=len(state.journal.select()),
-        journal_bytes=state.journal.bytes,
+        journal_entries=journal.entries,
+        journal_bytes=journal.bytes,
         stored_responses=len(state.responses),
         rss_bytes=_rss_bytes(),
         open_fds=_open_fds(),

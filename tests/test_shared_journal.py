@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 
-from mockserver import errors
+from mockserver import MockServer, errors
 from mockserver.config.fixture import Account, load_fixture
 from mockserver.config.settings import Settings
 from mockserver.harness.journal import Journal, JournalQuery, RequestJournal, key_digest
@@ -21,6 +22,7 @@ from mockserver.harness.shared_journal import SharedJournal
 from mockserver.runtime import ServerState
 from mockserver.service.exchange import Exchange, Usage
 from mockserver.state.shared import Shared
+from mockserver.testing.server import DEFAULT_KEY
 from tests.redis_server import RedisServer
 
 PREVIEW = "sk-mock-preview"
@@ -284,3 +286,57 @@ def _bulk_strings(reply: bytes) -> list[bytes]:
         items.append(rest[:size])
         rest = rest[size + 2 :]
     return items
+
+
+@contextmanager
+def two_servers(redis: RedisServer) -> Iterator[tuple[MockServer, MockServer]]:
+    """Two real servers on one Redis, as two replicas would run."""
+    settings = Settings(port=0, state=redis.url, time_scale=0)
+    with MockServer(settings) as one, MockServer(settings) as two:
+        yield one, two
+
+
+def ask(server: MockServer, text: str) -> None:
+    client = server.client(strict=True, test_id="http", max_retries=0)
+    client.chat.completions.create(model="gpt-5.6-mini", messages=[{"role": "user", "content": text}])
+
+
+def test_two_servers_on_one_redis_show_one_journal_over_http(redis_server: RedisServer) -> None:
+    with two_servers(redis_server) as (one, two):
+        for n in range(4):
+            ask((one, two)[n % 2], f"turn {n}")
+        pages = [httpx.get(f"{s.url}/_mock/requests", params={"test_id": "http"}).json()["data"] for s in (one, two)]
+        assert pages[0] == pages[1]
+        assert [e["body"]["messages"][0]["content"] for e in pages[0]] == [f"turn {n}" for n in range(4)]
+        assert [e["seq"] for e in pages[0]] == [1, 2, 3, 4]
+        assert {e["key"] for e in pages[0]} == {"sk-moc*****view"} and {e["status"] for e in pages[0]} == {200}
+        assert two.calls(test_id="http").filter(key=DEFAULT_KEY).call_count == 4  # MockServer reads it too
+        newest = httpx.get(f"{one.url}/_mock/requests", params={"limit": 1, "model": "gpt-5.6-mini"}).json()["data"]
+        assert [e["seq"] for e in newest] == [4]
+        assert httpx.get(f"{one.url}/_mock/stats").json()["journal_entries"] == 4
+        cleared = httpx.delete(f"{two.url}/_mock/requests", params={"test_id": "http"}).json()
+        assert cleared == {"object": "journal.cleared", "deleted": 4}
+        assert httpx.get(f"{one.url}/_mock/requests").json()["data"] == []
+
+
+def test_redis_away_the_replies_go_on_reading_is_a_503_and_both_recover(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with two_servers(redis_server) as (one, two), caplog.at_level(logging.WARNING):
+        ask(one, "before")
+        redis_server.stop()
+        refused = httpx.post(
+            f"{one.url}/v1/chat/completions",
+            json={"model": "gpt-5.6-mini", "messages": [{"role": "user", "content": "while away"}]},
+            headers={"authorization": f"Bearer {DEFAULT_KEY}"},
+        )
+        assert refused.status_code == 503 and refused.json()["error"]["code"] == "state_unavailable"
+        reading = httpx.get(f"{two.url}/_mock/requests")
+        assert reading.status_code == 503 and reading.json()["error"]["code"] == "state_unavailable"
+        assert reading.headers["retry-after"] == "1"
+        assert "journal did not record POST /v1/chat/completions" in caplog.text
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+        redis_server.start()  # empty, as after a restart without persistence
+        ask(two, "after")
+        (entry,) = httpx.get(f"{one.url}/_mock/requests").json()["data"]
+        assert entry["body"]["messages"][0]["content"] == "after"

@@ -244,3 +244,27 @@ def test_end_all_sends_the_shutdown_error_of_each_api_and_ends_new_streams_at_on
         assert stream.done.result() == FINISHED and b"server_shutting_down" in late.events()[-1]
 
     run(main())
+
+
+def test_an_end_due_on_the_timer_is_written_inside_a_task() -> None:
+    """Writing the end records the exchange first, which may wait on a shared store whose client
+    needs a task (a Redis client's timeouts do); the timer's callback is not one."""
+
+    async def main() -> None:
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        sink = Sink(clock)
+        ended_in: list[asyncio.Task[Any] | None] = []
+
+        async def send_end(message: dict[str, Any]) -> None:
+            ended_in.append(asyncio.current_task())
+            await asyncio.sleep(0)  # the record's own wait
+            await sink.send(message)
+
+        schedule = Schedule.build(start=0.0, ttft=0.1, tokens_per_second=100, total_tokens=3)
+        stream = scheduler.open(token_stream(schedule), send_body=sink.send, send_end=send_end)
+        assert await stream.done == COMPLETED
+        assert len(ended_in) == 1 and ended_in[0] is not None
+        assert sink.ended_at == pytest.approx(schedule.end) and not scheduler.active
+
+    run(main())

@@ -341,9 +341,29 @@ class StreamScheduler:
         self._step(stream, stream.send_body({"type": "http.response.body", "body": body, "more_body": True}), None)
 
     def _end(self, stream: ActiveStream, outcome: str) -> None:
-        """End the response; the stream is over (and its handler may return) once the end is written."""
+        """End the response; the stream is over (and its handler may return) once the end is written.
+
+        Before the end is written the exchange is recorded (ledger, journal), which may wait on a
+        shared store; a Redis client's timeouts only work inside a task. So from the timer's
+        callback, the end goes out in a task of its own (one per stream); inside a task already
+        (a stream whose every event was due when it opened), it is written at once.
+        """
         message = {"type": "http.response.body", "body": b"", "more_body": False}
-        self._step(stream, stream.send_end(message), outcome)
+        if asyncio.current_task() is not None:
+            self._step(stream, stream.send_end(message), outcome)
+            return
+        stream.blocked = True  # nothing more is written meanwhile (as for an end held back by the client)
+        task = asyncio.ensure_future(self._write_end(stream, stream.send_end(message), outcome))
+        task.add_done_callback(_log_failure)
+
+    async def _write_end(self, stream: ActiveStream, end: Awaitable[None], outcome: str) -> None:
+        try:
+            await end
+        except OSError:  # the client went away mid-write
+            self.cancel(stream)
+            return
+        stream.blocked = False
+        self.cancel(stream, outcome)
 
     def _step(self, stream: ActiveStream, coro: Awaitable[None], ending: str | None) -> None:
         """Run ``send`` without a task: it returns at once unless the server applies back-pressure.

@@ -246,6 +246,10 @@ class Journal(Settling):
         return chosen
 
     async def read(self, query: JournalQuery, known_keys: Iterable[str]) -> list[Shown]:
+        return self.shown(query, known_keys)
+
+    def shown(self, query: JournalQuery, known_keys: Iterable[str]) -> list[Shown]:
+        """:meth:`read`, callable from any thread: it never waits for anything."""
         records = self.select(
             test_id=query.test_id,
             path=query.path,

@@ -27,7 +27,7 @@ from fastapi import FastAPI
 
 from mockserver.config.fixture import Fixture
 from mockserver.config.settings import Settings
-from mockserver.harness.journal import TEST_ID_HEADER, JournalQuery
+from mockserver.harness.journal import TEST_ID_HEADER, Journal, JournalQuery
 from mockserver.runtime import ServerState
 from mockserver.testing.calls import Call, Calls
 from mockserver.testing.patches import config_patch
@@ -121,11 +121,14 @@ class MockServer:
             journal.settle(None)
         known = [a.key for a in self.state.fixture.accounts]
         query = JournalQuery(test_id=test_id, include_unscoped=include_unscoped, since=since)
-        return Calls([Call(s.data, s.key_digest) for s in self.run(journal.read(query, known))])
+        # In memory, shaped here in the caller's thread, leaving the server's loop to its streams.
+        shown = journal.shown(query, known) if isinstance(journal, Journal) else self.run(journal.read(query, known))
+        return Calls([Call(s.data, s.key_digest) for s in shown])
 
     def newest_call(self) -> int:
         """The ``seq`` of the newest journal entry: pass it as ``since`` to see only what comes next."""
-        return self.run(self.state.journal.newest())
+        journal = self.state.journal
+        return journal.last_seq if isinstance(journal, Journal) else self.run(journal.newest())
 
     def client(
         self, key: str = DEFAULT_KEY, *, strict: bool = False, test_id: str | None = None, **kwargs: Any

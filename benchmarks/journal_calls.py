@@ -147,8 +147,8 @@ async def one_journal(journal: RequestJournal, scopes: list[str], count: int) ->
 def _shape(journal: SharedJournal, scopes: list[str]) -> Callable[[int], Awaitable[object]]:
     """The Python side of a Redis record alone: shaping, masking and writing the entry as JSON."""
 
-    async def shape(n: int) -> bytes:
-        return journal._item(exchange(n, scopes[n]), scopes[n])
+    async def shape(n: int) -> tuple[bytes, bytes]:
+        return journal.stored(exchange(n, scopes[n]), scopes[n])
 
     return shape
 

@@ -180,8 +180,7 @@ def test_clearing_one_test_or_everything_applies_to_every_process(redis_server: 
         assert await one.journal.forget("a") == 0
         kept = await one.journal.read(JournalQuery(), [])
         assert [(s.data["seq"], s.data["test_id"]) for s in kept] == [(2, "b"), (3, None), (5, "b")]
-        stored = redis_server.command("LRANGE", "mockserver:journal:entries", "0", "-1")
-        assert (await one.journal.held()).bytes == sum(len(item) for item in _bulk_strings(stored))
+        assert (await one.journal.held()).bytes == await stored_bytes(one)
         await one.reset_scope("b")
         assert [s.data["seq"] for s in await two.journal.read(JournalQuery(), [])] == [3]
         await two.reset()  # everything, everywhere
@@ -211,7 +210,7 @@ def test_the_journal_is_bounded_in_bytes_across_processes(redis_server: RedisSer
         for n in range(10):
             await record((one, two)[n % 2].journal, exchange(n, size=3000))
         held = await one.journal.held()
-        assert held.bytes <= 10_000
+        assert held.bytes == await stored_bytes(one) <= 10_000
         kept = await two.journal.read(JournalQuery(), [])
         assert len(kept) == held.entries >= 2 and kept[-1].data["request_id"] == "req_9"
         assert [s.data["seq"] for s in kept] == list(range(11 - len(kept), 11))  # the oldest went first
@@ -277,15 +276,12 @@ def test_keys_added_to_the_fixture_are_masked_in_what_is_recorded_after(redis_se
     run(redis_server, test)
 
 
-def _bulk_strings(reply: bytes) -> list[bytes]:
-    """The items of a RESP array of bulk strings (what ``redis_server.command`` returns)."""
-    items, rest = [], reply.split(b"\r\n", 1)[1]
-    while rest:
-        header, rest = rest.split(b"\r\n", 1)
-        size = int(header[1:])
-        items.append(rest[:size])
-        rest = rest[size + 2 :]
-    return items
+async def stored_bytes(state: ServerState) -> int:
+    """What the journal's index and entries hold in Redis, byte for byte."""
+    assert state.shared is not None
+    redis, key = state.shared.connection, state.shared.key
+    heads = await redis.lrange(key("journal:index"), 0, -1)
+    return sum(map(len, heads)) + sum(map(len, await redis.hvals(key("journal:entries"))))
 
 
 @contextmanager

@@ -3,8 +3,9 @@
 Each finished exchange is shaped and masked once, when it is recorded (:func:`~.journal.entry`),
 and stored in Redis with the fields the filters read (:mod:`mockserver.state.journal_log`), by
 one atomic script that gives it the next ``seq``: every process reads one journal, oldest first,
-in one order. Recording is awaited before the end of the reply goes out, so a client that has
-read a reply finds it in the journal from any worker.
+in one order. A reader filters the fields here and fetches only the entries it returns.
+Recording is awaited before the end of the reply goes out, so a client that has read a reply
+finds it in the journal from any worker.
 
 The bounds are the in-memory journal's options, counted across all processes: at most
 ``journal_size`` entries and ``journal_bytes`` bytes, where a byte is one of a stored entry (its
@@ -43,7 +44,7 @@ from mockserver.harness.journal import (
 from mockserver.harness.masking import Masker
 from mockserver.service.accounts import request_key
 from mockserver.service.exchange import Exchange
-from mockserver.state.journal_log import Item, JournalLog
+from mockserver.state.journal_log import Head, JournalLog
 
 logger = logging.getLogger("mockserver")
 
@@ -74,7 +75,7 @@ class SharedJournal(Settling):
             return
         scope = exchange.headers.get(TEST_ID_HEADER)
         try:
-            await self._log.append(self._item(exchange, scope), self._max_entries, self._max_bytes)
+            await self._log.append(*self.stored(exchange, scope), self._max_entries, self._max_bytes)
         except errors.ServiceUnavailableError:  # Redis is away (state_unavailable)
             if not self._lost:
                 logger.warning(
@@ -93,7 +94,9 @@ class SharedJournal(Settling):
             with self._cond:
                 self._settled(exchange, scope)
 
-    def _item(self, exchange: Exchange, scope: str | None) -> bytes:
+    def stored(self, exchange: Exchange, scope: str | None) -> tuple[bytes, bytes]:
+        """What Redis keeps of an exchange: its head (test id and the fields the filters read) and
+        its entry, shaped and masked as readers get it."""
         key, known = request_key(exchange.headers), list(self._known_keys())
         shaped = entry(Record(0, exchange, key, scope, self._wall_clock()), known)
         del shaped["seq"]  # given by Redis when stored
@@ -106,22 +109,27 @@ class SharedJournal(Settling):
             "tier": exchange.tier,
             "status": exchange.status,
         }
+        head, stored = JournalLog.head(scope, fields), _dumps(shaped, exchange, [key, *known])
         size = len(exchange.request_body)
-        item = JournalLog.item(scope, fields, _dumps(shaped, exchange, [key, *known]))
-        if len(item) > self._max_bytes and size:
+        if len(head) + len(stored) > self._max_bytes and size:
             # Larger than the whole journal: kept without its body, as the in-memory journal does.
             shaped.update(body=None, body_dropped_bytes=size)
-            item = JournalLog.item(scope, fields, orjson.dumps(shaped))
-        return item
+            stored = orjson.dumps(shaped)
+        return head, stored
 
     async def read(self, query: JournalQuery, known_keys: Iterable[str]) -> list[Shown]:
-        """Reads the whole list (one round trip, bounded by ``journal_bytes``) and filters it here.
+        """Filters every entry's head here, then fetches only the entries chosen (two round trips).
         ``known_keys`` were masked when each entry was recorded."""
         wanted_key = key_digest(query.key)
-        chosen = [i for i in await self._log.items() if _admits(query, wanted_key, i)]
+        chosen = [h for h in await self._log.heads() if _admits(query, wanted_key, h)]
         if query.limit is not None:
             chosen = chosen[-query.limit :]
-        return [Shown({"seq": i.seq, **orjson.loads(i.entry)}, i.fields.get("key")) for i in chosen]
+        stored = await self._log.entries([h.seq for h in chosen])
+        return [
+            Shown({"seq": h.seq, **orjson.loads(e)}, h.fields["key"])
+            for h, e in zip(chosen, stored, strict=True)
+            if e is not None  # dropped (a newer entry, or a clear) between the two round trips
+        ]
 
     async def forget(self, test_id: str | None = None) -> int:
         return await self._log.clear(test_id)
@@ -134,8 +142,8 @@ class SharedJournal(Settling):
         return await self._log.newest()
 
 
-def _admits(query: JournalQuery, wanted_key: str | None, item: Item) -> bool:
-    """The in-memory journal's filters (:meth:`~.journal.Journal.select`), on a stored item's fields."""
+def _admits(query: JournalQuery, wanted_key: str | None, item: Head) -> bool:
+    """The in-memory journal's filters (:meth:`~.journal.Journal.select`), on a stored head's fields."""
     fields = item.fields
     if item.seq <= query.since:
         return False

@@ -1,24 +1,29 @@
 """The request journal's storage in Redis, shared by every worker and replica.
 
-The journal is one Redis list of items, oldest first, plus two counters: the last ``seq`` given
-out and the bytes the list holds. An item is three lines and a tail::
+Four keys under the prefix: the last ``seq`` given out, an *index* (a list, oldest first, of one
+short head per entry), the *entries* (a hash from ``seq`` to the entry) and the bytes both hold.
+A head is three lines::
 
-    <seq>\\n<test id as JSON, or null>\\n<fields as JSON>\\n<entry as JSON>
+    <seq>\\n<test id as JSON, or null>\\n<fields as JSON>
 
-The caller (:class:`~mockserver.harness.shared_journal.SharedJournal`) writes the last three: the
-test id (raw, so one test's part can be cleared), the fields its filters read (path, models,
-method, tier, status, and a digest of the key, never the key) and the entry already shaped and
-masked as readers get it. JSON never holds a raw newline, so the lines split unambiguously.
+The caller (:class:`~mockserver.harness.shared_journal.SharedJournal`) writes the test id (raw,
+so one test's part can be cleared), the fields its filters read (path, models, method, tier,
+status, and a digest of the key, never the key) and the entry, already shaped and masked as
+readers get it. JSON never holds a raw newline, so the lines split unambiguously. A reader
+fetches the index, filters the heads, then fetches only the entries it returns: reading one
+test's part of a journal full of large bodies does not move all of them.
 
 Every change is one Lua script, so it is atomic whichever process runs it: :meth:`JournalLog.append`
-takes the next ``seq`` (one order for every process), appends, and drops the oldest items while the
-list holds more than its entries or bytes allow (always keeping the newest); :meth:`JournalLog.clear`
-drops every item or one test's. Bytes are counted as the stored items' lengths, so the byte bound
-is a bound on what Redis holds for the journal (plus Redis's own small per-item overhead).
+takes the next ``seq`` (one order for every process), stores the entry, and drops the oldest while
+the journal holds more entries or bytes than allowed (always keeping the newest);
+:meth:`JournalLog.clear` drops every entry or one test's. Bytes are the stored heads' and entries'
+lengths, so the byte bound is a bound on what Redis holds for the journal (plus Redis's own small
+per-item overhead).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -26,77 +31,94 @@ import orjson
 
 from mockserver.state import shared
 
-# KEYS[1] the last seq, KEYS[2] the list, KEYS[3] its bytes. ARGV: the item's three lines, the bounds.
-_APPEND = """
+# KEYS: [1] the last seq, [2] the index, [3] the entries, [4] the bytes held.
+# Drops the oldest entry; returns the bytes it held. Its seq is the head's first line.
+_DROP_OLDEST = """
+local function drop_oldest()
+  local head = redis.call('LPOP', KEYS[2])
+  local seq = string.sub(head, 1, string.find(head, '\\n', 1, true) - 1)
+  local size = #head + redis.call('HSTRLEN', KEYS[3], seq)
+  redis.call('HDEL', KEYS[3], seq)
+  return size
+end
+"""
+# ARGV: the head's last two lines, the entry, the bounds (entries, bytes).
+_APPEND = (
+    _DROP_OLDEST
+    + """
 local seq = redis.call('INCR', KEYS[1])
-local item = seq .. '\\n' .. ARGV[1]
-local length = redis.call('RPUSH', KEYS[2], item)
-local bytes = redis.call('INCRBY', KEYS[3], #item)
-local max_entries, max_bytes = tonumber(ARGV[2]), tonumber(ARGV[3])
+local head = seq .. '\\n' .. ARGV[1]
+local length = redis.call('RPUSH', KEYS[2], head)
+redis.call('HSET', KEYS[3], seq, ARGV[2])
+local bytes = redis.call('INCRBY', KEYS[4], #head + #ARGV[2])
+local max_entries, max_bytes = tonumber(ARGV[3]), tonumber(ARGV[4])
 while length > 1 and (length > max_entries or bytes > max_bytes) do
-  bytes = redis.call('DECRBY', KEYS[3], #redis.call('LPOP', KEYS[2]))
+  bytes = redis.call('DECRBY', KEYS[4], drop_oldest())
   length = length - 1
 end
 return seq
 """
-# ARGV[1]: the test id as JSON, compared with each item's second line. The kept items are pushed
+)
+# ARGV[1]: the test id as JSON, compared with each head's second line. The kept heads are pushed
 # back in slices, as Lua's unpack takes a bounded number of values.
 _CLEAR_SCOPE = """
-local items = redis.call('LRANGE', KEYS[2], 0, -1)
-local kept, bytes = {}, 0
-for _, item in ipairs(items) do
-  local first = string.find(item, '\\n', 1, true)
-  local second = string.find(item, '\\n', first + 1, true)
-  if string.sub(item, first + 1, second - 1) ~= ARGV[1] then
-    kept[#kept + 1] = item
-    bytes = bytes + #item
+local heads = redis.call('LRANGE', KEYS[2], 0, -1)
+local kept, freed = {}, 0
+for _, head in ipairs(heads) do
+  local first = string.find(head, '\\n', 1, true)
+  local second = string.find(head, '\\n', first + 1, true)
+  if string.sub(head, first + 1, second - 1) == ARGV[1] then
+    local seq = string.sub(head, 1, first - 1)
+    freed = freed + #head + redis.call('HSTRLEN', KEYS[3], seq)
+    redis.call('HDEL', KEYS[3], seq)
+  else
+    kept[#kept + 1] = head
   end
 end
-local dropped = #items - #kept
+local dropped = #heads - #kept
 if dropped > 0 then
   redis.call('DEL', KEYS[2])
   for i = 1, #kept, 1000 do
     redis.call('RPUSH', KEYS[2], unpack(kept, i, math.min(i + 999, #kept)))
   end
-  redis.call('SET', KEYS[3], bytes)
+  redis.call('DECRBY', KEYS[4], freed)
 end
 return dropped
 """
 _CLEAR_ALL = """
 local dropped = redis.call('LLEN', KEYS[2])
-redis.call('DEL', KEYS[2])
-redis.call('SET', KEYS[3], 0)
+redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('SET', KEYS[4], 0)
 return dropped
 """
 _HELD = """
-return {redis.call('LLEN', KEYS[2]), tonumber(redis.call('GET', KEYS[3]) or '0')}
+return {redis.call('LLEN', KEYS[2]), tonumber(redis.call('GET', KEYS[4]) or '0')}
 """
 
 
 @dataclass(frozen=True)
-class Item:
-    """One stored entry, split: its ``seq``, test id and filter fields parsed, the entry still JSON
-    (a reader parses only the entries it returns)."""
+class Head:
+    """One entry's head: its ``seq``, test id and the fields the filters read."""
 
     seq: int
     test_id: str | None
     fields: dict[str, Any]
-    entry: bytes
 
     @classmethod
-    def parse(cls, raw: bytes) -> Item:
-        seq, test_id, fields, entry = raw.split(b"\n", 3)
-        return cls(int(seq), orjson.loads(test_id), orjson.loads(fields), entry)
+    def parse(cls, raw: bytes) -> Head:
+        seq, test_id, fields = raw.split(b"\n", 2)
+        return cls(int(seq), orjson.loads(test_id), orjson.loads(fields))
 
 
 class JournalLog:
-    """The shared journal's list in Redis (see the module docstring). Each method is one round trip;
-    while Redis is away each raises :func:`mockserver.errors.state_unavailable`."""
+    """The shared journal's keys in Redis (see the module docstring). Each method is one round
+    trip; while Redis is away each raises :func:`mockserver.errors.state_unavailable`."""
 
     def __init__(self, where: shared.Shared) -> None:
         self._redis = where.connection
         self._url = where.url
-        self._keys = [where.key("journal:seq"), where.key("journal:entries"), where.key("journal:bytes")]
+        names = ("journal:seq", "journal:index", "journal:entries", "journal:bytes")
+        self._keys = [where.key(name) for name in names]
         self._append = self._redis.register_script(_APPEND)
         self._clear_scope = self._redis.register_script(_CLEAR_SCOPE)
         self._clear_all = self._redis.register_script(_CLEAR_ALL)
@@ -108,21 +130,27 @@ class JournalLog:
         return shared.where(self._url)
 
     @staticmethod
-    def item(test_id: str | None, fields: dict[str, Any], entry: bytes) -> bytes:
-        """What :meth:`append` stores after the ``seq``; its length is what the byte bound counts
-        (plus the ``seq`` and a newline)."""
-        return b"\n".join((orjson.dumps(test_id), orjson.dumps(fields), entry))
+    def head(test_id: str | None, fields: dict[str, Any]) -> bytes:
+        """An entry's head after its ``seq``: what :meth:`append` takes beside the entry."""
+        return orjson.dumps(test_id) + b"\n" + orjson.dumps(fields)
 
-    async def append(self, item: bytes, max_entries: int, max_bytes: int) -> int:
-        """Store ``item`` (from :meth:`item`) as the newest entry, within the bounds; returns its ``seq``."""
+    async def append(self, head: bytes, entry: bytes, max_entries: int, max_bytes: int) -> int:
+        """Store an entry (its :meth:`head` and JSON) as the newest, within the bounds; returns its ``seq``."""
         async with shared.reaching(self._url):
-            return int(await self._append(keys=self._keys, args=[item, max_entries, max_bytes]))
+            return int(await self._append(keys=self._keys, args=[head, entry, max_entries, max_bytes]))
 
-    async def items(self) -> list[Item]:
-        """Every stored entry, oldest first."""
+    async def heads(self) -> list[Head]:
+        """Every entry's head, oldest first."""
         async with shared.reaching(self._url):
             raw = await self._redis.lrange(self._keys[1], 0, -1)
-        return [Item.parse(cast(bytes, r)) for r in raw]  # bytes: the client does not decode replies
+        return [Head.parse(cast(bytes, r)) for r in raw]  # bytes: the client does not decode replies
+
+    async def entries(self, seqs: Sequence[int]) -> list[bytes | None]:
+        """The entries of these ``seq``\\ s, as JSON; None for one dropped since its head was read."""
+        if not seqs:
+            return []
+        async with shared.reaching(self._url):
+            return cast(list[bytes | None], await self._redis.hmget(self._keys[2], [str(s) for s in seqs]))
 
     async def clear(self, test_id: str | None = None) -> int:
         """Drop every entry, or those of one test id; returns how many were dropped."""
@@ -132,7 +160,7 @@ class JournalLog:
             return int(await self._clear_scope(keys=self._keys, args=[orjson.dumps(test_id)]))
 
     async def held(self) -> tuple[int, int]:
-        """How many entries and bytes the list holds."""
+        """How many entries and bytes the journal holds."""
         async with shared.reaching(self._url):
             entries, size = await self._held(keys=self._keys)
         return int(entries), int(size)

@@ -336,3 +336,17 @@ def test_redis_away_the_replies_go_on_reading_is_a_503_and_both_recover(
         ask(two, "after")
         (entry,) = httpx.get(f"{one.url}/_mock/requests").json()["data"]
         assert entry["body"]["messages"][0]["content"] == "after"
+
+
+def test_a_stream_read_to_its_end_is_in_the_journal_of_the_other_server_at_once(redis_server: RedisServer) -> None:
+    settings = Settings(port=0, state=redis_server.url, time_scale=0.02)  # paced: the scheduler ends it
+    with MockServer(settings) as one, MockServer(settings) as two:
+        client = one.client(strict=True, test_id="stream", max_retries=0)
+        for n in range(3):
+            stream = client.chat.completions.create(
+                model="gpt-5.6-mini", messages=[{"role": "user", "content": f"stream {n}"}], stream=True, max_tokens=20
+            )
+            assert [chunk for chunk in stream]
+            seen = httpx.get(f"{two.url}/_mock/requests", params={"test_id": "stream"}).json()["data"]
+            assert len(seen) == n + 1 and seen[-1]["stream"] is True and seen[-1]["status"] == 200
+            assert seen[-1]["usage"]["output_tokens"] > 0 and seen[-1]["disconnected"] is False

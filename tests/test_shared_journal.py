@@ -350,3 +350,19 @@ def test_a_stream_read_to_its_end_is_in_the_journal_of_the_other_server_at_once(
             seen = httpx.get(f"{two.url}/_mock/requests", params={"test_id": "stream"}).json()["data"]
             assert len(seen) == n + 1 and seen[-1]["stream"] is True and seen[-1]["status"] == 200
             assert seen[-1]["usage"]["output_tokens"] > 0 and seen[-1]["disconnected"] is False
+
+
+def test_a_body_too_deep_for_json_is_recorded_as_masked_text(redis_server: RedisServer) -> None:
+    async def test(states: list[ServerState]) -> None:
+        one, _ = states
+        done = exchange(0)
+        deep: Any = PREVIEW
+        for _ in range(300):  # deeper than orjson writes (a route never parses one this deep)
+            deep = [deep]
+        done.body, done.request_body = deep, b"[" * 300 + orjson.dumps(PREVIEW) + b"]" * 300
+        assert isinstance(one.journal, SharedJournal)
+        _, stored = one.journal.stored(done, None)
+        body = orjson.loads(stored)["body"]
+        assert body == "[" * 300 + '"sk-moc*****view"' + "]" * 300  # as text, the key masked
+
+    run(redis_server, test)

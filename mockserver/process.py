@@ -28,6 +28,7 @@ from types import FrameType
 
 import uvicorn
 
+from mockserver.harness import metrics
 from mockserver.runtime import ServerState
 
 logger = logging.getLogger("uvicorn.error")  # uvicorn's own lines: same format and level
@@ -124,6 +125,10 @@ class Workers:
     worker (the first starts their grace period, a second ends it), waits for them, and exits 0.
     A worker that dies on its own is replaced. Workers are started with ``spawn``, as uvicorn's
     own supervisor does, so nothing of the parent's event loop or threads is inherited.
+
+    The workers' metrics go to a fresh directory made for the run (:func:`metrics.shared_directory`),
+    so ``GET /metrics`` on any worker reports them all; each worker seen to exit is forgotten there
+    at once (its live gauges stop counting), and the directory is removed when the run ends.
     """
 
     def __init__(self, config: uvicorn.Config, sockets: list[socket.socket], count: int) -> None:
@@ -134,6 +139,8 @@ class Workers:
         self._context = multiprocessing.get_context("spawn")
         self.processes: list[multiprocessing.process.BaseProcess] = []
         self._started_at: dict[int, float] = {}
+        self.metrics_dir: str | None = None  # where the workers' metrics are, while they run
+        self._forgotten: set[int] = set()
 
     def _start_one(self) -> multiprocessing.process.BaseProcess:
         process = self._context.Process(target=_run_worker, args=(self.config, self.sockets), name="mockserver-worker")
@@ -145,9 +152,22 @@ class Workers:
     def run(self) -> int:
         for stop_signal in STOP_SIGNALS:
             signal.signal(stop_signal, lambda received, frame: self.signals.append(received))
+        with metrics.shared_directory() as self.metrics_dir:
+            return self._supervise()
+
+    def _forget_exited(self) -> None:
+        """Forget, in the metrics, each worker that exited since the last look (once each)."""
+        for process in self.processes:
+            pid = process.pid
+            if pid is not None and pid not in self._forgotten and not process.is_alive() and self.metrics_dir:
+                metrics.forget_process(pid, self.metrics_dir)
+                self._forgotten.add(pid)
+
+    def _supervise(self) -> int:
         self.processes = [self._start_one() for _ in range(self.count)]
         stopping = failed = False
         while any(p.is_alive() for p in self.processes):
+            self._forget_exited()
             while self.signals:
                 received = self.signals.pop(0)
                 stopping = True
@@ -166,10 +186,12 @@ class Workers:
                         break
                     logger.warning("Worker process [%s] died (exit %s); starting another", process.pid,
                                    process.exitcode)  # fmt: skip
+                    self._forget_exited()  # before it leaves the list
                     self.processes[index] = self._start_one()
             time.sleep(WORKER_POLL_S)
         for process in self.processes:
             process.join()
+        self._forget_exited()
         return 1 if failed else 0
 
 

@@ -102,6 +102,10 @@ class ServerState:
             active_streams=lambda: len(self.streams.active),
             ultrafast_slots=lambda: self.store.held_here(capacity.SERVER_POOL),
         )
+        # The two gauges follow their figures as they change (with several workers, nothing can read
+        # another worker's figures when scraped).
+        self.streams.on_change = self.metrics.streams_changed
+        self.store.on_held_change = self.metrics.slots_changed
 
     async def reset(self) -> None:
         """Back to how the server started: the original fixture and settings, a fresh id sequence,

@@ -141,6 +141,7 @@ class StreamScheduler:
         self.stopping = False  # set by end_all(): new streams end at once with the shutdown event
         # The wall-clock limit on one stream (Settings.max_reply_seconds): past it, it ends with an error event.
         self.max_reply_s: float | None = None
+        self.on_change: Callable[[], None] | None = None  # told when a stream opens or ends (a metrics gauge)
 
     def __len__(self) -> int:
         return len(self.active)
@@ -164,6 +165,8 @@ class StreamScheduler:
         done = asyncio.get_running_loop().create_future()
         stream = ActiveStream(source, send_body, send_end, on_drop, path, typed, write_body, done)
         self.active.add(stream)
+        if self.on_change is not None:
+            self.on_change()
         if self.stopping:
             self._finish(stream, _shutdown_event)
             return stream
@@ -425,6 +428,8 @@ class StreamScheduler:
         if stream.limit_timer is not None:
             stream.limit_timer.cancel()
         self.active.discard(stream)
+        if self.on_change is not None:
+            self.on_change()
         close = getattr(stream.source, "close", None)
         if close is not None:
             try:

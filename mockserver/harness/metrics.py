@@ -18,18 +18,35 @@ so the request path pays one dictionary lookup per label set):
   histograms of streamed replies, measured on the server's clock from the request's arrival to
   its first token event, and over the token events of a complete stream.
 
-And two gauges read when scraped: ``mockserver_active_streams`` and
-``mockserver_ultrafast_slots_in_use`` (the capacity pool's slots taken).
+And two gauges: ``mockserver_active_streams`` and ``mockserver_ultrafast_slots_in_use`` (the
+Ultrafast slots this server holds). They are set when the figure changes, not read when scraped:
+the stream scheduler and the store call :meth:`Metrics.streams_changed` and
+:meth:`Metrics.slots_changed` (one gauge write per stream or slot, never per token).
 
 Each server has its own registry, so several servers in one process (tests) keep apart.
+
+**Several workers** (``serve --workers N``): a scrape reaches one worker, yet must report the
+whole server. prometheus-client's multi-process mode does that: the supervisor makes a fresh
+directory for the run and names it in ``PROMETHEUS_MULTIPROC_DIR`` before the workers start (the
+variable must be set before prometheus-client is imported, which a spawned worker does anew).
+Each worker then writes its values to memory-mapped files there, and ``GET /metrics`` on any
+worker adds up every worker's files (``MultiProcessCollector``). Counters and histograms of a
+worker that died still count (its requests happened, and the ledger has them); the two gauges
+are ``livesum``: only live workers' values are added, and the supervisor removes a dead worker's
+(:func:`forget_process`) as soon as it sees it exit. See :func:`shared_directory`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Final
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from mockserver.service.exchange import Exchange
@@ -47,17 +64,38 @@ FIRST_TOKEN_AT = "first_token_at"
 LAST_TOKEN_AT = "last_token_at"
 TOKEN_EVENTS = "token_events"
 
+# prometheus-client's switch to multi-process mode, read when it is first imported.
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+# How the workers' gauges add up: the sum over the workers alive now.
+LIVE_SUM: Final = "livesum"
+
+
+def _registry() -> CollectorRegistry:
+    return CollectorRegistry(auto_describe=True)
+
 
 @dataclass
 class Metrics:
-    """The server's metrics and the registry they are exposed from."""
+    """The server's metrics: ``registry`` holds this process's, ``exposed`` is what a scrape renders
+    (the same registry in one process; every worker's files, added up, with several workers).
+
+    ``active_streams`` and ``ultrafast_slots`` say the two gauges' figures now; they are read when
+    :meth:`streams_changed` and :meth:`slots_changed` are called. ``multiprocess_dir``: the directory
+    of ``serve --workers N`` (taken from ``PROMETHEUS_MULTIPROC_DIR``), None for one process.
+    """
 
     active_streams: Callable[[], int]
     ultrafast_slots: Callable[[], int]
-    registry: CollectorRegistry = field(default_factory=lambda: CollectorRegistry(auto_describe=True))
+    registry: CollectorRegistry = field(default_factory=_registry)
+    multiprocess_dir: str | None = field(default_factory=lambda: os.environ.get(MULTIPROCESS_ENV) or None)
 
     def __post_init__(self) -> None:
         r = self.registry
+        self.exposed = r
+        if self.multiprocess_dir is not None:
+            self.exposed = _registry()
+            # prometheus-client leaves these two functions unannotated.
+            multiprocess.MultiProcessCollector(self.exposed, path=self.multiprocess_dir)  # type: ignore[no-untyped-call]
         self.requests = Counter(
             "mockserver_requests", "API requests by route template, status and tier served.",
             ["route", "status", "tier"], registry=r,
@@ -83,10 +121,23 @@ class Metrics:
             "mockserver_achieved_tokens_per_second", "Complete streams: output tokens per second after the first.",
             ["tier"], buckets=RATE_BUCKETS, registry=r,
         )  # fmt: skip
-        Gauge("mockserver_active_streams", "Streams in flight.", registry=r).set_function(self.active_streams)
-        Gauge("mockserver_ultrafast_slots_in_use", "Ultrafast capacity slots taken.", registry=r).set_function(
-            self.ultrafast_slots
+        self.streams_gauge = Gauge(
+            "mockserver_active_streams", "Streams in flight.", registry=r, multiprocess_mode=LIVE_SUM
         )
+        self.slots_gauge = Gauge(
+            "mockserver_ultrafast_slots_in_use", "Ultrafast capacity slots this server holds.",
+            registry=r, multiprocess_mode=LIVE_SUM,
+        )  # fmt: skip
+        self.streams_changed()
+        self.slots_changed()
+
+    def streams_changed(self) -> None:
+        """A stream opened or ended: the gauge takes the figure now (called by the stream scheduler)."""
+        self.streams_gauge.set(self.active_streams())
+
+    def slots_changed(self) -> None:
+        """An Ultrafast slot was taken or given back here (called by the store)."""
+        self.slots_gauge.set(self.ultrafast_slots())
 
     def on_complete(self, exchange: Exchange) -> None:
         """Count one finished exchange (an ``ExchangeHooks.on_complete`` observer)."""
@@ -112,7 +163,33 @@ class Metrics:
             self.rate.labels(tier).observe(max(0, usage.output_tokens - 1) / (last - first))
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        return generate_latest(self.exposed)
+
+
+@contextmanager
+def shared_directory() -> Iterator[str]:
+    """A fresh directory for the workers' metrics, named in ``PROMETHEUS_MULTIPROC_DIR`` for the
+    processes started inside the block (they inherit the environment), and removed after it.
+
+    Fresh for each run: files left by an earlier run would be added to this one's figures. A
+    value the environment already had is put back afterwards.
+    """
+    directory = tempfile.mkdtemp(prefix="mockserver-metrics-")
+    before = os.environ.get(MULTIPROCESS_ENV)
+    os.environ[MULTIPROCESS_ENV] = directory
+    try:
+        yield directory
+    finally:
+        if before is None:
+            os.environ.pop(MULTIPROCESS_ENV, None)
+        else:
+            os.environ[MULTIPROCESS_ENV] = before
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def forget_process(pid: int, directory: str) -> None:
+    """A worker exited: its live gauges stop counting (its counters and histograms stay)."""
+    multiprocess.mark_process_dead(pid, directory)  # type: ignore[no-untyped-call]
 
 
 def fault_kind(described: str) -> str:

@@ -41,7 +41,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import redis.asyncio as redis
 from redis.commands.core import AsyncScript
@@ -200,6 +200,7 @@ class RedisStore:
         self._windows = [self._key("window:used"), self._key("window:at")]
         self._held: dict[str, tuple[str, ...]] = {}  # lease -> the pools it holds a slot in, here
         self._renewing: asyncio.Task[None] | None = None
+        self.on_held_change: Callable[[], None] | None = None
 
     def _key(self, name: str) -> str:
         return f"{self._prefix}{name}"
@@ -238,12 +239,15 @@ class RedisStore:
         if full is not None:
             return _integer(full)
         self._held[lease] = tuple(name for name, _ in pools)
+        if self.on_held_change is not None:
+            self.on_held_change()
         if self._renewing is None or self._renewing.done():
             self._renewing = asyncio.get_running_loop().create_task(self._keep_renewing())
         return None
 
     async def release(self, pools: Sequence[str], lease: str) -> None:
-        self._held.pop(lease, None)
+        if self._held.pop(lease, None) is not None and self.on_held_change is not None:
+            self.on_held_change()
         async with shared.reaching(self._url), self._redis.pipeline(transaction=True) as pipe:
             for name in pools:
                 pipe.zrem(self._key(f"pool:{name}"), lease)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -136,6 +136,9 @@ class Store(Protocol):
     def held_here(self, pool: str) -> int:
         """The slots of ``pool`` this process holds now; read without waiting (a metrics gauge)."""
 
+    on_held_change: Callable[[], None] | None
+    """Called after this process took or gave back slots, so a metrics gauge follows :meth:`held_here`."""
+
     async def record(self, entry: UsageEntry) -> None: ...
 
     async def usage(self) -> list[UsageRow]: ...
@@ -177,6 +180,7 @@ class MemoryStore:
     _peaks: dict[str, int] = field(default_factory=dict)
     _rows: dict[tuple[str, str, str], UsageRow] = field(default_factory=dict)
     _spend: dict[str, Spend] = field(default_factory=dict)
+    on_held_change: Callable[[], None] | None = None
 
     # -- rate windows -----------------------------------------------------------------------
 
@@ -214,7 +218,8 @@ class MemoryStore:
                 leases = self._slots.setdefault(name, set())
                 leases.add(lease)
                 self._peaks[name] = max(self._peaks.get(name, 0), len(leases))
-            return None
+        self._held_changed()
+        return None
 
     async def release(self, pools: Sequence[str], lease: str) -> None:
         with self._lock:
@@ -224,6 +229,11 @@ class MemoryStore:
                     leases.discard(lease)
                     if not leases:
                         del self._slots[name]
+        self._held_changed()
+
+    def _held_changed(self) -> None:
+        if self.on_held_change is not None:
+            self.on_held_change()
 
     async def in_flight(self, pool: str) -> int:
         with self._lock:

@@ -23,6 +23,9 @@ PROC_SELF = Path("/proc/self")  # Linux; elsewhere the process figures are null
 
 
 class ServerStats(BaseModel):
+    process: int = Field(
+        description="The id of the process that answered: with --workers N, each worker answers for itself."
+    )
     replies_held: int = Field(description="Non-streaming replies waiting for their schedule to end.")
     streams_open: int = Field(description="Streamed replies being played.")
     tasks: int = Field(description="asyncio tasks alive on the server's event loop.")
@@ -42,6 +45,7 @@ async def stats(request: Request) -> ServerStats:
     state = server_state(request)
     journal = await state.journal.held()
     return ServerStats(
+        process=os.getpid(),
         replies_held=state.replies.active,
         streams_open=len(state.streams),
         tasks=len(asyncio.all_tasks()),

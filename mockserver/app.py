@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -37,6 +36,7 @@ from mockserver.runtime import ServerState
 from mockserver.service import ledger
 from mockserver.service.reply_headers import anthropic_headers, openai_headers
 from mockserver.state import shared
+from mockserver.state.redis import RedisStore
 from mockserver.state.store import MemoryStore, Store
 from mockserver.version import __version__
 
@@ -128,9 +128,7 @@ def _store(where: shared.Shared | None) -> Store:
     """The in-memory store, or the Redis one that every worker and replica on ``where`` shares."""
     if where is None:
         return MemoryStore()
-    redis_store = importlib.import_module("mockserver.state.redis")
-    store: Store = redis_store.RedisStore(where.connection, where.url, prefix=where.prefix)
-    return store
+    return RedisStore(where.connection, where.url, prefix=where.prefix)
 
 
 class UvicornServer(uvicorn.Server):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 import httpx
 import openai
@@ -10,24 +12,48 @@ import pytest
 
 from mockserver import MockServer
 from mockserver.config.fixture import Fixture, load_fixture
+from tests.processes import ServerProcess
 from tests.redis_server import RedisServer
 
 PREVIEW_KEY = "sk-mock-preview"
 STANDARD_KEY = "sk-mock-standard"
 
 
+# Set to a Redis URL, the session's server is two worker processes sharing that Redis instead of a
+# server in a thread: how tests/test_workers.py runs the SDK suites against ``serve --workers 2``.
+WORKERS_STATE_VARIABLE = "MOCKSERVER_TEST_WORKERS_STATE"
+
+
 @pytest.fixture(scope="session")
 def server() -> Iterator[MockServer]:
     """The default fixture, answering instantly (time scale 0)."""
+    state = os.environ.get(WORKERS_STATE_VARIABLE)
+    if state:
+        args = ("--workers", "2", "--state", state, "--time-scale", "0", "--seed", "1")
+        with ServerProcess(*args) as workers:
+            yield cast(MockServer, workers)  # what these suites use of it: url and base_url
+        return
     with MockServer(time_scale=0, seed=1) as running:
         yield running
+
+
+def fresh_connections() -> dict[str, object]:
+    """Against several workers, a new connection for every request, so that consecutive requests of one
+    test land on any worker (a kept-alive connection stays with the worker that accepted it)."""
+    if not os.environ.get(WORKERS_STATE_VARIABLE):
+        return {}
+    return {"http_client": httpx.Client(limits=httpx.Limits(max_keepalive_connections=0))}
 
 
 @pytest.fixture
 def make_client(server: MockServer) -> Callable[..., openai.OpenAI]:
     def make(api_key: str = PREVIEW_KEY, **kwargs: object) -> openai.OpenAI:
         return openai.OpenAI(
-            base_url=server.base_url, api_key=api_key, max_retries=0, _strict_response_validation=True, **kwargs
+            base_url=server.base_url,
+            api_key=api_key,
+            max_retries=0,
+            _strict_response_validation=True,
+            **{**fresh_connections(), **kwargs},
         )
 
     return make
@@ -46,7 +72,10 @@ def standard_client(make_client: Callable[..., openai.OpenAI]) -> openai.OpenAI:
 @pytest.fixture
 def http(server: MockServer) -> Iterator[httpx.Client]:
     """A plain HTTP client for checks below the SDK, with the preview key."""
-    with httpx.Client(base_url=server.url, headers={"authorization": f"Bearer {PREVIEW_KEY}"}) as c:
+    options: dict[str, Any] = {"base_url": server.url, "headers": {"authorization": f"Bearer {PREVIEW_KEY}"}}
+    if os.environ.get(WORKERS_STATE_VARIABLE):
+        options["limits"] = httpx.Limits(max_keepalive_connections=0)
+    with httpx.Client(**options) as c:
         yield c
 
 

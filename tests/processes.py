@@ -36,6 +36,10 @@ class ServerProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
     def start(self) -> ServerProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "mockserver", *self.args],

@@ -1,0 +1,187 @@
+"""Several processes behaving as one server over a real Redis: two workers of one ``serve --workers 2``,
+and two separate ``serve`` processes (replicas), each pointed at the same ``redis-server``.
+
+Every check runs against both set-ups. A worker is told apart by ``GET /_mock/stats``' ``process``
+field: each check holds one keep-alive connection per process and knows which process answers on
+it, so "seen by both" means it."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import httpx
+import pytest
+
+from tests.conftest import WORKERS_STATE_VARIABLE
+from tests.processes import ServerProcess
+from tests.redis_server import RedisServer
+
+PREVIEW_KEY = "sk-mock-preview"
+LOW_LIMITS_KEY = "sk-mock-low-limits"  # 3 requests per minute in the built-in fixture
+CONNECT_ATTEMPTS = 200
+CHAT = {"model": "gpt-5.6-mini", "messages": [{"role": "user", "content": "Say hi"}]}
+
+
+@dataclass
+class Cluster:
+    """The processes of one set-up, and a connection to each (``connections[pid]``)."""
+
+    servers: list[ServerProcess]
+    connections: dict[int, httpx.Client] = field(default_factory=dict)
+
+    def connect(self, count: int = 2) -> list[httpx.Client]:
+        """One open connection to each of ``count`` different processes (workers share one port, and
+        the kernel hands each new connection to one of them)."""
+        for attempt in range(CONNECT_ATTEMPTS):
+            if len(self.connections) >= count:
+                break
+            url = self.servers[attempt % len(self.servers)].url
+            client = httpx.Client(base_url=url, timeout=30, limits=httpx.Limits(max_connections=1))
+            pid = client.get("/_mock/stats").json()["process"]
+            if pid in self.connections:
+                client.close()
+            else:
+                self.connections[pid] = client
+        assert len(self.connections) >= count, f"only {len(self.connections)} process(es) ever answered"
+        return list(self.connections.values())[:count]
+
+    def close(self) -> None:
+        for client in self.connections.values():
+            client.close()
+
+
+@pytest.fixture(scope="module", params=["two workers", "two processes"])
+def running(request: pytest.FixtureRequest, redis_session: RedisServer) -> Iterator[Cluster]:
+    """The set-up, started once for this module's tests."""
+    shared = ["--state", redis_session.url, "--time-scale", "0", "--seed", "1"]
+    if request.param == "two workers":
+        servers = [ServerProcess("--workers", "2", *shared)]
+    else:
+        servers = [ServerProcess(*shared), ServerProcess(*shared)]
+    with contextlib.ExitStack() as stack:
+        for server in servers:
+            stack.enter_context(server)
+        cluster = Cluster(servers)
+        stack.callback(cluster.close)
+        yield cluster
+
+
+@pytest.fixture
+def cluster(running: Cluster, redis_server: RedisServer) -> Cluster:
+    """The set-up with Redis emptied: every process takes its initial configuration back before its
+    next request (the shared configuration's epoch moved), with empty windows, ledger and slots."""
+    return running
+
+
+def chat(client: httpx.Client, key: str = PREVIEW_KEY, **body: object) -> httpx.Response:
+    return client.post("/v1/chat/completions", json={**CHAT, **body}, headers={"authorization": f"Bearer {key}"})
+
+
+def test_a_config_patch_through_one_process_is_in_force_in_both(cluster: Cluster) -> None:
+    one, two = cluster.connect()
+    patch = {"capacity": {"ultrafast_concurrency": 7}, "time_scale": 0.25}
+    assert one.patch("/_mock/config", json=patch).status_code == 200
+    for client in (one, two):
+        document = client.get("/_mock/config").json()
+        assert (document["capacity"]["ultrafast_concurrency"], document["time_scale"]) == (7, 0.25)
+    assert two.post("/_mock/reset").status_code == 200
+    for client in (one, two):
+        assert client.get("/_mock/config").json()["time_scale"] == 0
+
+
+def test_the_ultrafast_cap_holds_across_both_under_concurrent_load(cluster: Cluster) -> None:
+    clients = cluster.connect()
+    cap = 3
+    clients[0].patch("/_mock/config", json={"time_scale": 1, "capacity": {"ultrafast_concurrency": cap}})
+    # Ten streams at once, five through each process, each holding its slot for about 1.5 s.
+    extra = [httpx.Client(base_url=c.base_url, timeout=30) for c in clients for _ in range(4)]
+    try:
+        senders = clients + extra
+        body = {**CHAT, "model": "gpt-5.6-sol", "service_tier": "ultrafast", "stream": True}
+        headers = {"authorization": f"Bearer {PREVIEW_KEY}", "x-mock-output-tokens": "1100"}
+
+        def stream(client: httpx.Client) -> int:
+            with client.stream("POST", "/v1/chat/completions", json=body, headers=headers) as reply:
+                reply.read()
+                return reply.status_code
+
+        with concurrent.futures.ThreadPoolExecutor(len(senders)) as pool:
+            statuses = list(pool.map(stream, senders))
+    finally:
+        for client in extra:
+            client.close()
+    assert sorted(statuses) == [200] * cap + [429] * (len(senders) - cap)
+    capacity = clients[1].get("/_mock/usage").json()["capacity"]
+    assert (capacity["ultrafast_peak"], capacity["ultrafast_in_flight"]) == (cap, 0)
+
+
+def test_a_three_rpm_key_gets_exactly_three_requests_across_both(cluster: Cluster) -> None:
+    one, two = cluster.connect()
+    statuses = [chat(client, LOW_LIMITS_KEY).status_code for client in (one, two, one, two, one, two)]
+    assert statuses == [200, 200, 200, 429, 429, 429]
+    refused = chat(one, LOW_LIMITS_KEY)
+    assert refused.headers["x-ratelimit-remaining-requests"] == "0"
+    assert refused.json()["error"]["code"] == "rate_limit_exceeded"
+
+
+def test_both_processes_keep_one_ledger(cluster: Cluster) -> None:
+    one, two = cluster.connect()
+    replies = [chat(client, max_completion_tokens=20 + n).json() for n, client in enumerate((one, two, two, one))]
+    for client in (one, two):
+        totals = client.get("/_mock/usage").json()["totals"]
+        assert totals["requests"] == 4
+        assert totals["input_tokens"] == sum(r["usage"]["prompt_tokens"] for r in replies)
+        assert totals["output_tokens"] == sum(r["usage"]["completion_tokens"] for r in replies)
+    assert one.post("/_mock/reset").status_code == 200
+    assert two.get("/_mock/usage").json()["totals"]["requests"] == 0
+
+
+def test_redis_lost_is_a_retryable_503_until_it_returns(cluster: Cluster, redis_server: RedisServer) -> None:
+    one, two = cluster.connect()
+    assert chat(one).status_code == 200
+    redis_server.stop()
+    for client in (one, two):
+        lost = chat(client)
+        assert lost.status_code == 503
+        assert lost.json()["error"]["code"] == "state_unavailable"
+        assert lost.headers["retry-after"] == "1"
+        assert client.get("/health").status_code == 200  # the liveness probe does not depend on Redis
+    redis_server.start()
+    for client in (one, two):
+        assert chat(client).status_code == 200
+    assert json.loads(two.get("/_mock/usage").text)["totals"]["requests"] == 2  # Redis came back empty
+
+
+# The official-SDK suites whose tests use the session's server only through its URL, run once more
+# with that server being ``serve --workers 2`` on Redis, every request on a new connection.
+SDK_SUITES = [
+    "tests/test_sdk_chat.py",
+    "tests/test_sdk_chat_tools.py",
+    "tests/test_sdk_chat_limits.py",
+    "tests/test_sdk_structured_errors.py",
+    "tests/test_sdk_capacity.py",
+    "tests/test_sdk_usage.py",
+]
+SDK_SUITES_TIMEOUT_S = 600
+
+
+def test_the_sdk_suites_pass_against_two_workers(redis_server: RedisServer) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *SDK_SUITES],
+        env={**os.environ, WORKERS_STATE_VARIABLE: redis_server.url},
+        capture_output=True,
+        text=True,
+        timeout=SDK_SUITES_TIMEOUT_S,
+    )
+    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else result.stderr
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    passed = re.search(r"(\d+) passed", summary)
+    assert passed is not None and int(passed.group(1)) >= 70, summary

@@ -4,6 +4,8 @@
 # Checks: /health answers, /v1/models lists the models, the HEALTHCHECK turns healthy (also when the
 # port is changed), the server runs as a non-root user, and `docker stop` with a stream in flight ends
 # within the shutdown grace period, the stream ending with the server_shutting_down error event.
+# Then deploy/compose.yaml: two replicas on one Redis act as one server (a PATCH through one is in
+# force in the other, a 3 RPM key gets 3 requests across both, one usage ledger).
 # Measures: image size, build time, and the rebuild time after a one-line code change (made in a copy
 # of the build context: the repository is only read).
 #
@@ -181,6 +183,63 @@ within "$stop_s" "$((GRACE + 2))" || fail "docker stop took $stop_s s with a gra
 [ "$exit_code" = 0 ] || fail "exit status $exit_code after docker stop"
 log "docker stop with a stream in flight: the stream ended with server_shutting_down after $stream_s s," \
   "docker stop returned after $stop_s s (grace $GRACE s), exit status 0"
+
+# 7. Two replicas on one Redis, from deploy/compose.yaml: they act as one server.
+COMPOSE=()
+if docker compose version >/dev/null 2>&1; then
+  COMPOSE=(docker compose)
+else
+  command -v docker-compose >/dev/null || {
+    log "installing docker-compose from Debian"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
+  }
+  COMPOSE=(docker-compose)
+fi
+REDIS_IMAGE=${REDIS_IMAGE:-redis:7-alpine}
+if ! docker image inspect "$REDIS_IMAGE" >/dev/null 2>&1 && ! docker pull -q "$REDIS_IMAGE" >/dev/null 2>&1; then
+  # No registry access: Debian's redis-server on the base image stands in for the official image.
+  REDIS_IMAGE=mockserver-redis-standin:test
+  if ! docker image inspect "$REDIS_IMAGE" >/dev/null 2>&1; then
+    log "redis:7-alpine cannot be pulled: building a stand-in with Debian's redis-server"
+    mkdir -p "$WORK/redis"
+    printf 'FROM %s\nRUN apt-get update -qq && apt-get install -y -qq --no-install-recommends redis-server >/dev/null && rm -rf /var/lib/apt/lists/*\nCMD ["redis-server", "--protected-mode", "no", "--save", ""]\n' \
+      "$BASE" >"$WORK/redis/Dockerfile"
+    docker build -q -t "$REDIS_IMAGE" "$WORK/redis" >/dev/null || fail "building the Redis stand-in"
+  fi
+fi
+PORT_A=$(free_port)
+PORT_B=$(free_port)
+PROJECT=mockserver-compose-test-$$
+compose() {
+  PORT_A=$PORT_A PORT_B=$PORT_B MOCKSERVER_IMAGE=$IMAGE REDIS_IMAGE=$REDIS_IMAGE MOCKSERVER_ADMIN_TOKEN=container-test \
+    "${COMPOSE[@]}" -f "$REPO/deploy/compose.yaml" -p "$PROJECT" "$@"
+}
+compose_down() { compose down -t 1 >/dev/null 2>&1 || true; }
+trap 'compose_down; cleanup' EXIT
+started=$(now)
+compose up -d --no-build >/dev/null 2>&1 || { compose logs >&2; fail "docker-compose up"; }
+for port in "$PORT_A" "$PORT_B"; do
+  for _ in $(seq 120); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.25; done
+  curl -sf "http://127.0.0.1:$port/health" >/dev/null || { compose logs >&2; fail "a replica did not answer on $port"; }
+done
+log "two replicas and Redis up in $(since "$started") s (${COMPOSE[*]})"
+admin=(-H "Authorization: Bearer container-test")
+curl -sSf -X PATCH "${admin[@]}" -H "content-type: application/json" -d '{"capacity": {"ultrafast_concurrency": 7}}' \
+  "http://127.0.0.1:$PORT_A/_mock/config" >/dev/null || fail "PATCH /_mock/config"
+curl -sSf "${admin[@]}" "http://127.0.0.1:$PORT_B/_mock/config" | grep -q '"ultrafast_concurrency":7' \
+  || fail "a PATCH through one replica is not in force in the other"
+statuses=""
+for port in "$PORT_A" "$PORT_B" "$PORT_A" "$PORT_B"; do
+  statuses="$statuses $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/chat/completions" \
+    -H "Authorization: Bearer sk-mock-low-limits" -H "content-type: application/json" \
+    -d '{"model": "gpt-5.6-mini", "messages": [{"role": "user", "content": "hi"}]}')"
+done
+[ "$statuses" = " 200 200 200 429" ] || fail "a 3 RPM key across the two replicas answered:$statuses"
+curl -sSf "${admin[@]}" "http://127.0.0.1:$PORT_A/_mock/usage" | grep -q '"totals":{"requests":3' \
+  || fail "the usage ledger is not one across the replicas"
+compose_down
+log "two replicas on one Redis: one configuration, one 3 RPM window (200 200 200 429), one ledger"
 
 printf '%s image %s MB (base %s MB, %s); build %s s; rebuild after a one-line code change %s s; docker stop with a stream in flight: stream ended %s s, docker stop %s s (grace %s s)\n' \
   "$(date -u +%FT%TZ)" "$size_mb" "$base_mb" "$(docker image inspect -f '{{.Id}}' "$BASE" | cut -c8-19)" \

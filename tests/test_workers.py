@@ -12,8 +12,10 @@ import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -185,3 +187,66 @@ def test_the_sdk_suites_pass_against_two_workers(redis_server: RedisServer) -> N
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     passed = re.search(r"(\d+) passed", summary)
     assert passed is not None and int(passed.group(1)) >= 70, summary
+
+
+def stats_pid(url: str) -> int:
+    with httpx.Client(base_url=url, timeout=10) as client:
+        return int(client.get("/_mock/stats").json()["process"])
+
+
+def test_workers_stop_cleanly_with_streams_in_flight(redis_server: RedisServer) -> None:
+    """SIGTERM to ``serve --workers 2``: each worker's streams end with the shutdown event within the
+    grace period, every slot is given back, and the supervisor exits 0 without a traceback."""
+    with ServerProcess("--workers", "2", "--state", redis_server.url, "--shutdown-grace", "1") as server:
+        cluster = Cluster([server])
+        clients = cluster.connect()
+        body = {**CHAT, "model": "gpt-5.6-sol", "service_tier": "ultrafast", "stream": True}
+        headers = {"authorization": f"Bearer {PREVIEW_KEY}", "x-mock-output-tokens": "100000"}
+        ends: list[str] = []
+
+        def stream(client: httpx.Client) -> None:
+            with client.stream("POST", "/v1/chat/completions", json=body, headers=headers) as reply:
+                ends.extend(line for line in reply.iter_lines() if line)
+
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            running = [pool.submit(stream, client) for client in clients]
+            with httpx.Client(base_url=server.url, timeout=10) as probe:
+                deadline = time.monotonic() + 10
+                while probe.get("/_mock/usage").json()["capacity"]["ultrafast_in_flight"] < 2:
+                    assert time.monotonic() < deadline, "the two streams did not start"
+                    time.sleep(0.05)
+            signalled = time.monotonic()
+            server.signal(signal.SIGTERM)
+            for done in running:
+                done.result(timeout=10)
+        ended = time.monotonic() - signalled
+        assert server.wait(timeout=10) == 0
+        cluster.close()
+    assert ended < 1 + 1
+    shutdown_events = [line for line in ends if '"server_shutting_down"' in line]
+    assert len(shutdown_events) == 2  # one per stream, one stream per worker
+    assert "Traceback" not in server.output()
+    assert int(redis_server.command("ZCARD", "mockserver:pool:ultrafast").split(b"\r\n")[0][1:] or 0) == 0
+
+
+def test_a_worker_that_dies_is_replaced(redis_server: RedisServer) -> None:
+    with ServerProcess("--workers", "2", "--state", redis_server.url) as server:
+        cluster = Cluster([server])
+        cluster.connect()
+        victim = next(iter(cluster.connections))
+        os.kill(victim, signal.SIGKILL)
+        cluster.close()
+        cluster.connections.clear()
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                cluster.connect()
+                break
+            except (AssertionError, httpx.TransportError):
+                assert time.monotonic() < deadline, "no second worker answered after one was killed"
+                cluster.close()
+                cluster.connections.clear()
+                time.sleep(0.2)
+        assert victim not in cluster.connections and len(cluster.connections) == 2
+        cluster.close()
+        assert "died" in server.output()

@@ -222,10 +222,11 @@ def test_workers_stop_cleanly_with_streams_in_flight(redis_server: RedisServer) 
         ended = time.monotonic() - signalled
         assert server.wait(timeout=10) == 0
         cluster.close()
+        output = server.output()
     assert ended < 1 + 1
     shutdown_events = [line for line in ends if '"server_shutting_down"' in line]
     assert len(shutdown_events) == 2  # one per stream, one stream per worker
-    assert "Traceback" not in server.output()
+    assert "Traceback" not in output
     assert int(redis_server.command("ZCARD", "mockserver:pool:ultrafast").split(b"\r\n")[0][1:] or 0) == 0
 
 

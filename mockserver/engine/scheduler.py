@@ -346,26 +346,24 @@ class StreamScheduler:
     def _end(self, stream: ActiveStream, outcome: str) -> None:
         """End the response; the stream is over (and its handler may return) once the end is written.
 
-        Before the end is written the exchange is recorded (ledger, journal), which may wait on a
-        shared store; a Redis client's timeouts only work inside a task. So from the timer's
-        callback, the end goes out in a task of its own (one per stream); inside a task already
-        (a stream whose every event was due when it opened), it is written at once.
-        """
+        The end goes through the middleware, whose observers may await the shared store (the ledger
+        and the journal on Redis), and that needs a task. Inside one (a stream whose events were all
+        due at once, in its handler's ``open``) the end is written at once; from the tick, a plain
+        timer callback, or while the server stops, a task of its own writes it."""
         message = {"type": "http.response.body", "body": b"", "more_body": False}
-        if asyncio.current_task() is not None:
+        if asyncio.current_task() is not None and not self.stopping:
             self._step(stream, stream.send_end(message), outcome)
             return
-        stream.blocked = True  # nothing more is written meanwhile (as for an end held back by the client)
-        task = asyncio.ensure_future(self._write_end(stream, stream.send_end(message), outcome))
+        self.active.discard(stream)
+        stream.blocked = True
+        task = asyncio.ensure_future(self._write_end(stream, message, outcome))
         task.add_done_callback(_log_failure)
 
-    async def _write_end(self, stream: ActiveStream, end: Awaitable[None], outcome: str) -> None:
+    async def _write_end(self, stream: ActiveStream, message: dict[str, Any], outcome: str) -> None:
         try:
-            await end
-        except OSError:  # the client went away mid-write
-            self.cancel(stream)
-            return
-        stream.blocked = False
+            await stream.send_end(message)
+        except OSError:  # the client went away just now
+            outcome = CLIENT_LEFT
         self.cancel(stream, outcome)
 
     def _step(self, stream: ActiveStream, coro: Awaitable[None], ending: str | None) -> None:

@@ -9,14 +9,19 @@ headers when the reply starts, and to record it once it is complete.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mockserver import errors
 from mockserver.config.fixture import Account
 
 if TYPE_CHECKING:
     from mockserver.service.capacity import Slot
+
+
+logger = logging.getLogger("mockserver")
 
 
 @dataclass
@@ -91,6 +96,11 @@ class ExchangeHooks:
 
     async def complete(self, exchange: Exchange) -> None:
         for hook in self.on_complete:
-            done = hook(exchange)
-            if inspect.isawaitable(done):
-                await done
+            try:
+                done = hook(exchange)
+                if inspect.isawaitable(done):
+                    await done
+            except errors.MockAPIError as exc:
+                # The reply is already going out: a record the shared store could not take (Redis is
+                # unreachable) is logged, and the reply is not turned into a failure.
+                logger.warning("could not record %s %s: %s", exchange.method, exchange.path, exc.message)

@@ -72,6 +72,26 @@ def test_consume_takes_every_allowance_or_none(open_store: OpenStore) -> None:
     run(open_store, body)
 
 
+def test_admit_takes_the_allowances_then_the_charges_and_reports_in_one_step(open_store: OpenStore) -> None:
+    async def body(store: Store) -> None:
+        charges = [Allowance("overall-r", 100, 1), Allowance("overall-t", 10_000, 60)]
+        report = [("r", 3), ("t", 100)]
+        admitted = await store.admit(
+            now(), [Allowance("r", 3, 1), Allowance("t", 100, 60)], also=charges, report=report
+        )
+        assert admitted.shortfall is None
+        assert [(w.limit, w.remaining) for w in admitted.windows] == [(3, 2), (100, 40)]
+        assert (await store.window(now(), "overall-t", 10_000)).remaining == 9_940
+        # Short on tokens: nothing is taken, not even the charges, and the windows are reported as they are.
+        refused = await store.admit(now(), [Allowance("r", 3, 1), Allowance("t", 100, 50)], also=charges, report=report)
+        assert refused.shortfall is not None and (refused.shortfall.index, refused.shortfall.used) == (1, 60)
+        assert [w.remaining for w in refused.windows] == [2, 40]
+        assert (await store.window(now(), "overall-r", 100)).remaining == 99
+        assert (await store.admit(now(), [], report=[("nothing", 5)])).windows[0].remaining == 5
+
+    run(open_store, body)
+
+
 def test_the_first_short_allowance_is_named(open_store: OpenStore) -> None:
     async def body(store: Store) -> None:
         for _ in range(3):

@@ -28,7 +28,7 @@ from mockserver import errors
 from mockserver.config.fixture import DEFAULT_RATE_LIMITS, Account, Fixture, Limit, Tier
 from mockserver.engine import tokens
 from mockserver.engine.conversation import text_of
-from mockserver.state.store import Allowance, Store
+from mockserver.state.store import Allowance, Store, WindowState
 
 SHARED_SCOPE = "shared"
 ALL_MODELS = "*"
@@ -86,13 +86,22 @@ async def take(
     limits = target.limits
     if requested_tokens > limits.tpm:
         raise errors.request_too_large(model_id, account.organization, limits.tpm, requested_tokens)
-    shortfall = await store.consume(
+    overall = key_target(fixture, account)
+    admitted = await store.admit(
         now,
         [
             Allowance(target.requests_bucket, limits.rpm, 1),
             Allowance(target.tokens_bucket, limits.tpm, requested_tokens),
         ],
+        # Every admitted request also counts in the key's overall window, which replies that concern
+        # no model report; it is not enforced here.
+        also=[
+            Allowance(overall.requests_bucket, overall.limits.rpm, 1),
+            Allowance(overall.tokens_bucket, overall.limits.tpm, requested_tokens),
+        ],
+        report=[(target.requests_bucket, limits.rpm), (target.tokens_bucket, limits.tpm)],
     )
+    shortfall = admitted.shortfall
     if shortfall is not None:
         kind, limit, amount = (
             ("requests", limits.rpm, 1) if shortfall.index == 0 else ("tokens", limits.tpm, requested_tokens)
@@ -103,16 +112,17 @@ async def take(
         )
         error.headers.update(retry_headers(wait))
         raise error
-    overall = key_target(fixture, account)
-    await store.charge(now, overall.requests_bucket, overall.limits.rpm, 1)
-    await store.charge(now, overall.tokens_bucket, overall.limits.tpm, requested_tokens)
-    return await headers(store, now, target)
+    return _headers(*admitted.windows)
 
 
 async def headers(store: Store, now: float, target: Target) -> dict[str, str]:
     """The six ``x-ratelimit-*`` headers with the windows' counts at ``now``."""
     requests = await store.window(now, target.requests_bucket, target.limits.rpm)
     token_window = await store.window(now, target.tokens_bucket, target.limits.tpm)
+    return _headers(requests, token_window)
+
+
+def _headers(requests: WindowState, token_window: WindowState) -> dict[str, str]:
     return {
         "x-ratelimit-limit-requests": str(requests.limit),
         "x-ratelimit-limit-tokens": str(token_window.limit),

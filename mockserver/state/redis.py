@@ -47,7 +47,16 @@ import redis.asyncio as redis
 from redis.commands.core import AsyncScript
 
 from mockserver.state import shared
-from mockserver.state.store import WINDOW_SECONDS, Allowance, Shortfall, Spend, UsageEntry, UsageRow, WindowState
+from mockserver.state.store import (
+    WINDOW_SECONDS,
+    Admitted,
+    Allowance,
+    Shortfall,
+    Spend,
+    UsageEntry,
+    UsageRow,
+    WindowState,
+)
 
 LEASE_TTL_S = 15.0  # a slot whose process stopped renewing it comes back within this
 COUNTERS = ("requests", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd")
@@ -101,6 +110,46 @@ return false
 local now = clock()
 put(ARGV[1], level(ARGV[1], tonumber(ARGV[2]), now) + tonumber(ARGV[3]), now)
 return false
+""",
+    # KEYS: window:used, window:at. ARGV: the number of allowances, their (bucket, limit, amount)
+    # triples; the number of charges, their triples; then (bucket, limit) pairs to report.
+    # Admission in one step: the allowances all or none (as consume); if taken, every charge (as
+    # charge); then the usage of each reported window. Returns {shortfall or false, {usage...}}.
+    "admit": _WINDOW_LIB
+    + """
+local now, i = clock(), 2
+local n, levels, shortfall = tonumber(ARGV[1]), {}, false
+for k = 1, n do
+  local bucket, limit, amount = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+  local used = level(bucket, limit, now)
+  local excess = used + amount - limit
+  if excess > 0 and not shortfall then
+    shortfall = {k - 1, math.ceil(used - 1e-9), string.format('%.17g', excess * WINDOW / limit)}
+  end
+  levels[k] = used
+  i = i + 3
+end
+local m = tonumber(ARGV[i])
+i = i + 1
+if not shortfall then
+  for k = 1, n do
+    local at = 2 + 3 * (k - 1)
+    put(ARGV[at], levels[k] + tonumber(ARGV[at + 2]), now)
+  end
+  for k = 1, m do
+    local bucket, limit = ARGV[i], tonumber(ARGV[i + 1])
+    put(bucket, level(bucket, limit, now) + tonumber(ARGV[i + 2]), now)
+    i = i + 3
+  end
+else
+  i = i + 3 * m
+end
+local report = {}
+while i <= #ARGV do
+  report[#report + 1] = string.format('%.17g', level(ARGV[i], tonumber(ARGV[i + 1]), now))
+  i = i + 2
+end
+return {shortfall, report}
 """,
     # KEYS: window:used, window:at. ARGV: bucket, limit. The usage now.
     "window": _WINDOW_LIB
@@ -227,6 +276,29 @@ class RedisStore:
         used = await self._run("window", self._windows, [bucket, limit])
         assert isinstance(used, bytes)
         return WindowState(limit, float(used))
+
+    async def admit(
+        self,
+        now: float,
+        allowances: Sequence[Allowance],
+        *,
+        also: Sequence[Allowance] = (),
+        report: Sequence[tuple[str, int]] = (),
+    ) -> Admitted:
+        args: list[str | int] = [len(allowances)]
+        args += [part for a in allowances for part in (a.bucket, a.limit, a.amount)]
+        args.append(len(also))
+        args += [part for a in also for part in (a.bucket, a.limit, a.amount)]
+        args += [part for bucket, limit in report for part in (bucket, limit)]
+        reply = await self._run("admit", self._windows, args)
+        assert isinstance(reply, list) and len(reply) == 2, reply
+        refused, usage = reply
+        shortfall = None
+        if refused is not None:
+            index, used, retry_after = refused
+            shortfall = Shortfall(int(index), int(used), float(retry_after))
+        windows = tuple(WindowState(limit, float(used)) for (_, limit), used in zip(report, usage, strict=True))
+        return Admitted(shortfall, windows)
 
     # -- capacity pools ---------------------------------------------------------------------
 

@@ -69,6 +69,15 @@ class Shortfall:
     retry_after: float
 
 
+@dataclass(frozen=True)
+class Admitted:
+    """What :meth:`Store.admit` found: the allowance that was short (None: all were taken), and the
+    windows asked for, as they are after the step."""
+
+    shortfall: Shortfall | None
+    windows: tuple[WindowState, ...]
+
+
 @dataclass
 class UsageRow:
     """Totals for one (key, model, tier) in the ledger."""
@@ -118,6 +127,18 @@ class Store(Protocol):
         """Take an allowance unconditionally (for windows that are reported but not enforced)."""
 
     async def window(self, now: float, bucket: str, limit: int) -> WindowState: ...
+
+    async def admit(
+        self,
+        now: float,
+        allowances: Sequence[Allowance],
+        *,
+        also: Sequence[Allowance] = (),
+        report: Sequence[tuple[str, int]] = (),
+    ) -> Admitted:
+        """Admission's whole rate-limit step, atomically and in one round trip: :meth:`consume` the
+        ``allowances``; if they were taken, :meth:`charge` each of ``also`` too; then the
+        :meth:`window` of each ``(bucket, limit)`` in ``report``."""
 
     async def acquire(self, pools: Sequence[tuple[str, int | None]], lease: str) -> int | None:
         """Take a slot in every pool (name, cap) under ``lease``; ``None`` cap means unlimited.
@@ -186,19 +207,42 @@ class MemoryStore:
 
     async def consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
         with self._lock:
-            levels = [self._bucket(a.bucket).level(now, a.limit) for a in allowances]
-            for index, (allowance, used) in enumerate(zip(allowances, levels, strict=True)):
-                excess = used + allowance.amount - allowance.limit
-                if excess > 0:
-                    wait = excess * WINDOW_SECONDS / allowance.limit
-                    return Shortfall(index, math.ceil(used - 1e-9), wait)
-            for allowance, used in zip(allowances, levels, strict=True):
-                self._buckets[allowance.bucket] = _Bucket(used + allowance.amount, now)
-            return None
+            return self._consume(now, allowances)
+
+    def _consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
+        """:meth:`consume`, with the lock held."""
+        levels = [self._bucket(a.bucket).level(now, a.limit) for a in allowances]
+        for index, (allowance, used) in enumerate(zip(allowances, levels, strict=True)):
+            excess = used + allowance.amount - allowance.limit
+            if excess > 0:
+                wait = excess * WINDOW_SECONDS / allowance.limit
+                return Shortfall(index, math.ceil(used - 1e-9), wait)
+        for allowance, used in zip(allowances, levels, strict=True):
+            self._buckets[allowance.bucket] = _Bucket(used + allowance.amount, now)
+        return None
 
     async def charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
         with self._lock:
-            self._buckets[bucket] = _Bucket(self._bucket(bucket).level(now, limit) + amount, now)
+            self._charge(now, bucket, limit, amount)
+
+    def _charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
+        self._buckets[bucket] = _Bucket(self._bucket(bucket).level(now, limit) + amount, now)
+
+    async def admit(
+        self,
+        now: float,
+        allowances: Sequence[Allowance],
+        *,
+        also: Sequence[Allowance] = (),
+        report: Sequence[tuple[str, int]] = (),
+    ) -> Admitted:
+        with self._lock:
+            shortfall = self._consume(now, allowances)
+            if shortfall is None:
+                for allowance in also:
+                    self._charge(now, allowance.bucket, allowance.limit, allowance.amount)
+            windows = tuple(WindowState(limit, self._bucket(bucket).level(now, limit)) for bucket, limit in report)
+            return Admitted(shortfall, windows)
 
     async def window(self, now: float, bucket: str, limit: int) -> WindowState:
         with self._lock:

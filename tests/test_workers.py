@@ -146,6 +146,25 @@ def test_both_processes_keep_one_ledger(cluster: Cluster) -> None:
     assert two.get("/_mock/usage").json()["totals"]["requests"] == 0
 
 
+def test_both_processes_keep_one_journal(cluster: Cluster) -> None:
+    one, two = cluster.connect()
+    scope = {"x-mock-test-id": "one-journal"}
+    sent = [(client, f"message {n}") for n, client in enumerate((one, two, two, one))]
+    for client, text in sent:
+        reply = client.post(
+            "/v1/chat/completions",
+            json={**CHAT, "messages": [{"role": "user", "content": text}]},
+            headers={"authorization": f"Bearer {PREVIEW_KEY}", **scope},
+        )
+        assert reply.status_code == 200
+    for client in (one, two):
+        entries = client.get("/_mock/requests", headers=scope).json()["data"]
+        assert [e["body"]["messages"][0]["content"] for e in entries] == [text for _, text in sent]
+        assert [e["seq"] for e in entries] == sorted({e["seq"] for e in entries})  # one order, no repeats
+    assert two.delete("/_mock/requests", headers=scope).json()["deleted"] == 4
+    assert one.get("/_mock/requests", headers=scope).json()["data"] == []
+
+
 def test_redis_lost_is_a_retryable_503_until_it_returns(cluster: Cluster, redis_server: RedisServer) -> None:
     one, two = cluster.connect()
     assert chat(one).status_code == 200

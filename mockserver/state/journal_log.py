@@ -2,16 +2,17 @@
 
 Four keys under the prefix: the last ``seq`` given out, an *index* (a list, oldest first, of one
 short head per entry), the *entries* (a hash from ``seq`` to the entry) and the bytes both hold.
-A head is three lines::
+A head is a JSON array::
 
-    <seq>\\n<test id as JSON, or null>\\n<fields as JSON>
+    [<seq>,<test id as a JSON string, or null>,<fields as a JSON object>]
 
 The caller (:class:`~mockserver.harness.shared_journal.SharedJournal`) writes the test id (raw,
 so one test's part can be cleared), the fields its filters read (path, models, method, tier,
 status, and a digest of the key, never the key) and the entry, already shaped and masked as
-readers get it. JSON never holds a raw newline, so the lines split unambiguously. A reader
-fetches the index, filters the heads, then fetches only the entries it returns: reading one
-test's part of a journal full of large bodies does not move all of them.
+readers get it. A JSON string is self-delimiting, so a script finds one test's heads by comparing
+the text after the ``seq``. A reader fetches the index (parsed as one JSON document), filters the
+heads, then fetches only the entries it returns: reading one test's part of a journal full of
+large bodies does not move all of them.
 
 Every change is one Lua script, so it is atomic whichever process runs it: :meth:`JournalLog.append`
 takes the next ``seq`` (one order for every process), stores the entry, and drops the oldest while
@@ -32,22 +33,22 @@ import orjson
 from mockserver.state import shared
 
 # KEYS: [1] the last seq, [2] the index, [3] the entries, [4] the bytes held.
-# Drops the oldest entry; returns the bytes it held. Its seq is the head's first line.
+# Drops the oldest entry; returns the bytes it held. Its seq is the head's first item.
 _DROP_OLDEST = """
 local function drop_oldest()
   local head = redis.call('LPOP', KEYS[2])
-  local seq = string.sub(head, 1, string.find(head, '\\n', 1, true) - 1)
+  local seq = string.sub(head, 2, string.find(head, ',', 1, true) - 1)
   local size = #head + redis.call('HSTRLEN', KEYS[3], seq)
   redis.call('HDEL', KEYS[3], seq)
   return size
 end
 """
-# ARGV: the head's last two lines, the entry, the bounds (entries, bytes).
+# ARGV: the head's last two items (with the comma between), the entry, the bounds (entries, bytes).
 _APPEND = (
     _DROP_OLDEST
     + """
 local seq = redis.call('INCR', KEYS[1])
-local head = seq .. '\\n' .. ARGV[1]
+local head = '[' .. seq .. ',' .. ARGV[1] .. ']'
 local length = redis.call('RPUSH', KEYS[2], head)
 redis.call('HSET', KEYS[3], seq, ARGV[2])
 local bytes = redis.call('INCRBY', KEYS[4], #head + #ARGV[2])
@@ -59,16 +60,15 @@ end
 return seq
 """
 )
-# ARGV[1]: the test id as JSON, compared with each head's second line. The kept heads are pushed
-# back in slices, as Lua's unpack takes a bounded number of values.
+# ARGV[1]: the test id as JSON and a comma, compared with the text after each head's seq. The kept
+# heads are pushed back in slices, as Lua's unpack takes a bounded number of values.
 _CLEAR_SCOPE = """
 local heads = redis.call('LRANGE', KEYS[2], 0, -1)
 local kept, freed = {}, 0
 for _, head in ipairs(heads) do
-  local first = string.find(head, '\\n', 1, true)
-  local second = string.find(head, '\\n', first + 1, true)
-  if string.sub(head, first + 1, second - 1) == ARGV[1] then
-    local seq = string.sub(head, 1, first - 1)
+  local comma = string.find(head, ',', 1, true)
+  if string.sub(head, comma + 1, comma + #ARGV[1]) == ARGV[1] then
+    local seq = string.sub(head, 2, comma - 1)
     freed = freed + #head + redis.call('HSTRLEN', KEYS[3], seq)
     redis.call('HDEL', KEYS[3], seq)
   else
@@ -104,11 +104,6 @@ class Head:
     test_id: str | None
     fields: dict[str, Any]
 
-    @classmethod
-    def parse(cls, raw: bytes) -> Head:
-        seq, test_id, fields = raw.split(b"\n", 2)
-        return cls(int(seq), orjson.loads(test_id), orjson.loads(fields))
-
 
 class JournalLog:
     """The shared journal's keys in Redis (see the module docstring). Each method is one round
@@ -132,7 +127,7 @@ class JournalLog:
     @staticmethod
     def head(test_id: str | None, fields: dict[str, Any]) -> bytes:
         """An entry's head after its ``seq``: what :meth:`append` takes beside the entry."""
-        return orjson.dumps(test_id) + b"\n" + orjson.dumps(fields)
+        return orjson.dumps(test_id) + b"," + orjson.dumps(fields)
 
     async def append(self, head: bytes, entry: bytes, max_entries: int, max_bytes: int) -> int:
         """Store an entry (its :meth:`head` and JSON) as the newest, within the bounds; returns its ``seq``."""
@@ -142,8 +137,8 @@ class JournalLog:
     async def heads(self) -> list[Head]:
         """Every entry's head, oldest first."""
         async with shared.reaching(self._url):
-            raw = await self._redis.lrange(self._keys[1], 0, -1)
-        return [Head.parse(cast(bytes, r)) for r in raw]  # bytes: the client does not decode replies
+            raw = cast(list[bytes], await self._redis.lrange(self._keys[1], 0, -1))  # the client does not decode
+        return [Head(seq, test_id, fields) for seq, test_id, fields in orjson.loads(b"[" + b",".join(raw) + b"]")]
 
     async def entries(self, seqs: Sequence[int]) -> list[bytes | None]:
         """The entries of these ``seq``\\ s, as JSON; None for one dropped since its head was read."""
@@ -157,7 +152,7 @@ class JournalLog:
         async with shared.reaching(self._url):
             if test_id is None:
                 return int(await self._clear_all(keys=self._keys))
-            return int(await self._clear_scope(keys=self._keys, args=[orjson.dumps(test_id)]))
+            return int(await self._clear_scope(keys=self._keys, args=[orjson.dumps(test_id) + b","]))
 
     async def held(self) -> tuple[int, int]:
         """How many entries and bytes the journal holds."""

@@ -94,7 +94,7 @@ class ServerState:
         )
         self.journal = self._journal()
         self.fault_state = FaultState(self.settings.seed, _counters(self.shared, "faults"))
-        self.script_state = ScriptState()
+        self.script_state = ScriptState(_counters(self.shared, "scripts"))
         self.replies = InFlight()  # held non-streaming replies
         self.streams = StreamScheduler(self.clock)  # every open stream, on one timer; ended with a final event on stop
         self.streams.max_reply_s = self.settings.max_reply_seconds  # fixed for the process
@@ -126,14 +126,14 @@ class ServerState:
         await self.store.reset()
         await self.journal.forget()
         await self.fault_state.clear()
-        self.script_state.clear()
+        await self.script_state.clear()
 
     async def reset_scope(self, test_id: str) -> None:
         """Forget one test's journal entries, fault counters and script sequences (in every process,
         when they are shared); the configuration is shared and stays."""
         await self.journal.forget(test_id)
         await self.fault_state.clear(test_id)
-        self.script_state.clear(test_id)
+        await self.script_state.clear(test_id)
 
     def _journal(self) -> RequestJournal:
         """The journal in this process's memory, or the one every process shares through Redis."""

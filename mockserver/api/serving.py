@@ -65,11 +65,12 @@ async def admit(
         state.fixture, account, request.headers, model, service_tier, received_at=exchange.started_at, api=api
     )
     record_admission(request, resolved, raw_body, stream)
-    planned = plan(resolved)
+    sequences = state.script_state  # a scripted sequence's step goes to one request, in every process
+    planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(resolved))
     admission = await access.take_resources(state.fixture, resolved)
     if admission.tier != resolved.tier:
         record_admission(request, admission, raw_body, stream)
-        planned = plan(admission)
+        planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(admission))
     return admission, planned
 
 

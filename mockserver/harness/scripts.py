@@ -11,9 +11,10 @@ reply can be given:
   generated tool calls (put a text rule for the same question after it). A
   ``sequence`` is followed step by step whatever the history, for several rounds;
 - a ``sequence`` gives its steps to successive matching requests, counted per
-  ``x-mock-test-id``; past its end it repeats its last step, or with
-  ``then: generate`` stops applying. A request that a step cannot answer (a tool
-  that is not offered) does not use the step up.
+  ``x-mock-test-id`` (across every worker and replica, with a shared ``--state``);
+  past its end it repeats its last step, or with ``then: generate`` stops
+  applying. A request that a step cannot answer (a tool that is not offered)
+  does not use the step up.
 
 The choice is made once per request: when the reply is planned again for a
 capacity downgrade, or once per choice of ``n``, a sequence does not advance again.
@@ -22,9 +23,9 @@ Counters reset with :meth:`ScriptState.clear` (``POST /_mock/reset``, a test's e
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockserver import errors
 from mockserver.config import patterns
@@ -35,12 +36,17 @@ from mockserver.engine.structured import FunctionSpec
 from mockserver.errors.variants import ErrorContext, status_error
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.service import context
+from mockserver.service.exchange import Exchange
+from mockserver.state.counters import Counters, MemoryCounters
 
 if TYPE_CHECKING:
     from mockserver.service.access import Admission
 
-MAX_SCOPES = 10_000
+MAX_PLANNING_ROUNDS = 8  # a request that loses the race for a step this often in a row gets a retryable 503
 _MEMO = "script_steps"  # Exchange.extra: the sequence step each rule gave this request
+_STEPS = "script_counters"  # Exchange.extra: the sequence counters read for this request
+
+Plan = TypeVar("Plan")
 
 
 @dataclass(frozen=True)
@@ -69,26 +75,85 @@ class Facts:
     answered: bool  # a tool result follows the latest user message
 
 
+class Steps:
+    """One request's view of its test id's sequence counters: read before its reply is planned,
+    and the steps the plan took, to be claimed after it (:meth:`ScriptState.planned`)."""
+
+    def __init__(self, used: dict[str, int] | None = None) -> None:
+        self._used = used or {}
+        self.claims: dict[str, int] = {}  # counter -> the value it had when this request took a step
+        self.rules: list[int] = []  # the rules whose step this request took
+
+    def peek(self, ident: str) -> int:
+        return self._used.get(ident, 0)
+
+    def take(self, index: int, ident: str) -> None:
+        used = self.peek(ident)
+        self.claims[ident] = used
+        self._used[ident] = used + 1
+        self.rules.append(index)
+
+
 class ScriptState:
-    """How many steps of each sequence every test id has used. ``clear()`` resets."""
+    """How many steps of each sequence every test id has used, in a
+    :class:`~mockserver.state.counters.Counters`: this process's own, or Redis, which every worker and
+    replica shares. ``clear()`` resets.
 
-    def __init__(self) -> None:
-        self._used: dict[tuple[str | None, str], int] = {}
+    Planning is synchronous, so a request reads its test id's counters before its reply is planned
+    and claims the steps it took after (:meth:`planned`). The claim is atomic and only succeeds if
+    no other request took a step of the same sequence meanwhile; otherwise the request reads again
+    and is planned again. Two concurrent requests in one test therefore get successive steps, in
+    the order their claims land, as in one process.
+    """
 
-    def peek(self, scope: str | None, ident: str) -> int:
-        return self._used.get((scope, ident), 0)
+    def __init__(self, counters: Counters | None = None) -> None:
+        self.counters: Counters = counters if counters is not None else MemoryCounters()
 
-    def advance(self, scope: str | None, ident: str) -> None:
-        key = (scope, ident)
-        if key not in self._used and len(self._used) >= MAX_SCOPES:
-            self._used.pop(next(iter(self._used)))
-        self._used[key] = self._used.get(key, 0) + 1
+    async def planned(self, rules: Sequence[ScriptRule], exchange: Exchange, plan: Callable[[], Plan]) -> Plan:
+        """``plan()``, with the sequence steps it takes given to this request alone. The plan raising
+        (a scripted error, or a request refused after its step was chosen) still uses the step up.
+        Without sequences among ``rules``, just ``plan()``: no counters are read."""
+        if not any(rule.reply.sequence is not None for rule in rules):
+            return plan()
+        scope = exchange.headers.get(TEST_ID_HEADER)
+        for _ in range(MAX_PLANNING_ROUNDS):
+            steps = exchange.extra[_STEPS] = Steps(await self.counters.read(scope))
+            try:
+                planned = plan()
+            except errors.MockAPIError:
+                if await self._claim(scope, steps, exchange):
+                    raise
+                continue
+            if await self._claim(scope, steps, exchange):
+                return planned
+        raise sequence_contended()
 
-    def clear(self, scope: str | None = None) -> None:
-        if scope is None:
-            self._used.clear()
-        else:
-            self._used = {k: v for k, v in self._used.items() if k[0] != scope}
+    async def _claim(self, scope: str | None, steps: Steps, exchange: Exchange) -> bool:
+        if not steps.claims or await self.counters.claim(scope, steps.claims):
+            return True
+        memo: dict[int, int] = exchange.extra.get(_MEMO, {})
+        for index in steps.rules:  # another request took these steps first: choose again
+            memo.pop(index, None)
+        return False
+
+    def steps(self, exchange: Exchange | None) -> Steps:
+        """The counters :meth:`planned` read for this request (none read: every sequence at its start)."""
+        found = exchange.extra.get(_STEPS) if exchange is not None else None
+        return found if isinstance(found, Steps) else Steps()
+
+    async def clear(self, scope: str | None = None) -> None:
+        await self.counters.clear(scope)
+
+
+def sequence_contended() -> errors.ServiceUnavailableError:
+    """So many requests of one test raced for its sequences that this one lost every round. Retryable."""
+    error = errors.ServiceUnavailableError(
+        f"Too many concurrent requests of this test took steps of a scripted sequence; this one lost "
+        f"{MAX_PLANNING_ROUNDS} times in a row. Please retry.",
+        code="script_sequence_contended",
+    )
+    error.headers.update({"retry-after": "0", "retry-after-ms": "10", "x-should-retry": "true"})
+    return error
 
 
 def choose(
@@ -111,7 +176,7 @@ def choose(
     request = context.current()
     exchange = request.exchange if request is not None else None
     memo: dict[int, int] = exchange.extra.setdefault(_MEMO, {}) if exchange is not None else {}
-    scope = exchange.headers.get(TEST_ID_HEADER) if exchange is not None else None
+    used = sequences.steps(exchange)
     facts = facts_of(admission, exchange.path if exchange is not None else "", conversation)
     offered = callable_tools(tools, tool_choice)
     chosen = None
@@ -130,7 +195,7 @@ def choose(
                 passed_over.append(f"{label}: its tool_calls are already answered by a tool result")
                 continue
         else:
-            step = memo[index] if index in memo else sequences.peek(scope, ident)
+            step = memo[index] if index in memo else used.peek(ident)
             if step >= len(steps):
                 if rule.reply.then == "generate":
                     passed_over.append(f"{label}: its sequence is used up (then: generate)")
@@ -142,7 +207,7 @@ def choose(
             continue
         if step is not None and index not in memo:
             memo[index] = step
-            sequences.advance(scope, ident)
+            used.take(index, ident)
         chosen = Scripted(index, rule, step, reply)
         break
     if exchange is not None:

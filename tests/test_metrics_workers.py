@@ -65,6 +65,10 @@ def workers(redis_server: RedisServer, tmp_path: Path) -> Iterator[Workers]:
             for kept in connections.values():
                 for client in kept:
                     client.close()
+            if server.proc is not None and server.proc.poll() is None:
+                # A clean stop: the supervisor stops its workers (killed, it would leave them running).
+                server.signal(signal.SIGTERM)
+                server.wait(30)
 
 
 def live_gauges(http: httpx.Client) -> tuple[float, float]:

@@ -1,0 +1,227 @@
+"""Streams carried at 750 tokens/s by one worker and by two, on shared state in Redis, in one run.
+
+For each set-up, the most concurrent Ultrafast streams (750 tokens/s, one token per chunk) that
+the server carries with **every** stream within 1 % of its rate and at least 0.98 chunks per token
+(no failed request either):
+
+- ``1 worker, memory``: ``serve`` with its state in memory, for reference;
+- ``1 worker, redis``: ``serve --state redis://...``;
+- ``2 workers, redis``: ``serve --workers 2 --state redis://...``.
+
+The search steps up by ``--step`` streams until a level fails, then halves the interval between
+the last level that held and the first that did not, down to ``--resolution`` streams.
+The report gives each set-up's figure and the ratio of 2 workers to 1 (both on Redis) measured
+in this run.
+
+The load client is this process (``_load.py``: raw sockets, one asyncio protocol per stream,
+never the SDK). Nothing is pinned here, unlike ``sweep.py``: the workers need both cores, so
+**the client competes with them for a core**, and two workers get less than two cores' worth.
+The load average (``uptime``) before and after is in the report: on a shared machine, read the
+figures next to it. The ``redis-server`` (Debian's package) is started by the script on a free
+port, with no persistence.
+
+    python benchmarks/workers.py             # about 3 minutes
+    python benchmarks/workers.py --quick     # a smoke run: one-second streams, coarse steps
+
+Writes ``benchmarks/results/workers.json`` (``workers-quick.json`` for ``--quick``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import uvloop  # noqa: E402
+from _harness import free_port, wait_for_port, write_report  # noqa: E402
+from sweep import PRIORITY, ROOT, ULTRAFAST, Server, bench_fixture, raise_priority, run_cell  # noqa: E402
+
+RESULTS = HERE / "results"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+RATE_TOLERANCE = 0.01  # every stream within 1 % of 750 tokens/s
+MIN_CHUNKS_PER_TOKEN = 0.98
+STREAM_SECONDS = 2.0
+FIRST_LEVEL = 50
+STEP = 50
+RESOLUTION = 10
+MAX_STREAMS = 1000
+SETTLE_S = 0.5  # between levels: the closed connections drain, leases are given back
+SETUPS = {  # name: (workers, shared state)
+    "1 worker, memory": (1, False),
+    "1 worker, redis": (1, True),
+    "2 workers, redis": (2, True),
+}
+
+
+class Served(Server):
+    """A ``serve`` process whose CPU time includes its workers' (the supervisor's children)."""
+
+    def cpu_seconds(self) -> float:
+        total = 0.0
+        for pid in [self.process.pid, *children(self.process.pid)]:
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        return total
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    """Debian's ``redis-server`` on a free loopback port, saving nothing; yields its URL."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise SystemExit("redis-server is not installed (Debian: apt-get install redis-server)")
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="mockserver-bench-redis-") as directory:
+        command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        process = subprocess.Popen([*command, "--dir", directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_for_port(port)
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def serving(fixture: Path, workers: int, state: str | None) -> Iterator[Served]:
+    port = free_port()
+    command = [sys.executable, "-m", "mockserver", "serve", "--port", str(port), "--log-level", "warning"]
+    command += ["--config", str(fixture), "--quiet", "--workers", str(workers)]
+    if state is not None:
+        command += ["--state", state]
+    process = subprocess.Popen(
+        PRIORITY + command,  # the client's priority (sweep.raise_priority); workers inherit it
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, timeout=30)
+        yield Served("mockserver", port, process)
+    finally:
+        process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=15)
+
+
+def holds(row: dict[str, Any]) -> bool:
+    """Every stream within 1 % of the rate, at least 0.98 chunks per token, nothing failed."""
+    return (
+        not row.get("failed")
+        and "rate_ratio_min" in row
+        and row["rate_ratio_min"] >= 1 - RATE_TOLERANCE
+        and row["rate_ratio_max"] <= 1 + RATE_TOLERANCE
+        and row["chunks_per_token_min"] >= MIN_CHUNKS_PER_TOKEN
+    )
+
+
+def measure(server: Served, streams: int, seconds: float, rows: list[dict[str, Any]]) -> bool:
+    row = uvloop.run(run_cell(server, ULTRAFAST, 1, streams, seconds))
+    row["holds"] = holds(row)
+    rows.append(row)
+    figures = (
+        f"rate {row['rate_ratio_min']:.4f}..{row['rate_ratio_max']:.4f} chunks {row['chunks_per_token_min']:.3f} "
+        f"cpu {row['server_cpu_pct']:.0f}% ttft99 +{row['ttft_overhead_ms_p99']:.0f}ms"
+        if "rate_ratio_min" in row
+        else "no stream answered"
+    )
+    print(f"  {streams:4d} streams: {'holds' if row['holds'] else 'FAILS'} ({figures}, failed {row['failed']})")
+    time.sleep(SETTLE_S)
+    return bool(row["holds"])
+
+
+def most_streams(server: Served, seconds: float, first: int, step: int, resolution: int) -> dict[str, Any]:
+    """Step up until a level fails, then bisect between the last that held and the first that failed."""
+    rows: list[dict[str, Any]] = []
+    held, failed = 0, None
+    level = first
+    while level <= MAX_STREAMS:
+        if not measure(server, level, seconds, rows):
+            failed = level
+            break
+        held = level
+        level += step
+    while failed is not None and failed - held > resolution:
+        middle = (held + failed) // 2
+        if measure(server, middle, seconds, rows):
+            held = middle
+        else:
+            failed = middle
+    return {"most_streams": held, "first_failing": failed, "levels": rows}
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: one-second streams, coarse steps")
+    parser.add_argument("--seconds", type=float, help=f"length of each stream (default {STREAM_SECONDS:g})")
+    parser.add_argument("--step", type=int, help=f"streams added per level until one fails (default {STEP})")
+    parser.add_argument("--resolution", type=int, help=f"bisect down to this many streams (default {RESOLUTION})")
+    parser.add_argument("--output", type=Path, help="where to write the JSON (default results/workers.json)")
+    args = parser.parse_args()
+    seconds = args.seconds or (1.0 if args.quick else STREAM_SECONDS)
+    step = args.step or (100 if args.quick else STEP)
+    resolution = args.resolution or (50 if args.quick else RESOLUTION)
+    output = args.output or RESULTS / ("workers-quick.json" if args.quick else "workers.json")
+    raise_priority()
+
+    report: dict[str, Any] = {
+        "benchmark": "workers",
+        "command": "python benchmarks/workers.py" + (" --quick" if args.quick else ""),
+        "cores": os.cpu_count(),
+        "priority": " ".join(PRIORITY) or "default",
+        "uptime_before": uptime(),
+        "client": "this process (benchmarks/_load.py), not pinned: it competes with the workers for the cores",
+        "rate_tokens_per_second": ULTRAFAST,
+        "tokens_per_chunk": 1,
+        "stream_seconds": seconds,
+        "criteria": {"rate_within": RATE_TOLERANCE, "min_chunks_per_token": MIN_CHUNKS_PER_TOKEN, "failed": 0},
+        "setups": {},
+    }
+    started_at = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp, redis_server() as redis_url:
+        fixture = bench_fixture(Path(tmp), 1)
+        for name, (workers, shared) in SETUPS.items():
+            print(f"{name}:", flush=True)
+            with serving(fixture, workers, redis_url if shared else None) as server:
+                uvloop.run(run_cell(server, ULTRAFAST, 1, 8 * workers, 0.2))  # warm every worker up
+                found = most_streams(server, seconds, FIRST_LEVEL, step, resolution)
+            found["uptime_after"] = uptime()
+            report["setups"][name] = found
+            print(f"  -> {found['most_streams']} streams ({found['uptime_after']})", flush=True)
+    one, two = (report["setups"][name]["most_streams"] for name in ("1 worker, redis", "2 workers, redis"))
+    report["two_workers_over_one"] = two / one if one else None
+    report["uptime_after"] = uptime()
+    report["minutes"] = (time.monotonic() - started_at) / 60
+    write_report(output, report)
+    ratio = report["two_workers_over_one"]
+    print(f"2 workers / 1 worker (Redis): {ratio:.2f}" if ratio else "2 workers / 1 worker: n/a")
+    print(f"figures -> {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -113,18 +113,21 @@ def request_bytes(port: int, path: str, body: dict[str, object], headers: dict[s
     return ("\r\n".join(head) + "\r\n\r\n").encode() + payload
 
 
-async def run_streams(port: int, requests: list[bytes], marker: bytes = CHAT_TEXT) -> list[Trace]:
-    """Open one connection per request, all at once; return when every stream has ended."""
+async def run_streams(port: int, requests: list[bytes], marker: bytes = CHAT_TEXT, ramp_s: float = 0.0) -> list[Trace]:
+    """Open one connection per request, all at once (or spread evenly over ``ramp_s`` seconds);
+    return when every stream has ended."""
     loop = asyncio.get_running_loop()
     futures: list[asyncio.Future[Trace]] = [loop.create_future() for _ in requests]
 
     def protocol(request: bytes, done: asyncio.Future[Trace]) -> _StreamProtocol:
         return _StreamProtocol(request, marker, Trace(), done)
 
+    async def connect(index: int, request: bytes, done: asyncio.Future[Trace]) -> None:
+        if ramp_s:
+            await asyncio.sleep(ramp_s * index / len(requests))
+        await loop.create_connection(lambda: protocol(request, done), "127.0.0.1", port)
+
     await asyncio.gather(
-        *(
-            loop.create_connection(lambda r=request, d=done: protocol(r, d), "127.0.0.1", port)  # type: ignore[misc]
-            for request, done in zip(requests, futures, strict=True)
-        )
+        *(connect(i, request, done) for i, (request, done) in enumerate(zip(requests, futures, strict=True)))
     )
     return list(await asyncio.gather(*futures))

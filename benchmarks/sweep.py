@@ -192,11 +192,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
-async def run_cell(server: Server, rate: float, per_chunk: int, streams: int, seconds: float) -> dict[str, Any]:
+async def run_cell(
+    server: Server, rate: float, per_chunk: int, streams: int, seconds: float, ramp_s: float = 0.0
+) -> dict[str, Any]:
     tokens = max(8, int(rate * seconds))
     requests = requests_for(server.name, server.port, rate, tokens, per_chunk, streams)
     cpu_before, wall_before = server.cpu_seconds(), time.perf_counter()
-    traces: list[Trace] = await run_streams(server.port, requests, CHAT_TEXT)
+    traces: list[Trace] = await run_streams(server.port, requests, CHAT_TEXT, ramp_s)
     cpu, wall = server.cpu_seconds() - cpu_before, time.perf_counter() - wall_before
     good = [t for t in traces if t.status == 200 and t.reads]
     row: dict[str, Any] = {"streams": streams, "tokens": tokens, "failed": len(traces) - len(good)}

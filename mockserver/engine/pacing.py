@@ -251,11 +251,16 @@ class Pacer:
         while lo < stop:
             hi = min(stop, lo + chunks * per_chunk)
             # The last token of each chunk: the chunk is due with it.
-            last = [min(k + per_chunk, hi) - 1 for k in range(lo, hi, per_chunk)]
-            if hi - 1 < len(offsets):
+            last = range(lo, hi) if per_chunk == 1 else [min(k + per_chunk, hi) - 1 for k in range(lo, hi, per_chunk)]
+            if not offsets:
+                yield lo, hi, [start + k * interval for k in last]  # what chunks() gives, less a + 0.0
+            elif hi - 1 < len(offsets):
                 offsets[hi - 1]  # draws a lazy Jitter's offsets up to there
                 values = offsets.values if isinstance(offsets, Jitter) else offsets
-                yield lo, hi, [start + k * interval + values[k] for k in last]
+                if per_chunk == 1:
+                    yield lo, hi, [start + k * interval + offset for k, offset in zip(last, values[lo:hi], strict=True)]
+                else:
+                    yield lo, hi, [start + k * interval + values[k] for k in last]
             else:
                 yield lo, hi, [start + k * interval + (offsets[k] if k < len(offsets) else 0.0) for k in last]
             lo, chunks = hi, RUN_CHUNKS

@@ -217,12 +217,27 @@ class StreamScheduler:
     def _tick(self) -> None:
         self._timer, self._timer_at = None, -math.inf  # -inf: no arming while the tick runs
         now = self.clock.now()
-        heap = self._heap
+        heap, order = self._heap, self._order
+        heappop, heappush = heapq.heappop, heapq.heappush
         try:
             while heap and heap[0][0] <= now:
-                _, _, stream = heapq.heappop(heap)
-                if not stream.over and not stream.blocked:
-                    self._advance(stream, now)
+                _, _, stream = heappop(heap)
+                if stream.over or stream.blocked:
+                    continue
+                run = stream.run
+                if run is not None:
+                    # The usual case, written out: one event of a run is due, and the next is not yet.
+                    at = stream.at
+                    dues = run.dues
+                    if at + 1 < len(dues) and dues[at] <= now < dues[at + 1]:
+                        write = stream.write_body
+                        if write is not None and write(run.frames[at]):
+                            stream.at = at + 1
+                            stream.events_sent += 1
+                            stream.due = due = dues[at + 1]
+                            heappush(heap, (due, next(order), stream))
+                            continue
+                self._advance(stream, now)
         finally:
             self._timer_at = math.inf
             self._arm()  # once, for the earliest deadline left

@@ -281,6 +281,8 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
                 frame = before + dumps(piece) + after
                 yield due
                 yield frame
+        if alone < stop:  # the next deadline first, so the first run is made after the first token is out
+            yield pacer.token_due(min(alone + per_chunk, stop) - 1)
         for lo, hi, dues in pacer.runs(alone, stop, per_chunk):
             pieces = text.pieces(lo - first, hi - first, per_chunk)
             if "" in pieces:  # tokens that are only part of a character send nothing

@@ -32,6 +32,7 @@ or failed requests) is not driven harder.
     python benchmarks/sweep.py                 # the full sweep, about 10 minutes
     python benchmarks/sweep.py --quick         # a smoke run, under a minute
     python benchmarks/sweep.py --baseline ../other-checkout
+    python benchmarks/sweep.py --levels 100,250,600 --rates 0   # only some cells
 
 Writes ``benchmarks/results/sweep.json`` and the plots ``sweep-rate.png``,
 ``sweep-chunks.png``, ``sweep-cpu.png`` and ``sweep-rates.png`` (``pip install -e ".[benchmarks]"``
@@ -324,6 +325,10 @@ def machine_load() -> dict[str, Any]:
     return {"cores": os.cpu_count(), "loadavg_1_5_15": [load1, load5, load15]}
 
 
+def _numbers(text: str) -> list[float]:
+    return [float(part) for part in text.split(",") if part.strip()]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a smoke run: fewer cells, one-second streams")
@@ -331,10 +336,12 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="also run mockserver from this checkout, for before/after")
     parser.add_argument("--no-peer", action="store_true", help="leave out aimock even when it is installed")
     parser.add_argument("--output", type=Path, help="where to write the JSON (default results/sweep.json)")
+    parser.add_argument("--levels", type=_numbers, help="only these stream counts at 750 tokens/s, e.g. 100,250,600")
+    parser.add_argument("--rates", type=_numbers, help="only these rates in the rate cells; 0 for none")
     args = parser.parse_args()
     seconds = args.seconds or (1.0 if args.quick else STREAM_SECONDS)
-    levels = [1, 100, 250] if args.quick else LEVELS
-    rates = [54.0, 2000.0] if args.quick else RATES
+    levels = [int(n) for n in args.levels] if args.levels else [1, 100, 250] if args.quick else LEVELS
+    rates = [r for r in args.rates if r > 0] if args.rates else [54.0, 2000.0] if args.quick else RATES
     output = args.output or RESULTS / ("sweep-quick.json" if args.quick else "sweep.json")
 
     if (os.cpu_count() or 1) > 1 and hasattr(os, "sched_setaffinity"):
@@ -345,7 +352,7 @@ def main() -> int:
 
     report: dict[str, Any] = {
         "benchmark": "sweep",
-        "command": "python benchmarks/sweep.py" + (" --quick" if args.quick else ""),
+        "command": "python " + " ".join(["benchmarks/sweep.py", *sys.argv[1:]]),
         "machine_before": machine_load(),
         "priority": " ".join(PRIORITY) or "default",
         "stream_seconds": seconds,
@@ -358,7 +365,7 @@ def main() -> int:
         directory = Path(tmp)
         for per_chunk in TOKENS_PER_CHUNK:
             cells = [(ULTRAFAST, per_chunk, n) for n in levels]
-            if per_chunk == 1:
+            if per_chunk == 1 and rates:
                 cells += [(rate, 1, n) for n in RATE_LEVELS for rate in rates]
             tokens_cells = [(rate, max(8, int(rate * seconds)), pc) for rate, pc, _ in cells]
             aimock = aimock_fixture(directory, tokens_cells) if aimock_ok else None

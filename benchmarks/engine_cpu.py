@@ -1,0 +1,133 @@
+"""CPU per event of the streaming engine alone: no socket, no HTTP, no other process.
+
+Plays N Chat Completions streams of 1,500 tokens at 750 tokens/s (TTFT 200 ms, the tier's
+jitter) through the server's :class:`~mockserver.engine.scheduler.StreamScheduler`, on a
+fake clock whose timers fire on whole milliseconds as the event loop's do, into a direct
+write that only counts events. What it measures is the engine's own work per event: the
+tick, the producer, the text and the deadlines (the socket write, measured by the sweep, comes
+on top). Each stream's reply is planned before the clock starts.
+
+The figure is CPU time (``time.process_time``), which other work on a shared machine
+disturbs much less than wall time; ``--baseline DIR`` measures another checkout in the same
+run, alternating, for before/after.
+
+    python benchmarks/engine_cpu.py [--streams 250] [--per-chunk 1] [--baseline DIR] [--output FILE]
+
+Writes ``benchmarks/results/engine_cpu.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+TOKENS = 1500
+RATE = 750.0
+ROUNDS = 3
+
+# The measurement itself, run in a fresh interpreter per checkout (so each imports its own code).
+PROGRAM = r"""
+import asyncio, math, random, sys, time
+from mockserver.api.openai.chat.completions import ChatChoice, ChatPlan, stream_chunks
+from mockserver.engine.generation import TextGenerator
+from mockserver.engine.pacing import FakeClock, Pacer, Schedule
+from mockserver.engine.scheduler import StreamScheduler
+
+streams, per_chunk, tokens, rate = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+
+
+class TickClock(FakeClock):
+    def call_at(self, deadline, callback):  # timers fire on whole milliseconds, as the loop's do
+        return super().call_at(max(deadline, math.ceil(deadline * 1000) / 1000), callback)
+
+
+async def main():
+    generator = TextGenerator()
+    generator.warm()
+    clock = TickClock(start=0.0)
+    scheduler = StreamScheduler(clock)
+    events = [0]
+
+    def write(body):
+        events[0] += body.count(b"\n\n")
+        return True
+
+    async def send(message):
+        pass
+
+    plans = []
+    for i in range(streams):
+        schedule = Schedule.build(start=i * 0.0004, ttft=0.2, tokens_per_second=rate, total_tokens=tokens,
+                                  jitter=0.2, rng=random.Random(i))
+        choice = ChatChoice(0, generator.generate(i, tokens), "stop")
+        plan = ChatPlan("chatcmpl-1", 1, "gpt-5.6-sol", "default", "fp_1", 5, (choice,), True, schedule)
+        plans.append((plan, schedule))
+    cpu = time.process_time()
+    opened = [scheduler.open(stream_chunks(plan, Pacer(clock, schedule), per_chunk=per_chunk),
+                             send_body=send, send_end=send, write_body=write) for plan, schedule in plans]
+    await asyncio.gather(*(stream.done for stream in opened))
+    print((time.process_time() - cpu) / events[0] * 1e6, events[0])
+
+
+asyncio.run(main())
+"""
+
+
+def measure(root: Path, streams: int, per_chunk: int) -> tuple[float, int]:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run(
+        [sys.executable, "-c", PROGRAM, str(streams), str(per_chunk), str(TOKENS), str(RATE)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+    ).stdout.split()
+    return float(out[0]), int(out[1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--streams", type=int, default=250)
+    parser.add_argument("--per-chunk", type=int, default=1)
+    parser.add_argument("--baseline", type=Path, help="also measure mockserver from this checkout")
+    parser.add_argument("--output", type=Path, default=HERE / "results" / "engine_cpu.json")
+    args = parser.parse_args()
+    trees = {"mockserver": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
+    runs: dict[str, list[float]] = {name: [] for name in trees}
+    events = 0
+    for _ in range(ROUNDS):  # alternating, so both see the same machine
+        for name, root in trees.items():
+            us, events = measure(root, args.streams, args.per_chunk)
+            runs[name].append(us)
+    report = {
+        "benchmark": "engine_cpu",
+        "command": "python " + " ".join(["benchmarks/engine_cpu.py", *sys.argv[1:]]),
+        "loadavg_1_5_15_after": list(os.getloadavg()),
+        "streams": args.streams,
+        "tokens_per_chunk": args.per_chunk,
+        "tokens_per_stream": TOKENS,
+        "events": events,
+        "cpu_us_per_event": {name: {"median": statistics.median(v), "runs": v} for name, v in runs.items()},
+    }
+    if "baseline" in runs:
+        report["ours_over_baseline"] = statistics.median(runs["mockserver"]) / statistics.median(runs["baseline"])
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    for name, v in runs.items():
+        print(f"{name}: {statistics.median(v):.2f} us CPU per event (runs {', '.join(f'{x:.2f}' for x in v)})")
+    if "ours_over_baseline" in report:
+        print(f"mockserver / baseline: {report['ours_over_baseline']:.2f}")
+    print(f"figures -> {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

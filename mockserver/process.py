@@ -20,6 +20,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -109,12 +110,27 @@ EARLY_DEATH_S = 5.0  # a worker that dies this soon after starting would only di
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+ORPHAN_POLL_S = 0.5
+
+
 def _run_worker(config: uvicorn.Config, sockets: list[socket.socket]) -> None:
     """One worker process: its own process group (a Ctrl-C in the terminal reaches the supervisor,
     which passes it on once), uvicorn's logging, then a :class:`GracefulServer` on the shared socket."""
     os.setpgid(0, 0)
     config.configure_logging()
+    watch = threading.Thread(target=_stop_when_orphaned, args=(os.getppid(),), name="supervisor-watch", daemon=True)
+    watch.start()
     GracefulServer(config).run(sockets=sockets)
+
+
+def _stop_when_orphaned(supervisor: int) -> None:
+    """Stop this worker as on SIGTERM (grace period included) once its supervisor is gone: killed
+    with SIGKILL, it could not pass the stop on, and the worker would serve on alone. An orphan is
+    given a new parent, so a changed parent id says the supervisor died."""
+    while os.getppid() == supervisor:
+        time.sleep(ORPHAN_POLL_S)
+    logger.warning("The supervisor [%s] is gone; stopping worker [%s]", supervisor, os.getpid())
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 class Workers:

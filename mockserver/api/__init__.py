@@ -1,7 +1,8 @@
 """The HTTP surface: one subpackage per API family, with thin handlers.
 
 Owns routing, request parsing (:mod:`.routing`), the per-request middleware that opens an
-exchange and authenticates (:mod:`.middleware`), who may use ``/_mock/`` (:mod:`.guard`),
+exchange and authenticates (:mod:`.middleware`), when a request arrived, for its TTFT
+(:mod:`.arrival`), who may use ``/_mock/`` (:mod:`.guard`),
 and the one path every inference request takes once admitted (:mod:`.serving`: admit, pace, stream or hold the body).
 ``openai/`` is the OpenAI surface (models, Chat Completions, Responses); ``anthropic/`` is
 Anthropic's Messages API (messages, count_tokens, its model list); ``control/`` is

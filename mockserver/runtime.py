@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,7 +32,8 @@ from mockserver.harness.shared_journal import SharedJournal
 from mockserver.service import capacity
 from mockserver.service.exchange import ExchangeHooks
 from mockserver.service.inflight import InFlight
-from mockserver.service.response_store import ResponseStore
+from mockserver.service.response_store import BaseResponseStore, ResponseStore
+from mockserver.service.shared_responses import RedisResponseStore
 from mockserver.state.config_log import MAX_PATCHES, ConfigLog, Position
 from mockserver.state.counters import Counters, MemoryCounters
 from mockserver.state.journal_log import JournalLog
@@ -87,11 +89,12 @@ class ServerState:
         self._config_lock = asyncio.Lock()
         # The configuration shared with other processes; None: this process's alone.
         self.config_log = ConfigLog(self.shared) if self.shared is not None else None
-        self.ids = IdFactory(self.settings.seed)
+        # Shared with other processes, ids must differ from theirs (each process starts from the same seed,
+        # and a response one stores must not be overwritten by another's), so each mixes in a salt of its own.
+        self._id_salt = 0 if self.shared is None else secrets.randbits(64)
+        self.ids = IdFactory(self.settings.seed ^ self._id_salt)
         self.system_fingerprint = IdFactory(self.settings.seed ^ 0xF1).fingerprint()
-        self.responses = ResponseStore(
-            self.clock.now, max_items=self.settings.stored_responses, ttl_s=self.settings.stored_response_ttl
-        )
+        self.responses = _responses(self.shared, self.clock, self.wall_clock, self.settings)
         self.journal = self._journal()
         self.fault_state = FaultState(self.settings.seed, _counters(self.shared, "faults"))
         self.script_state = ScriptState(_counters(self.shared, "scripts"))
@@ -121,8 +124,8 @@ class ServerState:
             async with self._config_lock:
                 self._config_seen = await self.config_log.reset()
         self.restore((self._initial_settings, self._initial_fixture))
-        self.ids = IdFactory(self.settings.seed)
-        self.responses.reset()
+        self.ids = IdFactory(self.settings.seed ^ self._id_salt)
+        await self.responses.reset()
         await self.store.reset()
         await self.journal.forget()
         await self.fault_state.clear()
@@ -197,3 +200,13 @@ class ServerState:
 def _counters(where: Shared | None, namespace: str) -> Counters:
     """Per-test counters in this process, or in the Redis every worker and replica shares."""
     return MemoryCounters() if where is None else RedisCounters(where, namespace)
+
+
+def _responses(
+    where: Shared | None, clock: Clock, wall_clock: Callable[[], float], settings: Settings
+) -> BaseResponseStore:
+    """Stored responses in this process, or in the Redis every worker and replica shares."""
+    count, age = settings.stored_responses, settings.stored_response_ttl
+    if where is None:
+        return ResponseStore(clock.now, max_items=count, ttl_s=age)
+    return RedisResponseStore(where, clock.now, wall_clock, max_items=count, ttl_s=age)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from mockserver import MockServer, errors
@@ -23,26 +25,27 @@ def stored(response_id: str) -> StoredResponse:
 def test_the_oldest_stored_responses_are_evicted_past_the_count() -> None:
     store = ResponseStore(FakeClock().now, max_items=3, ttl_s=3600)
     for n in range(5):
-        store.put(stored(f"resp_{n}"))
+        asyncio.run(store.put(stored(f"resp_{n}")))
     assert len(store) == 3
     for gone in ("resp_0", "resp_1"):
         with pytest.raises(errors.NotFoundError, match=f"Response with id '{gone}' not found"):
-            store.get(PROJECT, gone)
-    assert [store.get(PROJECT, f"resp_{n}")["id"] for n in (2, 3, 4)] == ["resp_2", "resp_3", "resp_4"]
+            asyncio.run(store.get(PROJECT, gone))
+    kept = [asyncio.run(store.get(PROJECT, f"resp_{n}"))["id"] for n in (2, 3, 4)]
+    assert kept == ["resp_2", "resp_3", "resp_4"]
 
 
 def test_stored_responses_expire_after_their_age() -> None:
     clock = FakeClock()
     store = ResponseStore(clock.now, max_items=100, ttl_s=60)
-    store.put(stored("resp_old"))
+    asyncio.run(store.put(stored("resp_old")))
     clock.advance(30)
-    store.put(stored("resp_new"))
+    asyncio.run(store.put(stored("resp_new")))
     clock.advance(31)
     with pytest.raises(errors.NotFoundError):
-        store.get(PROJECT, "resp_old")
+        asyncio.run(store.get(PROJECT, "resp_old"))
     with pytest.raises(errors.NotFoundError, match="Previous response with id 'resp_old' not found"):
-        store.previous(PROJECT, "resp_old")
-    assert store.get(PROJECT, "resp_new")["id"] == "resp_new"
+        asyncio.run(store.previous(PROJECT, "resp_old"))
+    assert asyncio.run(store.get(PROJECT, "resp_new"))["id"] == "resp_new"
     assert len(store) == 1
 
 

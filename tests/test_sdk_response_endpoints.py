@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -193,12 +194,14 @@ def test_store_reads_queued_until_the_first_token() -> None:
     clock = FakeClock(start=0.0)
     store = ResponseStore(clock.now)
     body = {"id": "resp_1", "status": "in_progress"}
-    store.put(StoredResponse("resp_1", "p", {**body, "status": "completed"}, body, 10.0, (), (), True, 4.0))
-    assert store.get("p", "resp_1")["status"] == "queued"
+    asyncio.run(
+        store.put(StoredResponse("resp_1", "p", {**body, "status": "completed"}, body, 10.0, (), (), True, 4.0))
+    )
+    assert asyncio.run(store.get("p", "resp_1"))["status"] == "queued"
     clock.advance(4.0)
-    assert store.get("p", "resp_1")["status"] == "in_progress"
+    assert asyncio.run(store.get("p", "resp_1"))["status"] == "in_progress"
     clock.advance(6.0)
-    assert store.get("p", "resp_1")["status"] == "completed"
+    assert asyncio.run(store.get("p", "resp_1"))["status"] == "completed"
 
 
 def test_review_regressions_item_references_huge_bounds_and_stream_retrieve() -> None:

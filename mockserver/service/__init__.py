@@ -2,7 +2,8 @@
 
 Owns accounts and key lookup, access resolution (model, tier, entitlements, policies),
 tier profiles, Ultrafast capacity, rate limits and their headers, reasoning budgets,
-output limits, stored responses, and the usage ledger. :mod:`.exchange` is one request as
+output limits, stored responses (in Redis with a shared state: :mod:`.shared_responses`),
+and the usage ledger. :mod:`.exchange` is one request as
 the server saw it; :mod:`.context` binds it for the request being served.
 
 May import: engine, config, state, errors.

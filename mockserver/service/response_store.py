@@ -7,6 +7,10 @@ what the live API would. A ``background`` response reads ``queued`` until its
 first token is due, and can be cancelled until its schedule ends; cancelling any
 other response is refused, as live. The whole store goes with :meth:`ResponseStore.reset`.
 
+:class:`ResponseStore` keeps them in this process (the default);
+:class:`~mockserver.service.shared_responses.RedisResponseStore` in Redis, for every worker and
+replica. Both answer the same coroutines (:class:`BaseResponseStore`).
+
 The store is bounded (``Settings.stored_responses`` and ``stored_response_ttl``): past the
 count the oldest response is evicted, and a response older than the age limit is gone.
 An evicted response is the live API's 404, for ``GET`` and ``previous_response_id`` alike.
@@ -17,6 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from mockserver import errors
@@ -47,7 +52,65 @@ class StoredResponse:
         return self.in_progress_body
 
 
-class ResponseStore:
+class BaseResponseStore:
+    """What every store of responses answers, on top of :meth:`find`: this process's
+    :class:`ResponseStore`, or :class:`~mockserver.service.shared_responses.RedisResponseStore`, one
+    for every worker and replica. Every method that reads or changes the store is a coroutine."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._now = clock
+
+    async def put(self, response: StoredResponse) -> None:
+        raise NotImplementedError
+
+    async def find(self, project: str, response_id: str) -> StoredResponse | None:
+        """The response, if it is stored and belongs to ``project``."""
+        raise NotImplementedError
+
+    async def cancel(self, project: str, response_id: str) -> dict[str, Any]:
+        """Cancel a background response still queued or in progress; a finished one is returned as it is."""
+        raise NotImplementedError
+
+    async def delete(self, project: str, response_id: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    async def reset(self) -> None:
+        raise NotImplementedError
+
+    def cancel_flag(self, response_id: str, until: float) -> Callable[[], bool]:
+        """Whether a background response this process streams has been cancelled (read on every event,
+        so it does not wait on anything); ``until`` is when its schedule ends."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Let go of what the store runs in the background (nothing, in memory)."""
+
+    async def count(self) -> int:
+        """How many responses are stored (``GET /_mock/stats``)."""
+        raise NotImplementedError
+
+    async def get(self, project: str, response_id: str) -> dict[str, Any]:
+        found = await self.find(project, response_id)
+        if found is None:
+            raise response_not_found(response_id)
+        return found.body_at(self._now())
+
+    async def previous(self, project: str, response_id: str) -> StoredResponse:
+        found = await self.find(project, response_id)
+        if found is None:
+            raise previous_response_not_found(response_id)
+        return found
+
+    async def input_items(self, project: str, response_id: str) -> tuple[dict[str, Any], ...]:
+        found = await self.find(project, response_id)
+        if found is None:
+            raise response_not_found(response_id)
+        return found.input_items
+
+
+class ResponseStore(BaseResponseStore):
+    """The responses stored in this process (the default). A lock makes each method atomic across threads."""
+
     def __init__(
         self,
         clock: Callable[[], float],
@@ -55,14 +118,14 @@ class ResponseStore:
         max_items: int = DEFAULT_STORED_RESPONSES,
         ttl_s: float = DEFAULT_STORED_RESPONSE_TTL_S,
     ) -> None:
-        self._now = clock
+        super().__init__(clock)
         self._max_items = max_items
         self._ttl_s = ttl_s
         self._items: dict[str, StoredResponse] = {}  # oldest first: dicts keep insertion order
         self._stored_at: dict[str, float] = {}
         self._lock = threading.Lock()  # servers in threads of one process may share nothing else, but be safe
 
-    def put(self, response: StoredResponse) -> None:
+    async def put(self, response: StoredResponse) -> None:
         with self._lock:
             self._items[response.id] = response
             self._stored_at.setdefault(response.id, self._now())
@@ -77,36 +140,20 @@ class ResponseStore:
             del self._stored_at[response_id]
             self._items.pop(response_id, None)
 
-    def find(self, project: str, response_id: str) -> StoredResponse | None:
+    async def find(self, project: str, response_id: str) -> StoredResponse | None:
         with self._lock:
             self._evict()
             found = self._items.get(response_id)
         return found if found is not None and found.project == project else None
 
-    def get(self, project: str, response_id: str) -> dict[str, Any]:
-        found = self.find(project, response_id)
-        if found is None:
-            raise response_not_found(response_id)
-        return found.body_at(self._now())
-
-    def previous(self, project: str, response_id: str) -> StoredResponse:
-        found = self.find(project, response_id)
-        if found is None:
-            raise previous_response_not_found(response_id)
-        return found
-
-    def input_items(self, project: str, response_id: str) -> tuple[dict[str, Any], ...]:
-        found = self.find(project, response_id)
-        if found is None:
-            raise response_not_found(response_id)
-        return found.input_items
-
     def is_cancelled(self, response_id: str) -> bool:
         found = self._items.get(response_id)
         return found is not None and found.cancelled
 
-    def cancel(self, project: str, response_id: str) -> dict[str, Any]:
-        """Cancel a background response still queued or in progress; a finished one is returned as it is."""
+    def cancel_flag(self, response_id: str, until: float) -> Callable[[], bool]:
+        return partial(self.is_cancelled, response_id)
+
+    async def cancel(self, project: str, response_id: str) -> dict[str, Any]:
         now = self._now()
         with self._lock:
             found = self._items.get(response_id)
@@ -118,7 +165,7 @@ class ResponseStore:
                 found = self._items[response_id] = replace(found, cancelled=True)
         return found.body_at(now)
 
-    def delete(self, project: str, response_id: str) -> dict[str, Any]:
+    async def delete(self, project: str, response_id: str) -> dict[str, Any]:
         with self._lock:
             found = self._items.get(response_id)
             if found is None or found.project != project:
@@ -127,10 +174,15 @@ class ResponseStore:
             self._stored_at.pop(response_id, None)
         return {"id": response_id, "object": "response", "deleted": True}
 
-    def reset(self) -> None:
+    async def reset(self) -> None:
         with self._lock:
             self._items.clear()
             self._stored_at.clear()
+
+    async def count(self) -> int:
+        with self._lock:
+            self._evict()
+            return len(self._items)
 
     def __len__(self) -> int:
         return len(self._items)

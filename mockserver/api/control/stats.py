@@ -52,7 +52,7 @@ async def stats(request: Request) -> ServerStats:
         ultrafast_in_flight=await state.store.in_flight(capacity.SERVER_POOL),
         journal_entries=journal.entries,
         journal_bytes=journal.bytes,
-        stored_responses=len(state.responses),
+        stored_responses=await state.responses.count(),
         rss_bytes=_rss_bytes(),
         open_fds=_open_fds(),
     )

@@ -17,12 +17,16 @@ from mockserver.engine.conversation import function_tools, output_format
 from mockserver.engine.structured import check_tool_choice
 from mockserver.runtime import ServerState
 from mockserver.service import access
+from mockserver.service.response_store import StoredResponse
 
 
-def input_token_count(state: ServerState, account: Account, body: InputTokenCountRequest) -> dict[str, Any]:
+def input_token_count(
+    state: ServerState, account: Account, body: InputTokenCountRequest, previous: StoredResponse | None = None
+) -> dict[str, Any]:
+    """``previous``: the stored response ``previous_response_id`` names (:func:`lifecycle.earlier_turn`)."""
     if body.model is not None:
         access.inference_model(state.fixture, account, body.model)
-    context = lifecycle.read_context(state, account.project, body.input, body.previous_response_id)
+    context = lifecycle.read_context(body.input, body.previous_response_id, previous)
     check_tool_choice(function_tools(body.tools), body.tool_choice)
     texts = [body.instructions or "", *(text for _, text in context)]
     output_format(body.text.format if body.text else None, texts, param="text.format")

@@ -41,7 +41,7 @@ from mockserver.runtime import ServerState
 from mockserver.service import output_limits, reasoning
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Usage
-from mockserver.service.response_store import StoredResponse
+from mockserver.service.response_store import StoredResponse, previous_response_not_found
 
 ENCRYPTED_REASONING_INCLUDE = "reasoning.encrypted_content"
 
@@ -146,15 +146,21 @@ class ResponsePlan:
 
 
 def plan_response(
-    state: ServerState, admission: Admission, body: ResponseCreateRequest, raw_body: dict[str, Any]
+    state: ServerState,
+    admission: Admission,
+    body: ResponseCreateRequest,
+    raw_body: dict[str, Any],
+    previous: StoredResponse | None = None,
 ) -> ResponsePlan:
+    """Everything about the response, fixed up front. ``previous`` is the stored response
+    ``previous_response_id`` names, read beforehand by :func:`earlier_turn` (planning does not wait)."""
     fixture = state.fixture
     output_limits.check_limit(admission, "max_output_tokens", body.max_output_tokens)
     if body.background and body.store is False:
         raise errors.background_without_store()
     if body.input is None and body.previous_response_id is None and body.prompt is None:
         raise errors.missing_parameter("input")
-    context = read_context(state, admission.account.project, body.input, body.previous_response_id)
+    context = read_context(body.input, body.previous_response_id, previous)
     tools = function_tools(body.tools)
     check_tool_choice(tools, body.tool_choice)
     prompt_texts = [body.instructions or "", *(text for _, text in context)]
@@ -254,14 +260,25 @@ def plan_response(
     return plan
 
 
+async def earlier_turn(state: ServerState, project: str, previous_response_id: str | None) -> StoredResponse | None:
+    """The stored response ``previous_response_id`` names, if it is there (one read of the store, made
+    before planning); a missing one is refused by :func:`read_context`, in its place among the checks."""
+    if previous_response_id is None:
+        return None
+    return await state.responses.find(project, previous_response_id)
+
+
 def read_context(
-    state: ServerState, project: str, raw_input: str | list[Any] | None, previous_response_id: str | None
+    raw_input: str | list[Any] | None, previous_response_id: str | None, previous: StoredResponse | None
 ) -> list[ConversationItem]:
-    """What the model reads: the earlier turns of ``previous_response_id``, then this ``input``."""
+    """What the model reads: the earlier turns of ``previous_response_id`` (``previous``, read by
+    :func:`earlier_turn`: None is the live API's 404), then this ``input``."""
     items = read_input(raw_input)
     history: tuple[ConversationItem, ...] = ()
     if previous_response_id is not None:
-        history = state.responses.previous(project, previous_response_id).conversation
+        if previous is None:
+            raise previous_response_not_found(previous_response_id)
+        history = previous.conversation
     return [*history, *items]
 
 
@@ -272,10 +289,10 @@ def count_input_tokens(
     return tokens.count_messages(prompt_messages(instructions, context)) + tool_definition_tokens(tools)
 
 
-def remember(state: ServerState, plan: ResponsePlan) -> None:
+async def remember(state: ServerState, plan: ResponsePlan) -> None:
     """Keep the response for ``GET``, ``DELETE`` and ``previous_response_id``, unless ``store`` is false."""
     if plan.store:
-        state.responses.put(stored(plan))
+        await state.responses.put(stored(plan))
 
 
 def _output_items(reasoning_part: ReasoningPart | None, answers: Sequence[AnswerPart]) -> Sequence[ConversationItem]:

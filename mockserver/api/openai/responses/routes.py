@@ -1,8 +1,6 @@
 """``POST /v1/responses``, ``POST /v1/responses/input_tokens``, and per stored response: ``GET``,
 ``DELETE``, ``POST .../cancel`` and ``GET .../input_items``."""
 
-from functools import partial
-
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.responses import Response
@@ -25,6 +23,7 @@ async def create_response(request: Request) -> Response:
     account = access.authenticate(state.fixture, request.headers)
     body, raw = await parse_body(request, ResponseCreateRequest)
     stream = bool(body.stream)
+    previous = await lifecycle.earlier_turn(state, account.project, body.previous_response_id)
     admission, plan = await serving.admit(
         request,
         account,
@@ -32,14 +31,15 @@ async def create_response(request: Request) -> Response:
         service_tier=body.service_tier,
         raw_body=raw,
         stream=stream,
-        plan=lambda admitted: lifecycle.plan_response(state, admitted, body, raw),
+        plan=lambda admitted: lifecycle.plan_response(state, admitted, body, raw, previous),
     )
-    lifecycle.remember(state, plan)
+    await lifecycle.remember(state, plan)
     schedule, reply_body = lifecycle.first_reply(plan, stream=stream)
+    watch = plan.background and stream  # a background stream stops where its response is cancelled, by any process
     events = event_stream.event_source(
         plan,
         per_chunk=admission.profile.tokens_per_chunk,
-        cancelled=partial(state.responses.is_cancelled, plan.id) if plan.background else None,
+        cancelled=state.responses.cancel_flag(plan.id, plan.schedule.end) if watch else None,
     )
     return await serving.respond(
         request,
@@ -58,7 +58,8 @@ async def count_input_tokens(request: Request) -> Response:
     state = server_state(request)
     account = access.authenticate(state.fixture, request.headers)
     body, _ = await parse_body(request, InputTokenCountRequest)
-    return JSONResponse(input_tokens.input_token_count(state, account, body))
+    previous = await lifecycle.earlier_turn(state, account.project, body.previous_response_id)
+    return JSONResponse(input_tokens.input_token_count(state, account, body, previous))
 
 
 @router.get("/responses/{response_id}", response_model=None)
@@ -75,14 +76,14 @@ async def retrieve_response(request: Request, response_id: str) -> Response:
             param="stream",
             code="unsupported_parameter",
         )
-    return JSONResponse(state.responses.get(account.project, response_id))
+    return JSONResponse(await state.responses.get(account.project, response_id))
 
 
 @router.delete("/responses/{response_id}", response_model=None)
 async def delete_response(request: Request, response_id: str) -> Response:
     state = server_state(request)
     account = access.authenticate(state.fixture, request.headers)
-    return JSONResponse(state.responses.delete(account.project, response_id))
+    return JSONResponse(await state.responses.delete(account.project, response_id))
 
 
 @router.post("/responses/{response_id}/cancel", response_model=None)
@@ -90,7 +91,7 @@ async def cancel_response(request: Request, response_id: str) -> Response:
     """Cancel a background response; any other response answers 400, as live."""
     state = server_state(request)
     account = access.authenticate(state.fixture, request.headers)
-    return JSONResponse(state.responses.cancel(account.project, response_id))
+    return JSONResponse(await state.responses.cancel(account.project, response_id))
 
 
 @router.get("/responses/{response_id}/input_items", response_model=None)
@@ -98,5 +99,5 @@ async def list_input_items(request: Request, response_id: str) -> Response:
     """The input items of a stored response, as a cursor page (``after``, ``limit``, ``order``)."""
     state = server_state(request)
     account = access.authenticate(state.fixture, request.headers)
-    items = state.responses.input_items(account.project, response_id)
+    items = await state.responses.input_items(account.project, response_id)
     return JSONResponse(input_items.page(items, request.query_params))

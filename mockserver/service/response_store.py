@@ -134,9 +134,14 @@ class ResponseStore(BaseResponseStore):
     def _evict(self) -> None:
         """Drop responses past the age limit, then the oldest past the count. The lock is held."""
         expired_before = self._now() - self._ttl_s
-        for response_id, stored_at in list(self._stored_at.items()):
-            if stored_at > expired_before and len(self._stored_at) <= self._max_items:
+        gone: list[str] = []
+        left = len(self._stored_at)
+        for response_id, stored_at in self._stored_at.items():  # no copy: most calls stop at the first
+            if stored_at > expired_before and left <= self._max_items:
                 break  # everything after this one is younger
+            gone.append(response_id)
+            left -= 1
+        for response_id in gone:
             del self._stored_at[response_id]
             self._items.pop(response_id, None)
 

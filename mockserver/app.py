@@ -154,8 +154,7 @@ class UvicornServer(uvicorn.Server):
         self.mock_state.replies.end_all("shutdown")
         self.mock_state.streams.end_all()
         await super().shutdown(sockets)
-        await self.mock_state.responses.close()
-        await self.mock_state.store.close()
+        await self.mock_state.close()
 
 
 def _document_bodies(app: FastAPI) -> None:

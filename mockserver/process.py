@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import socket
@@ -50,6 +51,8 @@ class GracefulServer(uvicorn.Server):
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
+        if _stop_pending:  # asked to stop while it was starting (a worker of --workers N)
+            self.should_exit = True
         state = self.mock_state or self.find_state()
         if state is not None and state.settings.port_file and self.servers:
             port = self.servers[0].sockets[0].getsockname()[1]
@@ -93,6 +96,8 @@ class GracefulServer(uvicorn.Server):
         # Even when forced: the app's shutdown is quick, and skipping it leaves uvicorn's lifespan task to be
         # cancelled when the loop closes, which prints a traceback.
         await self.lifespan.shutdown()
+        if state is not None:
+            await state.close()  # the shared store's connection and its lease renewal
 
     def find_state(self) -> ServerState | None:
         """The state of the app this server runs (uvicorn may wrap it in its own middleware)."""
@@ -110,26 +115,31 @@ EARLY_DEATH_S = 5.0  # a worker that dies this soon after starting would only di
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-ORPHAN_POLL_S = 0.5
+# Stop signals a worker received before its server could take them (while it was still importing
+# and loading): the server stops as soon as it has started.
+_stop_pending: list[int] = []
 
 
 def _run_worker(config: uvicorn.Config, sockets: list[socket.socket]) -> None:
     """One worker process: its own process group (a Ctrl-C in the terminal reaches the supervisor,
-    which passes it on once), uvicorn's logging, then a :class:`GracefulServer` on the shared socket."""
+    which passes it on once), uvicorn's logging, then a :class:`GracefulServer` on the shared socket.
+
+    A worker never outlives its supervisor: if the supervisor dies (killed, out of memory), the
+    worker stops itself as if it had been sent SIGTERM."""
+    for stop_signal in STOP_SIGNALS:
+        signal.signal(stop_signal, lambda received, frame: _stop_pending.append(received))
     os.setpgid(0, 0)
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_stop_with, args=(parent.sentinel,), name="supervisor-watch", daemon=True).start()
     config.configure_logging()
-    watch = threading.Thread(target=_stop_when_orphaned, args=(os.getppid(),), name="supervisor-watch", daemon=True)
-    watch.start()
     GracefulServer(config).run(sockets=sockets)
 
 
-def _stop_when_orphaned(supervisor: int) -> None:
-    """Stop this worker as on SIGTERM (grace period included) once its supervisor is gone: killed
-    with SIGKILL, it could not pass the stop on, and the worker would serve on alone. An orphan is
-    given a new parent, so a changed parent id says the supervisor died."""
-    while os.getppid() == supervisor:
-        time.sleep(ORPHAN_POLL_S)
-    logger.warning("The supervisor [%s] is gone; stopping worker [%s]", supervisor, os.getpid())
+def _stop_with(supervisor: int) -> None:
+    """Wait until the supervisor process is gone, then stop this worker as SIGTERM would."""
+    multiprocessing.connection.wait([supervisor])
+    logger.warning("The supervisor is gone; stopping worker [%s]", os.getpid())
     os.kill(os.getpid(), signal.SIGTERM)
 
 
@@ -208,7 +218,9 @@ class Workers:
         for process in self.processes:
             process.join()
         self._forget_exited()
-        return 1 if failed else 0
+        # A clean stop exits 0 in every worker; anything else (killed, crashed) is the run's status too.
+        died = any(process.exitcode != 0 for process in self.processes)
+        return 1 if failed or died else 0
 
 
 def probe_health(port: int, timeout: float) -> int:

@@ -101,6 +101,7 @@ class ServerState:
         self.replies = InFlight()  # held non-streaming replies
         self.streams = StreamScheduler(self.clock)  # every open stream, on one timer; ended with a final event on stop
         self.streams.max_reply_s = self.settings.max_reply_seconds  # fixed for the process
+        self.streams.ends_in_task = self.shared is not None  # the end of a reply awaits Redis
         self.metrics = Metrics(
             active_streams=lambda: len(self.streams.active),
             ultrafast_slots=lambda: self.store.held_here(capacity.SERVER_POOL),
@@ -130,6 +131,11 @@ class ServerState:
         await self.journal.forget()
         await self.fault_state.clear()
         await self.script_state.clear()
+
+    async def close(self) -> None:
+        """The server is stopping: let go of the shared store's connection and background work."""
+        await self.responses.close()
+        await self.store.close()
 
     async def reset_scope(self, test_id: str) -> None:
         """Forget one test's journal entries, fault counters and script sequences (in every process,
@@ -171,7 +177,7 @@ class ServerState:
         if length > MAX_PATCHES:
             initial = control.document(self._initial_settings, self._initial_fixture)
             whole = control.difference(initial, control.document(self.settings, self.fixture))
-            if await self.config_log.fold(self._config_seen.applied, whole):
+            if await self.config_log.fold(self._config_seen, whole):
                 await self.follow_config()
 
     async def follow_config(self) -> None:

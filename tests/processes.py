@@ -14,6 +14,8 @@ from types import TracebackType
 import httpx
 
 START_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 15.0
+SECOND_SIGNAL_AFTER_S = 0.1
 
 
 def free_port() -> int:
@@ -73,9 +75,18 @@ class ServerProcess:
         return self._log.read()
 
     def stop(self) -> None:
+        """Stop it at once, but cleanly: two SIGTERMs (the second cuts the grace period short; the workers
+        of --workers N stop with it), and a kill only if it does not stop in time."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
+            self.proc.terminate()
+            time.sleep(SECOND_SIGNAL_AFTER_S)
+            if self.proc.poll() is None:
+                self.proc.terminate()
+            try:
+                self.proc.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
 
     def __enter__(self) -> ServerProcess:
         return self.start()

@@ -249,17 +249,20 @@ def test_end_all_sends_the_shutdown_error_of_each_api_and_ends_new_streams_at_on
 
 def test_an_end_due_on_the_timer_is_written_inside_a_task() -> None:
     """Writing the end records the exchange first, which may wait on a shared store whose client
-    needs a task (a Redis client's timeouts do); the timer's callback is not one."""
+    needs a task (a Redis client's timeouts do); the timer's callback is not one. With a shared
+    store (``ends_in_task``), the scheduler hands the end to a task of its own."""
 
     async def main() -> None:
         clock = FakeClock(start=0.0)
         scheduler = StreamScheduler(clock)
+        scheduler.ends_in_task = True
         sink = Sink(clock)
         ended_in: list[asyncio.Task[Any] | None] = []
 
         async def send_end(message: dict[str, Any]) -> None:
             ended_in.append(asyncio.current_task())
-            await asyncio.sleep(0)  # the record's own wait
+            async with asyncio.timeout(5):  # as a Redis client does: raises outside a task
+                await asyncio.sleep(0)  # the record's own wait
             await sink.send(message)
 
         schedule = Schedule.build(start=0.0, ttft=0.1, tokens_per_second=100, total_tokens=3)

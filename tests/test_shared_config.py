@@ -127,3 +127,19 @@ def test_redis_away_is_a_retryable_503_and_the_process_recovers(redis_server: Re
         assert two.settings.time_scale == 3
 
     run(redis_server, test)
+
+
+def test_a_redis_that_restarted_empty_is_not_mistaken_for_the_log_it_lost(redis_server: RedisServer) -> None:
+    """Every process starts again from its initial configuration, whichever of them follows first."""
+
+    async def test(states: list[ServerState]) -> None:
+        one, two = states
+        await one.configure_everywhere({"time_scale": 0.5})
+        await two.follow_config()
+        redis_server.stop()
+        redis_server.start()  # empty: the log and its epoch are gone
+        await one.configure_everywhere({"time_scale": 2})
+        await two.follow_config()  # at the same count of patches as before the restart
+        assert (one.settings.time_scale, two.settings.time_scale) == (2, 2)
+
+    run(redis_server, test)

@@ -11,7 +11,7 @@ from tests.processes import ServerProcess
 from tests.redis_server import RedisServer
 from tests.test_metrics_workers import connections_per_worker
 
-STOPPED_WITHIN_S = 10.0  # noticed within half a second, then the default grace period of five
+STOPPED_WITHIN_S = 10.0  # noticed at once, then the default grace period of five
 
 
 def alive(pid: int) -> bool:

@@ -175,10 +175,36 @@ def test_redis_lost_is_a_retryable_503_until_it_returns(cluster: Cluster, redis_
         assert lost.json()["error"]["code"] == "state_unavailable"
         assert lost.headers["retry-after"] == "1"
         assert client.get("/health").status_code == 200  # the liveness probe does not depend on Redis
+        claude = client.post(
+            "/v1/messages",
+            json={"model": "claude-opus-4.8", "max_tokens": 20, "messages": [{"role": "user", "content": "hi"}]},
+            headers={"x-api-key": PREVIEW_KEY, "anthropic-version": "2023-06-01"},
+        )
+        assert claude.status_code == 503 and claude.json()["type"] == "error"  # Anthropic's shape, not a 500
     redis_server.start()
     for client in (one, two):
         assert chat(client).status_code == 200
     assert json.loads(two.get("/_mock/usage").text)["totals"]["requests"] == 2  # Redis came back empty
+
+
+def test_redis_refusing_writes_is_the_same_retryable_503(cluster: Cluster, redis_server: RedisServer) -> None:
+    """Redis answering but refusing (out of memory under maxmemory, a read-only replica): a 503 with
+    Redis's words, no dropped connection, no hung stream; and back to normal once Redis accepts again."""
+    one, two = cluster.connect()
+    assert redis_server.command("CONFIG", "SET", "maxmemory", "1").startswith(b"+OK")
+    try:
+        for client in (one, two):
+            refused = chat(client)
+            assert refused.status_code == 503
+            error = refused.json()["error"]
+            assert error["code"] == "state_unavailable" and "refused the call" in error["message"]
+            streamed = chat(client, stream=True)
+            assert streamed.status_code == 503
+    finally:
+        redis_server.command("CONFIG", "SET", "maxmemory", "0")
+    for client in (one, two):
+        assert chat(client).status_code == 200
+        assert chat(client, stream=True).text.rstrip().endswith("data: [DONE]")
 
 
 # The official-SDK suites whose tests use the session's server only through its URL, run once more

@@ -189,7 +189,7 @@ def _held_until_done(
     The scheduler closes this iterator the moment the stream is over, however it ends (the client
     leaving, or the server stopping, which first sends a final error event: see
     :meth:`mockserver.engine.scheduler.StreamScheduler.end_all`), so the ``finally`` gives the
-    Ultrafast slot back within that tick.
+    Ultrafast slot back: the store call starts within that tick, and is done a round trip later.
     """
     try:
         with closing_items(events):

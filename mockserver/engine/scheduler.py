@@ -139,6 +139,8 @@ class StreamScheduler:
         self._timer: asyncio.Handle | None = None
         self._timer_at = math.inf
         self.stopping = False  # set by end_all(): new streams end at once with the shutdown event
+        # Set when the end of a reply may wait on a shared store (--state redis://): see _end.
+        self.ends_in_task = False
         # The wall-clock limit on one stream (Settings.max_reply_seconds): past it, it ends with an error event.
         self.max_reply_s: float | None = None
         self.on_change: Callable[[], None] | None = None  # told when a stream opens or ends (a metrics gauge)
@@ -361,12 +363,13 @@ class StreamScheduler:
     def _end(self, stream: ActiveStream, outcome: str) -> None:
         """End the response; the stream is over (and its handler may return) once the end is written.
 
-        The end goes through the middleware, whose observers may await the shared store (the ledger
-        and the journal on Redis), and that needs a task. Inside one (a stream whose events were all
-        due at once, in its handler's ``open``) the end is written at once; from the tick, a plain
-        timer callback, or while the server stops, a task of its own writes it."""
+        With a shared store (``ends_in_task``), the end goes through the middleware, whose observers
+        await the store (the ledger and the journal on Redis), and that needs a task. Inside one (a
+        stream whose events were all due at once, in its handler's ``open``) the end is written at
+        once; from the tick, a plain timer callback, or while the server stops, a task of its own
+        writes it. In memory, the end is written at once from anywhere, as nothing in it waits."""
         message = {"type": "http.response.body", "body": b"", "more_body": False}
-        if asyncio.current_task() is not None and not self.stopping:
+        if not self.ends_in_task or (asyncio.current_task() is not None and not self.stopping):
             self._step(stream, stream.send_end(message), outcome)
             return
         self.active.discard(stream)
@@ -379,7 +382,8 @@ class StreamScheduler:
             await stream.send_end(message)
         except OSError:  # the client went away just now
             outcome = CLIENT_LEFT
-        self.cancel(stream, outcome)
+        finally:  # whatever happened, the stream is over and its handler returns
+            self.cancel(stream, outcome)
 
     def _step(self, stream: ActiveStream, coro: Awaitable[None], ending: str | None) -> None:
         """Run ``send`` without a task: it returns at once unless the server applies back-pressure.

@@ -239,10 +239,12 @@ def ultrafast_capacity(model: str, status: int, wait: str) -> MockAPIError:
 STATE_RETRY_AFTER_S = 1  # how long a client is asked to wait while the shared state is unreachable
 
 
-def state_unavailable(where: str) -> ServiceUnavailableError:
-    """The shared state (Redis) cannot be reached. Retryable: the server recovers by itself."""
+def state_unavailable(where: str, *, refused: str | None = None) -> ServiceUnavailableError:
+    """The shared state (Redis) cannot be reached, or ``refused`` a call (Redis's own words).
+    Retryable: the server recovers by itself once Redis does."""
+    problem = "is unreachable right now" if refused is None else f"refused the call ({refused})"
     error = ServiceUnavailableError(
-        f"The server's shared state ({where}) is unreachable right now. Please retry in a moment.",
+        f"The server's shared state ({where}) {problem}. Please retry in a moment.",
         code="state_unavailable",
     )
     error.headers.update(

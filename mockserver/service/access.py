@@ -10,6 +10,7 @@ error from :mod:`mockserver.errors` with the live wording.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -175,7 +176,12 @@ async def _take_shared_resources(
     except errors.MockAPIError:
         if slot is not None:
             await slot.released()
-        exchange.rate_limit_headers = await ratelimits.headers(store, now, window(decision.tier))
+        with contextlib.suppress(errors.MockAPIError):  # the store may be what failed: no headers then
+            exchange.rate_limit_headers = await ratelimits.headers(store, now, window(decision.tier))
+        raise
+    except BaseException:
+        if slot is not None:  # cancelled, or a bug: the slot is not left taken behind the cap
+            slot.release()
         raise
     exchange.capacity_slot = slot
     return decision

@@ -104,3 +104,6 @@ class ExchangeHooks:
                 # The reply is already going out: a record the shared store could not take (Redis is
                 # unreachable) is logged, and the reply is not turned into a failure.
                 logger.warning("could not record %s %s: %s", exchange.method, exchange.path, exc.message)
+            except Exception:
+                # Nor does a bug in one observer fail the reply or keep the others from their record.
+                logger.exception("recording %s %s failed", exchange.method, exchange.path)

@@ -93,6 +93,8 @@ def anthropic_headers(
         if exchange.account is not None:
             headers["anthropic-organization-id"] = exchange.account.organization
         limits = await _rate_limit_headers(store, clock.now(), fixture(), exchange)
+        if not limits:  # the shared store is unreachable: this reply goes without them
+            return headers
         wall = wall_clock()
         for kind, families in (("requests", ("requests",)), ("tokens", ("tokens", "input-tokens", "output-tokens"))):
             reset = _rfc3339(wall + _go_seconds(limits[f"x-ratelimit-reset-{kind}"]))

@@ -15,6 +15,7 @@ epoch, so every process, and a replica starting late, still reaches the same con
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 
 import orjson
@@ -22,6 +23,7 @@ import orjson
 from mockserver.state import shared
 
 MAX_PATCHES = 256  # patches kept before the log is folded into one
+EPOCH_BITS = 48
 
 
 @dataclass(frozen=True)
@@ -42,27 +44,50 @@ class Position:
     applied: int = 0
 
 
-# KEYS[1] the epoch, KEYS[2] the list of patches. Each script is one atomic step.
-_READ = """
-local epoch = tonumber(redis.call('GET', KEYS[1]) or '0')
-if ARGV[1] == 'all' then
-  return {epoch, redis.call('LRANGE', KEYS[2], 0, -1)}
+# KEYS[1] the epoch, KEYS[2] the list of patches. Each script is one atomic step. An epoch that
+# does not exist yet (a new Redis, or one that restarted empty) starts from a random number the
+# caller offers (the last ARGV), not from 0, so a process that followed the log before a restart
+# cannot mistake the new log for the old one.
+_EPOCH = """
+local function epoch(offered)
+  local now = redis.call('GET', KEYS[1])
+  if not now then
+    redis.call('SET', KEYS[1], offered)
+    now = offered
+  end
+  return tonumber(now)
 end
-return {epoch, redis.call('LLEN', KEYS[2])}
 """
-# Fold only if nothing was appended since the folder read the log; otherwise leave it (the next
-# append folds instead), so no patch is ever lost.
-_FOLD = """
-if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[1]) then return 0 end
+_READ = (
+    _EPOCH
+    + """
+local current = epoch(ARGV[2])
+if ARGV[1] == 'all' then
+  return {current, redis.call('LRANGE', KEYS[2], 0, -1)}
+end
+return {current, redis.call('LLEN', KEYS[2])}
+"""
+)
+# Fold only if nothing was appended and nothing was reset since the folder read the log; otherwise
+# leave it (the next append folds instead), so no patch is ever lost.
+_FOLD = (
+    _EPOCH
+    + """
+if epoch(ARGV[4]) ~= tonumber(ARGV[3]) or redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[1]) then return 0 end
 redis.call('DEL', KEYS[2])
 redis.call('RPUSH', KEYS[2], ARGV[2])
 redis.call('INCR', KEYS[1])
 return 1
 """
-_RESET = """
+)
+_RESET = (
+    _EPOCH
+    + """
+epoch(ARGV[1])
 redis.call('DEL', KEYS[2])
 return redis.call('INCR', KEYS[1])
 """
+)
 
 
 class ConfigLog:
@@ -79,13 +104,13 @@ class ConfigLog:
     async def position(self) -> Position:
         """Where the log stands now (one round trip, made before every request)."""
         async with shared.reaching(self._url):
-            epoch, length = await self._read(keys=self._keys, args=["length"])
+            epoch, length = await self._read(keys=self._keys, args=["length", _offered_epoch()])
         return Position(int(epoch), int(length))
 
     async def since(self, seen: Position) -> Changes:
         """The patches after ``seen`` (all of them after a reset or a fold), and the position after them."""
         async with shared.reaching(self._url):
-            epoch, patches = await self._read(keys=self._keys, args=["all"])
+            epoch, patches = await self._read(keys=self._keys, args=["all", _offered_epoch()])
         now = Position(int(epoch), len(patches))
         decoded = [orjson.loads(p) for p in patches]
         if now.epoch != seen.epoch or now.applied < seen.applied:
@@ -97,14 +122,20 @@ class ConfigLog:
         async with shared.reaching(self._url):
             return int(await self._redis.rpush(self._keys[1], orjson.dumps(patch)))
 
-    async def fold(self, length: int, whole: object) -> bool:
-        """Replace the log, if it still holds ``length`` patches, by ``whole``: one patch leading from the
+    async def fold(self, position: Position, whole: object) -> bool:
+        """Replace the log, if it is still at ``position``, by ``whole``: one patch leading from the
         initial configuration to the one in force, in a new epoch. False if the log moved meanwhile."""
         async with shared.reaching(self._url):
-            return bool(await self._fold(keys=self._keys, args=[length, orjson.dumps(whole)]))
+            args: list[int | bytes] = [position.applied, orjson.dumps(whole), position.epoch, _offered_epoch()]
+            return bool(await self._fold(keys=self._keys, args=args))
 
     async def reset(self) -> Position:
         """Back to the initial configuration everywhere: an empty log in a new epoch."""
         async with shared.reaching(self._url):
-            epoch = await self._reset(keys=self._keys)
+            epoch = await self._reset(keys=self._keys, args=[_offered_epoch()])
         return Position(int(epoch), 0)
+
+
+def _offered_epoch() -> int:
+    """A random start for an epoch that does not exist yet (exact in Lua's doubles: below 2**53)."""
+    return secrets.randbits(EPOCH_BITS)

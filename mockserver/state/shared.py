@@ -14,6 +14,7 @@ again by ``redis``'s script helper.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from mockserver import errors
+
+logger = logging.getLogger("mockserver")
 
 DEFAULT_PREFIX = "mockserver:"
 CONNECT_TIMEOUT_S = 1.0  # a Redis that does not answer within this is taken as gone
@@ -110,8 +113,14 @@ async def connect(url: str) -> redis.Redis:
 
 @asynccontextmanager
 async def reaching(url: str) -> AsyncIterator[None]:
-    """Turn Redis being away into the retryable 503 (:func:`mockserver.errors.state_unavailable`)."""
+    """Turn Redis being away, or refusing a call, into the retryable 503
+    (:func:`mockserver.errors.state_unavailable`)."""
     try:
         yield
     except UNREACHABLE:
         raise errors.state_unavailable(f"Redis at {where(url)}") from None
+    except redis_errors.RedisError as exc:
+        # Redis answered but refused: out of memory under maxmemory, a read-only replica after a
+        # failover, ... The same retryable 503, with Redis's own words; logged, as an operator must act.
+        logger.warning("Redis at %s refused a call: %s", where(url), exc)
+        raise errors.state_unavailable(f"Redis at {where(url)}", refused=str(exc)) from None

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
+from mockserver.process import EARLY_DEATH_S
 from tests.conftest import WORKERS_STATE_VARIABLE
 from tests.processes import ServerProcess
 from tests.redis_server import RedisServer
@@ -277,9 +278,12 @@ def test_workers_stop_cleanly_with_streams_in_flight(redis_server: RedisServer) 
 
 def test_a_worker_that_dies_is_replaced(redis_server: RedisServer) -> None:
     with ServerProcess("--workers", "2", "--state", redis_server.url) as server:
+        started = time.monotonic()
         cluster = Cluster([server])
         cluster.connect()
         victim = next(iter(cluster.connections))
+        # A worker dying within its first seconds is taken for a start-up failure, which stops the run.
+        time.sleep(max(0.0, EARLY_DEATH_S + 0.5 - (time.monotonic() - started)))
         os.kill(victim, signal.SIGKILL)
         cluster.close()
         cluster.connections.clear()

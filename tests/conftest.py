@@ -46,17 +46,23 @@ def fresh_connections() -> dict[str, object]:
 
 
 @pytest.fixture
-def make_client(server: MockServer) -> Callable[..., openai.OpenAI]:
+def make_client(server: MockServer) -> Iterator[Callable[..., openai.OpenAI]]:
+    made: list[openai.OpenAI] = []
+
     def make(api_key: str = PREVIEW_KEY, **kwargs: object) -> openai.OpenAI:
-        return openai.OpenAI(
+        client = openai.OpenAI(
             base_url=server.base_url,
             api_key=api_key,
             max_retries=0,
             _strict_response_validation=True,
             **{**fresh_connections(), **kwargs},
         )
+        made.append(client)
+        return client
 
-    return make
+    yield make
+    for client in made:  # their connections too, so none is left to the garbage collector
+        client.close()
 
 
 @pytest.fixture

@@ -118,12 +118,6 @@ def create_app(
     return app
 
 
-def create_worker_app(settings: Settings) -> FastAPI:
-    """The app of one worker process of ``serve --workers N``: built in the worker, from the settings
-    (the fixture is loaded there too), with the store every worker shares."""
-    return create_app(settings)
-
-
 def _store(where: shared.Shared | None) -> Store:
     """The in-memory store, or the Redis one that every worker and replica on ``where`` shares."""
     if where is None:

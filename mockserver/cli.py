@@ -340,7 +340,7 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
     import uvicorn
 
     from mockserver import startup
-    from mockserver.app import create_app, create_worker_app
+    from mockserver.app import create_app
     from mockserver.process import GracefulServer, Workers
 
     settings = defaults.with_overrides(
@@ -385,7 +385,7 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
     server: Workers | GracefulServer
     if settings.workers > 1:
         # Each worker builds its own app from the settings; the summary is printed once, here.
-        app_factory = functools.partial(create_worker_app, settings)
+        app_factory = functools.partial(create_app, settings)  # each worker builds its own app
         config = uvicorn.Config(app_factory, factory=True, workers=settings.workers, **options)
         description = f"{state}; served by {settings.workers} worker processes"
         server = Workers(config, [sock], settings.workers)

@@ -63,10 +63,6 @@ class Slot:
         assert self._giving_back is not None
         await asyncio.shield(self._giving_back)
 
-    @property
-    def released_already(self) -> bool:
-        return self._giving_back is not None
-
     async def _give_back(self) -> None:
         try:
             await self.store.release(self.pools, self.lease)

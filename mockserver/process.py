@@ -14,6 +14,7 @@ seconds leaves time for the final events to go out.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -51,6 +52,7 @@ class GracefulServer(uvicorn.Server):
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
+        settle_heap()
         if _stop_pending:  # asked to stop while it was starting (a worker of --workers N)
             self.should_exit = True
         state = self.mock_state or self.find_state()
@@ -108,6 +110,20 @@ class GracefulServer(uvicorn.Server):
                 return state
             app = getattr(app, "app", None)
         return None
+
+
+def settle_heap() -> None:
+    """Take what start-up built out of the garbage collector's sight, once the server is up.
+
+    The app, its routes and schemas, Faker's word lists and the fixture are some 80,000
+    objects that live as long as the process. Left in the collector's oldest generation, every
+    full collection walks them all: 45 to 90 ms during which no stream is written, often enough
+    under load to set the p99 of the gap between events and of the time to the first token.
+    ``gc.freeze`` moves them to a generation that is never collected (they are freed as usual
+    if their last reference goes), so a full collection walks only what requests left behind.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 WORKER_POLL_S = 0.1

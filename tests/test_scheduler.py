@@ -4,13 +4,14 @@ late wake-ups that keep one event per chunk, disconnects, slow clients, drops an
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from mockserver.engine.pacing import FakeClock, Pacer, Schedule
-from mockserver.engine.scheduler import MAX_WRITE_BYTES, StreamScheduler
+from mockserver.engine.scheduler import MAX_WRITE_BYTES, MAX_YIELD_S, StreamScheduler
 from mockserver.engine.streaming import CLIENT_LEFT, COMPLETED, DROP, DROPPED, FINISHED, Item
 
 
@@ -270,5 +271,55 @@ def test_an_end_due_on_the_timer_is_written_inside_a_task() -> None:
         assert await stream.done == COMPLETED
         assert len(ended_in) == 1 and ended_in[0] is not None
         assert sink.ended_at == pytest.approx(schedule.end) and not scheduler.active
+
+    run(main())
+
+
+def test_a_long_tick_leaves_the_loop_as_long_before_the_next() -> None:
+    """A tick that takes a while (many streams due, slow writes) is followed by at least as long
+    for the loop's other work (new requests, reads) before the next tick, up to MAX_YIELD_S. What
+    falls due meanwhile goes out in the next tick, each event on its own, none before its deadline."""
+
+    async def main() -> None:
+        write_cost = 0.0005
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        ticks: list[tuple[float, float]] = []  # (start, end) of each tick, on the clock
+        tick = scheduler._tick
+
+        def timed_tick() -> None:
+            started = clock.now()
+            tick()
+            ticks.append((started, clock.now()))
+
+        scheduler._tick = timed_tick  # type: ignore[method-assign]
+        sinks, streams, schedules = [], [], []
+        for _ in range(12):
+            sink = Sink(clock)
+            real_send = sink.send
+
+            async def slow_send(message: dict[str, Any], send: Any = real_send) -> None:
+                clock._now += write_cost  # each write takes half a millisecond
+                await send(message)
+
+            schedule = Schedule.build(start=0.0, ttft=0.01, tokens_per_second=1000, total_tokens=40)
+            streams.append(scheduler.open(token_stream(schedule), send_body=slow_send, send_end=sink.send))
+            sinks.append(sink)
+            schedules.append(schedule)
+        for stream in streams:
+            assert await stream.done == COMPLETED
+        busy = [(start, end) for start, end in ticks if end - start > 0]
+        assert len(busy) > 3
+        for (start, end), (next_start, _) in itertools.pairwise(ticks):
+            assert next_start >= end + min(end - start, MAX_YIELD_S) - 1e-9
+        # 12 writes of 0.5 ms: ticks of about 6 ms, longer than the most the loop is given between them.
+        assert max(end - start for start, end in busy) >= MAX_YIELD_S
+        for sink, schedule in zip(sinks, schedules, strict=True):
+            assert [e for e in sink.events() if e.startswith(b"t")] == [f"t{k}-{k + 1}\n\n".encode() for k in range(40)]
+            written = [t for t, body in sink.writes for e in body.split(b"\n\n") if e.startswith(b"t")]
+            due = [schedule.due_at(k) for k in range(40)]
+            assert all(t >= d - 1e-9 for t, d in zip(written, due, strict=True))  # never early
+        # Fewer writes than events: what fell due while the loop had its turn shares one write.
+        assert sum(len(sink.writes) for sink in sinks) < 12 * 42
 
     run(main())

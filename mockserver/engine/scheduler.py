@@ -17,6 +17,13 @@ rate stays exact, because deadlines are absolute (``start + ttft + k / rate``).
 Compared with one sleeping task per stream, this saves a timer, a future and a task
 switch per token per stream: the event loop wakes once per tick, not once per token.
 
+A tick never takes the loop for good: after a tick that took *d*, the next one waits at least
+*d* (at most :data:`MAX_YIELD_S`), so new requests, reads and disconnects get their turn
+however many streams are due. With a few streams a tick takes microseconds and nothing
+changes: each event goes out at its deadline. With hundreds, the events that fall due
+meanwhile go out in the next tick, each as its own event, one write per stream: fewer
+writes and heap operations per event, which is what lets one core carry them.
+
 Bounds, per stream:
 
 - one write carries at most :data:`MAX_WRITE_BYTES`; a stream with more due goes on
@@ -73,6 +80,7 @@ from mockserver.engine.streaming import (
 logger = logging.getLogger("mockserver")
 
 MAX_WRITE_BYTES = 64 * 1024  # at most this much per stream per write; the rest goes at the next tick
+MAX_YIELD_S = 0.002  # a tick leaves the loop to other work for as long as it took, up to this
 DROP_GRACE_S = 5.0  # after a dropped connection, how long the handler waits for the server to notice
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -138,6 +146,7 @@ class StreamScheduler:
         self._order = itertools.count()  # breaks ties between equal deadlines, first come first served
         self._timer: asyncio.Handle | None = None
         self._timer_at = math.inf
+        self._not_before = -math.inf  # the next tick waits for this: see _tick
         self.stopping = False  # set by end_all(): new streams end at once with the shutdown event
         # Set when the end of a reply may wait on a shared store (--state redis://): see _end.
         self.ends_in_task = False
@@ -218,7 +227,7 @@ class StreamScheduler:
 
     def _tick(self) -> None:
         self._timer, self._timer_at = None, -math.inf  # -inf: no arming while the tick runs
-        now = self.clock.now()
+        now = started = self.clock.now()
         heap, order = self._heap, self._order
         heappop, heappush = heapq.heappop, heapq.heappush
         try:
@@ -242,6 +251,9 @@ class StreamScheduler:
                 self._advance(stream, now)
         finally:
             self._timer_at = math.inf
+            # The loop gets at least as long as this tick took before the next one, however much is due:
+            ended = self.clock.now()
+            self._not_before = ended + min(ended - started, MAX_YIELD_S)
             self._arm()  # once, for the earliest deadline left
 
     def _arm(self) -> None:
@@ -250,7 +262,7 @@ class StreamScheduler:
             heapq.heappop(heap)
         if not heap:
             return
-        at = heap[0][0]
+        at = max(heap[0][0], self._not_before)
         if at < self._timer_at:
             if self._timer is not None:
                 self._timer.cancel()

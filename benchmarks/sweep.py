@@ -20,7 +20,10 @@ Servers:
 Cells:
 - concurrency: 750 tokens/s, 1 to 600 streams, 1 and 4 tokens per chunk;
 - rates: 27, 54, 135, 750 and 2000 tokens/s, at 1 and 100 streams;
-- time scale 0: a 2,000-token reply, streamed and not, one request at a time.
+- time scale 0: a 2,000-token reply, streamed and not, one request at a time;
+- a burst: 250 one-token streams sent together, for the server CPU one request costs
+  (``request_cost`` in the JSON): 250 of them must fit in the 200 ms TTFT for the
+  first tokens of a 250-stream burst to be on time.
 
 Per cell and server: the slowest and fastest stream's achieved rate over the target,
 chunks per token (text events x tokens-per-chunk / tokens: 1.0 is as configured),
@@ -79,6 +82,7 @@ RATES = [27.0, 54.0, 135.0, 750.0, 2000.0]
 RATE_LEVELS = [1, 100]
 TOKENS_PER_CHUNK = [1, 4]
 STREAM_SECONDS = 2.0
+BURST_REQUESTS = 250  # request_cost(): one burst of this many one-token streams
 SCALE0_TOKENS = 2000
 SCALE0_REQUESTS = 40
 
@@ -234,6 +238,24 @@ async def warm_up(servers: dict[str, Server], per_chunk: int) -> None:
         await run_cell(server, ULTRAFAST, per_chunk, 4, 0.2)
 
 
+async def request_cost(server: Server, requests: int) -> dict[str, Any]:
+    """The server CPU a burst of streaming requests costs, apart from their tokens: ``requests``
+    one-token streams sent together, CPU per request. At 750 tokens/s a stream's tokens cost far
+    less than this; it is what decides whether a burst is admitted within its TTFT."""
+    batch = requests_for(server.name, server.port, ULTRAFAST, 1, 1, requests)
+    cpu_before, wall_before = server.cpu_seconds(), time.perf_counter()
+    traces = await run_streams(server.port, batch, CHAT_TEXT)
+    cpu, wall = server.cpu_seconds() - cpu_before, time.perf_counter() - wall_before
+    served = sum(1 for t in traces if t.status == 200)
+    return {
+        "requests": requests,
+        "served": served,
+        "cpu_ms_per_request": cpu / requests * 1000,
+        "burst_cpu_ms": cpu * 1000,
+        "wall_ms": wall * 1000,
+    }
+
+
 def broken(row: dict[str, Any]) -> bool:
     return bool(row.get("failed")) or not row.get("rate_ratio_min", 0) >= 0.5
 
@@ -371,6 +393,14 @@ def main() -> int:
             aimock = aimock_fixture(directory, tokens_cells) if aimock_ok else None
             with started(server_commands(per_chunk, directory, aimock, args.baseline)) as servers:
                 uvloop.run(warm_up(servers, per_chunk))
+                if per_chunk == 1:
+                    report["request_cost"] = costs = {
+                        name: uvloop.run(request_cost(server, BURST_REQUESTS))
+                        for name, server in servers.items()
+                        if name != "aimock"  # its fixture matches messages per cell; not this one
+                    }
+                    for name, cost in costs.items():
+                        print(f"a burst of {BURST_REQUESTS} requests, {name}: {cost}", flush=True)
                 # The concurrency cells and the rate cells each give up on a server separately.
                 concurrency, by_rate = cells[: len(levels)], cells[len(levels) :]
                 rows = uvloop.run(sweep_phase(servers, concurrency, seconds))

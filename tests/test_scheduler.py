@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mockserver.engine.pacing import FakeClock, Pacer, Schedule
-from mockserver.engine.scheduler import MAX_WRITE_BYTES, MAX_YIELD_S, StreamScheduler
+from mockserver.engine.scheduler import ENDS_PER_TICK_S, MAX_WRITE_BYTES, MAX_YIELD_S, StreamScheduler
 from mockserver.engine.streaming import CLIENT_LEFT, COMPLETED, DROP, DROPPED, FINISHED, Item
 
 
@@ -321,5 +321,80 @@ def test_a_long_tick_leaves_the_loop_as_long_before_the_next() -> None:
             assert all(t >= d - 1e-9 for t, d in zip(written, due, strict=True))  # never early
         # Fewer writes than events: what fell due while the loop had its turn shares one write.
         assert sum(len(sink.writes) for sink in sinks) < 12 * 42
+
+    run(main())
+
+
+def test_replies_end_after_every_due_event_of_the_tick_a_few_at_a_time() -> None:
+    """Ending a reply (the journal, the ledger, the metrics, closing the connection) costs far more
+    than an event. Streams that finish in a tick end after every other stream's due events in it,
+    for at most ENDS_PER_TICK_S per tick; the rest end at the next tick. Nothing is lost or reordered
+    within a stream, and a stream whose last events are out ends COMPLETED even when the server
+    stops meanwhile."""
+
+    async def main() -> None:
+        end_cost = 0.0006
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        log: list[tuple[str, float]] = []
+
+        def recorder(name: str) -> tuple[Any, Any]:
+            async def send_body(message: dict[str, Any]) -> None:
+                log.append((f"{name} event", clock.now()))
+
+            async def send_end(message: dict[str, Any]) -> None:
+                clock._now += end_cost  # ending a reply takes a while
+                log.append((f"{name} end", clock.now()))
+
+            return send_body, send_end
+
+        finishing = []
+        for k in range(5):  # five short streams whose last events fall due together
+            body, end = recorder(f"short{k}")
+            schedule = Schedule.build(start=0.0, ttft=0.01, tokens_per_second=1000, total_tokens=3)
+            finishing.append(scheduler.open(token_stream(schedule), send_body=body, send_end=end))
+        body, end = recorder("long")
+        long_schedule = Schedule.build(start=0.0, ttft=0.01, tokens_per_second=1000, total_tokens=30)
+        longer = scheduler.open(token_stream(long_schedule), send_body=body, send_end=end)
+        for stream in [*finishing, longer]:
+            assert await stream.done == COMPLETED
+        ends = [when for what, when in log if what.startswith("short") and what.endswith("end")]
+        assert len(ends) == 5
+        # The long stream's event due with the short streams' last ones went out before any of them ended.
+        first_end = min(ends)
+        long_events = [when for what, when in log if what == "long event"]
+        assert any(when < first_end for when in long_events)
+        position = {what: i for i, (what, _) in enumerate(log)}
+        due_with_them = max(i for i, (what, when) in enumerate(log) if what == "long event" and when < first_end)
+        assert all(position[f"short{k} end"] > due_with_them for k in range(5))
+        # At most ENDS_PER_TICK_S of ends per tick (0.6 ms each: the second crosses 1 ms), so
+        # the five end two, two and one per tick; ends in one tick follow each other by end_cost.
+        groups = [[ends[0]]]
+        for before, after in itertools.pairwise(sorted(ends)):
+            if after - before <= end_cost + 1e-9:
+                groups[-1].append(after)
+            else:
+                groups.append([after])
+        assert [len(group) for group in groups] == [2, 2, 1]
+        assert end_cost < ENDS_PER_TICK_S < 2 * end_cost
+        assert not scheduler.active
+
+    run(main())
+
+
+def test_a_stream_waiting_to_end_is_not_sent_the_shutdown_event() -> None:
+    async def main() -> None:
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        sink = Sink(clock)
+        schedule = Schedule.build(start=0.0, ttft=0.01, tokens_per_second=1000, total_tokens=2)
+        stream = scheduler.open(token_stream(schedule), send_body=sink.send, send_end=sink.send)
+        scheduler._ticking = True  # as in a tick: the stream's end waits behind the tick's events
+        scheduler._advance(stream, schedule.end)
+        scheduler._ticking = False
+        assert stream.ending
+        assert scheduler.end_all() == 1
+        assert await stream.done == COMPLETED  # ended as it would have, with nothing after its last event
+        assert sink.events()[-1] == b"end\n\n"
 
     run(main())

@@ -24,6 +24,13 @@ changes: each event goes out at its deadline. With hundreds, the events that fal
 meanwhile go out in the next tick, each as its own event, one write per stream: fewer
 writes and heap operations per event, which is what lets one core carry them.
 
+Events before ends: ending a reply (the journal, the ledger, the metrics, then the handler
+and the connection) costs some hundred times an event. Streams that run out in a tick are
+ended after every due event of the tick is out, for at most :data:`ENDS_PER_TICK_S` per tick,
+the rest at the next. Their last events (the final chunk, ``[DONE]``) went out on time; only
+the end of the body waits. So many streams ending together do not hold up the last tokens of
+the others.
+
 Bounds, per stream:
 
 - one write carries at most :data:`MAX_WRITE_BYTES`; a stream with more due goes on
@@ -56,6 +63,7 @@ import itertools
 import logging
 import math
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -81,6 +89,7 @@ logger = logging.getLogger("mockserver")
 
 MAX_WRITE_BYTES = 64 * 1024  # at most this much per stream per write; the rest goes at the next tick
 MAX_YIELD_S = 0.002  # a tick leaves the loop to other work for as long as it took, up to this
+ENDS_PER_TICK_S = 0.001  # a tick ends replies for at most this long, after every due event is out
 DROP_GRACE_S = 5.0  # after a dropped connection, how long the handler waits for the server to notice
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -94,6 +103,7 @@ class ActiveStream:
         "blocked",
         "done",
         "due",
+        "ending",
         "events_sent",
         "limit_timer",
         "on_drop",
@@ -129,6 +139,7 @@ class ActiveStream:
         self.due = 0.0
         self.done = done  # resolved with the outcome (COMPLETED, CLIENT_LEFT, ...) when the stream is over
         self.blocked = False  # a write is held back by the server (a paused transport)
+        self.ending = False  # every event is out; the end of the reply waits for the tick's ends (see _tick)
         self.over = False
         self.events_sent = 0
         self.run: Run | None = None  # a run of events part way through, from its frame ``at`` on
@@ -147,6 +158,8 @@ class StreamScheduler:
         self._timer: asyncio.Handle | None = None
         self._timer_at = math.inf
         self._not_before = -math.inf  # the next tick waits for this: see _tick
+        self._ending: deque[ActiveStream] = deque()  # streams whose every event is out, to end after them
+        self._ticking = False
         self.stopping = False  # set by end_all(): new streams end at once with the shutdown event
         # Set when the end of a reply may wait on a shared store (--state redis://): see _end.
         self.ends_in_task = False
@@ -211,6 +224,10 @@ class StreamScheduler:
         return len(streams)
 
     def _finish(self, stream: ActiveStream, final: Callable[[ActiveStream], bytes | None] | None) -> None:
+        if stream.ending:  # every event is out already: it ends as it would have
+            stream.ending = False
+            self._end(stream, COMPLETED)
+            return
         if stream.blocked:  # the client is not reading: nothing more can reach it
             self._close(stream, FINISHED)
             return
@@ -230,6 +247,7 @@ class StreamScheduler:
         now = started = self.clock.now()
         heap, order = self._heap, self._order
         heappop, heappush = heapq.heappop, heapq.heappush
+        self._ticking = True
         try:
             while heap and heap[0][0] <= now:
                 _, _, stream = heappop(heap)
@@ -249,20 +267,39 @@ class StreamScheduler:
                             heappush(heap, (due, next(order), stream))
                             continue
                 self._advance(stream, now)
+            self._ticking = False
+            if self._ending:
+                self._end_some(self.clock.now() + ENDS_PER_TICK_S)
         finally:
+            self._ticking = False
             self._timer_at = math.inf
             # The loop gets at least as long as this tick took before the next one, however much is due:
             ended = self.clock.now()
             self._not_before = ended + min(ended - started, MAX_YIELD_S)
             self._arm()  # once, for the earliest deadline left
 
+    def _end_some(self, until: float) -> None:
+        """End the replies whose every event is out, oldest first, until the clock reaches ``until``;
+        the rest wait for the next tick."""
+        ending, clock = self._ending, self.clock
+        while ending:
+            stream = ending.popleft()
+            if stream.ending and not stream.over:
+                stream.ending = False
+                self._end(stream, COMPLETED)
+                if clock.now() >= until:
+                    break
+
     def _arm(self) -> None:
         heap = self._heap
         while heap and heap[0][2].over:
             heapq.heappop(heap)
-        if not heap:
+        at = heap[0][0] if heap else math.inf
+        if self._ending:  # ends left over: the next tick as soon as the loop has had its turn
+            at = min(at, self._not_before)
+        if at == math.inf:
             return
-        at = max(heap[0][0], self._not_before)
+        at = max(at, self._not_before)
         if at < self._timer_at:
             if self._timer is not None:
                 self._timer.cancel()
@@ -322,6 +359,12 @@ class StreamScheduler:
             self._drop(stream)
         elif stream.blocked:
             pass  # goes on (or ends: the iterator stays exhausted) once the held-back write is done
+        elif ended and self._ticking:
+            # Ended after every other stream's due events in this tick: ending a reply (the journal,
+            # the ledger, the metrics, the connection) costs far more than an event, and a burst
+            # of streams ending together would otherwise hold up the last tokens of the others.
+            stream.ending = True
+            self._ending.append(stream)
         elif ended:
             self._end(stream, COMPLETED)
         elif due != math.inf:

@@ -182,9 +182,11 @@ def requests_for(server: str, port: int, rate: float, tokens: int, per_chunk: in
         "x-mock-output-tokens": str(tokens),
         "x-mock-tokens-per-chunk": str(per_chunk),  # read by the floor
     }
-    content = aimock_message(rate, tokens, per_chunk) if server == "aimock" else "benchmark"
     out = []
     for i in range(streams):
+        # A prompt of its own per request, so nothing the server remembers of a recurring prompt
+        # (its token count, its cues) flatters the figures; aimock matches its fixture on the text.
+        content = aimock_message(rate, tokens, per_chunk) if server == "aimock" else f"benchmark request {i}"
         body = {"model": "gpt-5.6-sol", "messages": [{"role": "user", "content": content}], "stream": True, "seed": i}
         out.append(request_bytes(port, CHAT_PATH, body, headers))
     return out

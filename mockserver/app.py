@@ -72,14 +72,16 @@ def create_app(
     app = FastAPI(title="mockserver", version=__version__, description=DESCRIPTION)
     app.state.mock = state
     state.generator.warm()
-    app.include_router(health.router)
-    # Anthropic's /v1/models answers only requests with Anthropic's headers, so it goes first.
-    app.include_router(anthropic_models.router)
-    app.include_router(anthropic_messages.router)
-    app.include_router(metrics.router)
-    app.include_router(models.router)
+    # Routes are matched in the order they are included, one router after another: the inference
+    # routes go first, so the requests that come by the hundred are matched without trying the others.
     app.include_router(chat.router)
     app.include_router(responses.router)
+    app.include_router(anthropic_messages.router)
+    # Anthropic's /v1/models answers only requests with Anthropic's headers, so it goes before OpenAI's.
+    app.include_router(anthropic_models.router)
+    app.include_router(models.router)
+    app.include_router(health.router)
+    app.include_router(metrics.router)
     app.include_router(usage.router)
     app.include_router(control.router)
     app.include_router(stats.router)

@@ -43,6 +43,15 @@ def exchange_of(scope: Scope) -> Exchange:
     return exchange
 
 
+def request_headers(scope: Scope) -> Mapping[str, str]:
+    """The request's headers by name, as the routes and the journal see them (see :func:`_first_of_each`).
+
+    Decoded once, when the request arrives; Starlette's ``request.headers`` decodes the raw list
+    again on every lookup, and a request's admission looks up a dozen headers.
+    """
+    return exchange_of(scope).headers
+
+
 # Which API family a request speaks, from its path and headers (the app passes the families' rule).
 Classifier = Callable[[str, Mapping[str, str]], str]
 # The body of an error reply in the shape of the exchange's API family.

@@ -25,7 +25,7 @@ from fastapi.responses import JSONResponse
 from starlette.responses import Response
 
 from mockserver import errors
-from mockserver.api.middleware import exchange_of
+from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.routing import server_state
 from mockserver.config.fixture import Account, ModelAPI
 from mockserver.engine.pacing import Clock, Pacer, Schedule
@@ -62,7 +62,13 @@ async def admit(
     state = server_state(request)
     exchange = exchange_of(request.scope)
     resolved = access.resolve(
-        state.fixture, account, request.headers, model, service_tier, received_at=exchange.started_at, api=api
+        state.fixture,
+        account,
+        request_headers(request.scope),
+        model,
+        service_tier,
+        received_at=exchange.started_at,
+        api=api,
     )
     record_admission(request, resolved, raw_body, stream)
     sequences = state.script_state  # a scripted sequence's step goes to one request, in every process
@@ -124,7 +130,7 @@ async def respond(
         return reply
     pacer = Pacer(state.clock, schedule)
     if stream:
-        path = request.url.path
+        path = exchange.path  # the request's path as the server gave it; request.url would build a whole URL
         responses, anthropic = is_responses(path), is_anthropic(path)
         return EventStreamResponse(
             _held_until_done(events(pacer), exchange, clock=state.clock, responses=responses, anthropic=anthropic),

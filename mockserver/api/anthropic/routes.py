@@ -15,6 +15,7 @@ from mockserver.api.anthropic import auth, event_stream, messages
 from mockserver.api.anthropic.dialect import AnthropicRoute
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
+from mockserver.api.middleware import request_headers
 from mockserver.api.routing import body_schema, server_state
 from mockserver.engine import jsonbody
 from mockserver.service import access
@@ -27,7 +28,7 @@ Body = TypeVar("Body", bound=BaseModel)
 async def create_message(request: Request) -> Response:
     """Create a Message (Anthropic's API), paced at the model's speed: ``speed: "fast"`` for fast mode."""
     state = server_state(request)
-    account = auth.authenticate(state.fixture, request.headers)
+    account = auth.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse(request, MessagesRequest)
     messages.check_speed(state.fixture, body)
     admission, plan = await serving.admit(
@@ -54,7 +55,7 @@ async def create_message(request: Request) -> Response:
 async def count_tokens(request: Request) -> dict[str, Any]:
     """The input tokens a Message with this body would report in its usage."""
     state = server_state(request)
-    account = auth.authenticate(state.fixture, request.headers)
+    account = auth.authenticate(state.fixture, request_headers(request.scope))
     body, _ = await parse(request, CountTokensRequest)
     access.find_model(state.fixture, account, body.model, api="anthropic")
     return {"input_tokens": messages.input_tokens(body)}

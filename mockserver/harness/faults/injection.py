@@ -111,7 +111,7 @@ def parse_header(raw: str) -> FaultSpec:
 
 async def choose(state: Any, request: Request, exchange: Exchange) -> Chosen | None:
     """The fault for this request, if any. ``state`` is the :class:`~mockserver.runtime.ServerState`."""
-    headers = request.headers
+    headers = exchange.headers  # decoded once per request, unlike request.headers
     scope = headers.get(TEST_ID_HEADER)
     raw = headers.get(FAULT_HEADER)
     if raw is not None:

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from mockserver.api import serving
+from mockserver.api.middleware import request_headers
 from mockserver.api.openai.chat import completions
 from mockserver.api.openai.schemas import ChatCompletionRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
@@ -18,7 +19,7 @@ router = APIRouter(prefix="/v1", tags=["chat"])
 async def create_chat_completion(request: Request) -> Response:
     """Create a chat completion, paced at the resolved service tier's speed."""
     state = server_state(request)
-    account = access.authenticate(state.fixture, request.headers)
+    account = access.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse_body(request, ChatCompletionRequest)
     admission, plan = await serving.admit(
         request,

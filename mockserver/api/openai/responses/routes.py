@@ -7,6 +7,7 @@ from starlette.responses import Response
 
 from mockserver import errors
 from mockserver.api import serving
+from mockserver.api.middleware import request_headers
 from mockserver.api.openai.responses import event_stream, input_items, input_tokens, lifecycle
 from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
@@ -20,7 +21,7 @@ async def create_response(request: Request) -> Response:
     """Create a response, paced at the resolved service tier's speed, and store it unless ``store`` is false.
     A ``background`` response is answered at once, ``queued``; poll ``GET`` for the rest."""
     state = server_state(request)
-    account = access.authenticate(state.fixture, request.headers)
+    account = access.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse_body(request, ResponseCreateRequest)
     stream = bool(body.stream)
     previous = await lifecycle.earlier_turn(state, account.project, body.previous_response_id)
@@ -56,7 +57,7 @@ async def create_response(request: Request) -> Response:
 async def count_input_tokens(request: Request) -> Response:
     """The input tokens a response to this request would be billed, without creating it."""
     state = server_state(request)
-    account = access.authenticate(state.fixture, request.headers)
+    account = access.authenticate(state.fixture, request_headers(request.scope))
     body, _ = await parse_body(request, InputTokenCountRequest)
     previous = await lifecycle.earlier_turn(state, account.project, body.previous_response_id)
     return JSONResponse(input_tokens.input_token_count(state, account, body, previous))
@@ -66,7 +67,7 @@ async def count_input_tokens(request: Request) -> Response:
 async def retrieve_response(request: Request, response_id: str) -> Response:
     """A stored response of the caller's project: queued (background) or in progress until its schedule ends."""
     state = server_state(request)
-    account = access.authenticate(state.fixture, request.headers)
+    account = access.authenticate(state.fixture, request_headers(request.scope))
     if request.query_params.get("stream", "").lower() == "true":
         # Resuming a stream from a stored response is not simulated: say so rather than send JSON
         # that an SSE reader would take for an empty stream.
@@ -82,7 +83,7 @@ async def retrieve_response(request: Request, response_id: str) -> Response:
 @router.delete("/responses/{response_id}", response_model=None)
 async def delete_response(request: Request, response_id: str) -> Response:
     state = server_state(request)
-    account = access.authenticate(state.fixture, request.headers)
+    account = access.authenticate(state.fixture, request_headers(request.scope))
     return JSONResponse(await state.responses.delete(account.project, response_id))
 
 
@@ -90,7 +91,7 @@ async def delete_response(request: Request, response_id: str) -> Response:
 async def cancel_response(request: Request, response_id: str) -> Response:
     """Cancel a background response; any other response answers 400, as live."""
     state = server_state(request)
-    account = access.authenticate(state.fixture, request.headers)
+    account = access.authenticate(state.fixture, request_headers(request.scope))
     return JSONResponse(await state.responses.cancel(account.project, response_id))
 
 
@@ -98,6 +99,6 @@ async def cancel_response(request: Request, response_id: str) -> Response:
 async def list_input_items(request: Request, response_id: str) -> Response:
     """The input items of a stored response, as a cursor page (``after``, ``limit``, ``order``)."""
     state = server_state(request)
-    account = access.authenticate(state.fixture, request.headers)
+    account = access.authenticate(state.fixture, request_headers(request.scope))
     items = await state.responses.input_items(account.project, response_id)
     return JSONResponse(input_items.page(items, request.query_params))

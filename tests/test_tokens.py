@@ -199,12 +199,14 @@ def without_bpe_openai() -> Iterator[None]:
     saved = dict(tokens._STATE)
     tokens._STATE["encoding"] = None
     tokens.word_pieces.cache_clear()
+    tokens._count_remembered.cache_clear()
     try:
         yield
     finally:
         tokens._STATE.clear()
         tokens._STATE.update(saved)
         tokens.word_pieces.cache_clear()
+        tokens._count_remembered.cache_clear()
 
 
 @pytest.mark.usefixtures("without_bpe_openai")

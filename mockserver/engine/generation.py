@@ -13,6 +13,7 @@ import random
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -357,7 +358,26 @@ def cues_of(user_texts: Sequence[str], all_texts: Sequence[str]) -> Cues:
     """The cues of a conversation: the latest user text decides language, kind and stated size
     (the other texts when there is no user text)."""
     latest = list(user_texts) or list(all_texts)
-    return Cues(language_of(latest), answer_kind(latest), tuple(all_texts), stated_size(latest))
+    # Each of the three reads the latest text that is not blank, and nothing else.
+    decisive = next((text for text in reversed(latest) if text.strip()), "")
+    if len(decisive) <= _REMEMBERED_CUES_CHARS:
+        language, kind, size = _remembered_cues(decisive)
+    else:
+        language, kind, size = _cues_of_text(decisive)
+    return Cues(language, kind, tuple(all_texts), size)
+
+
+# The cues of prompts up to this long are remembered: a test run sends the same prompts again and
+# again, and reading one takes a handful of regular-expression searches. At most about 4 MB of text.
+_REMEMBERED_CUES_CHARS = 1_024
+_REMEMBERED_CUES = 4_096
+
+
+def _cues_of_text(text: str) -> tuple[str, AnswerKind, tuple[int, StatedUnit] | None]:
+    return language_of([text]), answer_kind([text]), stated_size([text])
+
+
+_remembered_cues = lru_cache(maxsize=_REMEMBERED_CUES)(_cues_of_text)
 
 
 def apply_stop(text: Text, stop: Sequence[str]) -> tuple[Text, bool]:

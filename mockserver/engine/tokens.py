@@ -85,10 +85,30 @@ def exact() -> bool:
 # -- Counting and splitting ---------------------------------------------------------------------
 
 
+# Texts up to this long have their counts remembered (:func:`_count_remembered`): the roles, names and
+# system prompts that every request of a test run repeats, and a conversation's earlier turns, which
+# each later request sends again. At most this many counts are kept, so at most about 4 MB of text.
+_REMEMBERED_CHARS = 1_024
+_REMEMBERED_COUNTS = 4_096
+
+
 def count(text: str) -> int:
     """Tokens in ``text``: o200k_base's count, or the estimate without ``bpe-openai``."""
     if not text:
         return 0
+    if len(text) <= _REMEMBERED_CHARS:
+        return _count_remembered(text)
+    return _count(text)
+
+
+@lru_cache(maxsize=_REMEMBERED_COUNTS)
+def _count_remembered(text: str) -> int:
+    """:func:`_count`, remembered: each message is counted twice per request (its rate-limit cost,
+    then its usage), and most prompt texts recur across requests."""
+    return _count(text)
+
+
+def _count(text: str) -> int:
     encoding = _encoding()
     if encoding is None:
         return len(_ESTIMATE.findall(text))

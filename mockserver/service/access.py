@@ -160,7 +160,7 @@ async def _take_shared_resources(
     exchange, store, now = request.exchange, request.store, request.clock.now()
 
     def window(tier: Tier) -> ratelimits.Target:
-        return ratelimits.target_for(account.key, model.id, ratelimits.limits_for(fixture, account, model.id, tier))
+        return ratelimits.model_target(fixture, account, model.id, tier)
 
     slot = None
     try:

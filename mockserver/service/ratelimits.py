@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockserver import errors
-from mockserver.config.fixture import DEFAULT_RATE_LIMITS, Account, Fixture, Limit, Tier
+from mockserver.config.fixture import DEFAULT_RATE_LIMITS, Account, Fixture, Limit, PerFixture, Tier
 from mockserver.engine import tokens
 from mockserver.engine.conversation import text_of
 from mockserver.state.store import Allowance, Store, WindowState
@@ -71,9 +71,35 @@ def target_for(key: str, model_id: str, limits: Limits) -> Target:
     return Target(f"{stem}|requests", f"{stem}|tokens", limits)
 
 
+# Every admitted request counts against two pairs of windows, which depend only on the fixture, the
+# key, the model and the tier: worked out once per fixture rather than on every request. Each entry
+# keeps the account it was worked out for, so an account object from another fixture (a request
+# that authenticated just before a configuration change) never gets another's windows.
+_TARGETS: PerFixture[tuple[str, str | None, Tier | None], tuple[Account, Target]] = PerFixture()
+
+
+def model_target(fixture: Fixture, account: Account, model_id: str, tier: Tier) -> Target:
+    """The windows a request of the key on one model and tier counts against (:func:`limits_for`)."""
+    return _remembered_target(fixture, account, model_id, tier)
+
+
 def key_target(fixture: Fixture, account: Account) -> Target:
     """The key's overall windows, reported by replies that concern no model (``/v1/models``, errors)."""
-    return target_for(account.key, ALL_MODELS, limits_for(fixture, account, None, None))
+    return _remembered_target(fixture, account, None, None)
+
+
+def _remembered_target(fixture: Fixture, account: Account, model_id: str | None, tier: Tier | None) -> Target:
+    """The windows of one model and tier, or with no model the key's overall ones."""
+
+    def work_out() -> tuple[Account, Target]:
+        limits = limits_for(fixture, account, model_id, tier)
+        return account, target_for(account.key, ALL_MODELS if model_id is None else model_id, limits)
+
+    key = (account.key, model_id, tier)
+    owner, target = _TARGETS.get(fixture, key, work_out)
+    if owner is not account:
+        owner, target = work_out()
+    return target
 
 
 async def take(

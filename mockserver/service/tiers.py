@@ -18,6 +18,7 @@ A key without Ultrafast preview access that asks for ``service_tier:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -106,18 +107,32 @@ class Overrides:
         )
 
     def apply(self, profile: TimingProfile) -> TimingProfile:
-        changes: dict[str, float | None] = {}
-        if self.tokens_per_second is not None:
-            # The header's rate is the rate: no spread, no separate rate for Chinese.
-            changes.update(
-                tokens_per_second=self.tokens_per_second,
-                tokens_per_second_min=None,
-                tokens_per_second_max=None,
-                chinese_characters_per_second=None,
-            )
-        if self.ttft_ms is not None:
-            changes["ttft_ms"] = self.ttft_ms
-        return profile.model_copy(update=changes) if changes else profile
+        if self.tokens_per_second is None and self.ttft_ms is None:
+            return profile
+        return _with_timing(profile, self.tokens_per_second, self.ttft_ms)
+
+
+# A test run sends the same x-mock-* headers with request after request: the profiles they make are
+# remembered (a pydantic copy costs more than the lookup). Both sides are immutable, so the same
+# profile object can serve every request; a bounded cache, as the headers' values are the client's.
+_APPLIED_PROFILES = 256
+
+
+@functools.lru_cache(maxsize=_APPLIED_PROFILES)
+def _with_timing(profile: TimingProfile, tokens_per_second: float | None, ttft_ms: float | None) -> TimingProfile:
+    """``profile`` with the rate and TTFT the ``x-mock-*`` headers set (at least one of them)."""
+    changes: dict[str, float | None] = {}
+    if tokens_per_second is not None:
+        # The header's rate is the rate: no spread, no separate rate for Chinese.
+        changes.update(
+            tokens_per_second=tokens_per_second,
+            tokens_per_second_min=None,
+            tokens_per_second_max=None,
+            chinese_characters_per_second=None,
+        )
+    if ttft_ms is not None:
+        changes["ttft_ms"] = ttft_ms
+    return profile.model_copy(update=changes)
 
 
 def _header_number(

@@ -32,6 +32,9 @@ from mockserver.service.access import Admission
 _STRUCTURED_SALT = 0x15_0A
 
 
+# The output formats whose answer is a JSON document drawn from the structured source.
+_JSON_FORMATS = ("json_schema", "json_object")
+
 # Keeps the decision to call several tools independent of the arguments drawn from the same seed.
 _PARALLEL_SALT = 0x9A_2A11E1
 
@@ -94,7 +97,6 @@ def plan_reply(
     several (see :func:`_parallel_tools`), and a script's ``tool_calls`` are all made; without it,
     one call: the first.
     """
-    rng = random.Random(seed ^ _STRUCTURED_SALT)
     # Every tool's schema is checked, not only the one the seed picks, so a bad one fails every time.
     for spec in tools:
         structured.check_schema(spec.parameters, spec.source)
@@ -104,6 +106,11 @@ def plan_reply(
         structured.check_schema(output_format.get("schema") or {}, fmt_source)
     if script is not None:
         return _scripted(state, admission, script, tools, parallel=parallel)
+    if not tools and kind not in _JSON_FORMATS and not asks_for_json_block(cues.texts):
+        # The usual answer, prose: it draws nothing from the structured source, so none is made (a
+        # seeded random.Random costs about 6 µs, on every request's path to its first token).
+        return _prose(state, admission, seed, cues)
+    rng = random.Random(seed ^ _STRUCTURED_SALT)
     tool = structured.pick_tool(tools, tool_choice, answered=answered, rng=rng)
     if tool is not None:
         picked = [tool]
@@ -119,6 +126,11 @@ def plan_reply(
         value = _described_instance(cues, rng)
         if value is not None:
             return Reply(Text(tuple(tokens.split(f"```json\n{json.dumps(value, indent=2, ensure_ascii=False)}\n```"))))
+    return _prose(state, admission, seed, cues)
+
+
+def _prose(state: ServerState, admission: Admission, seed: int, cues: generation.Cues) -> Reply:
+    """Generated prose, as long as the request or the prompt asks, else a natural length for its kind."""
     length = admission.overrides.output_tokens
     per_character = state.fixture.tokens_per_character(cues.language)
     if length is None and cues.size is not None:

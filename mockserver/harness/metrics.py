@@ -128,6 +128,7 @@ class Metrics:
             "mockserver_ultrafast_slots_in_use", "Ultrafast capacity slots this server holds.",
             registry=r, multiprocess_mode=LIVE_SUM,
         )  # fmt: skip
+        self._request_counters: dict[tuple[str, int | None, str], Counter] = {}
         self.streams_changed()
         self.slots_changed()
 
@@ -144,8 +145,7 @@ class Metrics:
         if exchange.path == METRICS_PATH:
             return
         tier = exchange.tier or NO_TIER
-        status = str(exchange.status) if exchange.status is not None else "none"
-        self.requests.labels(exchange.route or OTHER_ROUTE, status, tier).inc()
+        self._requests_of(exchange.route or OTHER_ROUTE, exchange.status, tier).inc()
         fault = exchange.extra.get("fault")
         if isinstance(fault, str):
             self.faults.labels(fault_kind(fault)).inc()
@@ -161,6 +161,17 @@ class Metrics:
         last = exchange.extra.get(LAST_TOKEN_AT)
         if exchange.stream and isinstance(first, float) and isinstance(last, float) and last > first:
             self.rate.labels(tier).observe(max(0, usage.output_tokens - 1) / (last - first))
+
+    def _requests_of(self, route: str, status: int | None, tier: str) -> Counter:
+        """The request counter of one route template, status and tier. prometheus-client checks and
+        looks up the labels on every ``labels()`` call; the few combinations a server sees are kept
+        here instead (route templates, statuses and tiers are each a small fixed set)."""
+        key = (route, status, tier)
+        counter = self._request_counters.get(key)
+        if counter is None:
+            counter = self.requests.labels(route, str(status) if status is not None else "none", tier)
+            self._request_counters[key] = counter
+        return counter
 
     def render(self) -> bytes:
         return generate_latest(self.exposed)

@@ -8,7 +8,6 @@ headers when the reply starts, and to record it once it is complete.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -91,14 +90,15 @@ class ExchangeHooks:
         headers: dict[str, str] = {}
         for hook in self.on_response_start:
             added = hook(exchange)
-            headers.update(await added if inspect.isawaitable(added) else added)
+            # Most hooks answer at once, with a dict; the others give something to await.
+            headers.update(added if isinstance(added, dict) else await added)
         return headers
 
     async def complete(self, exchange: Exchange) -> None:
         for hook in self.on_complete:
             try:
                 done = hook(exchange)
-                if inspect.isawaitable(done):
+                if done is not None:  # a coroutine function's; a plain function's hook returns None
                     await done
             except errors.MockAPIError as exc:
                 # The reply is already going out: a record the shared store could not take (Redis is

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from mockserver import errors
 from mockserver.config.fixture import Fixture
@@ -37,7 +37,7 @@ OPENAI_VERSION = "2020-10-01"
 def openai_headers(store: Store, clock: Clock, fixture: Callable[[], Fixture]) -> HeaderHook:
     """An ``on_response_start`` hook adding the headers above."""
 
-    async def hook(exchange: Exchange) -> dict[str, str]:
+    def hook(exchange: Exchange) -> dict[str, str] | Awaitable[dict[str, str]]:
         if exchange.api == ANTHROPIC:
             return {}
         now = clock.now()
@@ -49,10 +49,20 @@ def openai_headers(store: Store, clock: Clock, fixture: Callable[[], Fixture]) -
         if account is not None:
             headers["openai-organization"] = account.organization
             headers["openai-project"] = account.project
-        headers.update(await _rate_limit_headers(store, now, fixture(), exchange))
-        return headers
+        if exchange.rate_limit_headers is not None:
+            # Known since admission, as for every admitted request: answered without a coroutine.
+            headers.update(exchange.rate_limit_headers)
+            return headers
+        return _with_rate_limit_headers(headers, store, now, fixture(), exchange)
 
     return hook
+
+
+async def _with_rate_limit_headers(
+    headers: dict[str, str], store: Store, now: float, fixture: Fixture, exchange: Exchange
+) -> dict[str, str]:
+    headers.update(await _rate_limit_headers(store, now, fixture, exchange))
+    return headers
 
 
 async def _rate_limit_headers(store: Store, now: float, fixture: Fixture, exchange: Exchange) -> dict[str, str]:
@@ -86,9 +96,12 @@ def anthropic_headers(
     so the three token families carry the same figures.
     """
 
-    async def hook(exchange: Exchange) -> dict[str, str]:
+    def hook(exchange: Exchange) -> dict[str, str] | Awaitable[dict[str, str]]:
         if exchange.api != ANTHROPIC:
             return {}
+        return anthropic_hook(exchange)
+
+    async def anthropic_hook(exchange: Exchange) -> dict[str, str]:
         headers = {"request-id": exchange.request_id}
         if exchange.account is not None:
             headers["anthropic-organization-id"] = exchange.account.organization

@@ -184,9 +184,7 @@ def plan_message(state: ServerState, admission: Admission, body: MessagesRequest
     schedule = Schedule.build(
         start=admission.start_time(state.clock),
         ttft=profile.ttft_ms / 1000,
-        tokens_per_second=profile.rate(
-            random.Random(seed), cues.language, state.fixture.tokens_per_character(cues.language)
-        ),
+        tokens_per_second=profile.rate(seed, cues.language, state.fixture.tokens_per_character(cues.language)),
         total_tokens=sum(len(b.text) for b in blocks),
         jitter=profile.jitter,
         time_scale=state.settings.time_scale,

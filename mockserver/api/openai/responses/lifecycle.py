@@ -235,7 +235,7 @@ def plan_response(
     schedule = Schedule.build(
         start=admission.start_time(state.clock),
         ttft=profile.ttft_ms / 1000,
-        tokens_per_second=profile.rate(random.Random(seed), cues.language, fixture.tokens_per_character(cues.language)),
+        tokens_per_second=profile.rate(seed, cues.language, fixture.tokens_per_character(cues.language)),
         total_tokens=cut.produced,
         jitter=profile.jitter,
         time_scale=state.settings.time_scale,

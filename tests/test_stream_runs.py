@@ -15,7 +15,7 @@ import pytest
 from mockserver.api import arrival
 from mockserver.api.openai.chat.completions import ChatChoice, ChatPlan, stream_chunks
 from mockserver.engine.generation import Text, TextGenerator
-from mockserver.engine.pacing import FakeClock, MonotonicClock, Pacer, Schedule
+from mockserver.engine.pacing import FIRST_RUN_CHUNKS, RUN_CHUNKS, FakeClock, MonotonicClock, Pacer, Schedule
 from mockserver.engine.scheduler import MAX_WRITE_BYTES, StreamScheduler
 from mockserver.engine.streaming import COMPLETED, Item, Run
 from mockserver.harness.faults.streams import FaultPacer
@@ -212,3 +212,23 @@ def test_a_request_that_came_while_the_server_was_starting_waited_from_when_it_w
     if hasattr(socket, "TCP_INFO"):
         assert since_ready == pytest.approx(0.02, abs=0.005)
     assert ready_now < 0.001  # came before the app was ready: no wait counted
+
+
+def test_streams_that_start_together_make_their_runs_at_different_tokens() -> None:
+    """Runs are made in the tick, a run at a time. Streams that start in the same millisecond would
+    all make a run at the same token, every RUN_CHUNKS chunks, and stall every stream while they do;
+    the second run's length is staggered by each stream's start (its microseconds), so the
+    boundaries spread out, and the deadlines stay exactly those of chunks()."""
+    boundaries = set()
+    for k in range(40):
+        start = 100.0 + k * 0.000_013  # 13 µs apart: 40 streams within half a millisecond
+        schedule = Schedule.build(
+            start=start, ttft=0.2, tokens_per_second=750, total_tokens=400, jitter=0.5, rng=random.Random(k)
+        )
+        runs = list(Pacer(FakeClock(), schedule).runs(1, 400))
+        chunks = list(Pacer(FakeClock(), schedule).chunks(1, 400))
+        assert [due for _, _, dues in runs for due in dues] == [due for _, _, due in chunks]
+        assert runs[0][1] - runs[0][0] == FIRST_RUN_CHUNKS
+        assert all(hi - lo == RUN_CHUNKS for lo, hi, _ in runs[2:-1])
+        boundaries.add(runs[1][1])  # where the second run ends: the first run made later
+    assert len(boundaries) > 20  # spread over the run's length, not all at one token

@@ -199,7 +199,7 @@ class Jitter(Sequence[float]):
 
 
 FIRST_RUN_CHUNKS = 16  # chunks in a stream's first run of deadlines: it is on the first token's path
-RUN_CHUNKS = 64  # chunks in each later run
+RUN_CHUNKS = 64  # chunks in each later run (the second is shorter by the stream's stagger: see runs())
 
 
 class Pacer:
@@ -244,10 +244,18 @@ class Pacer:
         ``len(dues)`` chunks of ``per_chunk`` tokens (the last maybe fewer), due at ``dues``,
         the same deadlines :meth:`chunks` gives. The first run is short (it is computed on the
         first token's path), the others longer. Only for a :attr:`fixed` schedule.
+
+        A run is made (its text drawn and encoded) in one go, in the scheduler's tick. Streams
+        that start together at one rate would make their runs in the same tick, every
+        :data:`RUN_CHUNKS` chunks: 250 streams' runs at once stall every stream for some 15 ms.
+        So the second run is shorter by a stagger taken from the stream's own start time (its
+        microseconds), which spreads the streams' run boundaries evenly over a run's length.
+        The deadlines and frames are the same whatever the runs' lengths.
         """
         schedule = self.schedule
         start, interval, offsets = schedule.first_token_at, schedule.interval, schedule.offsets
-        chunks, lo = FIRST_RUN_CHUNKS, first
+        stagger = int(start * 1_000_000) % RUN_CHUNKS
+        chunks, then, lo = FIRST_RUN_CHUNKS, RUN_CHUNKS - stagger, first
         while lo < stop:
             hi = min(stop, lo + chunks * per_chunk)
             # The last token of each chunk: the chunk is due with it.
@@ -263,7 +271,7 @@ class Pacer:
                     yield lo, hi, [start + k * interval + values[k] for k in last]
             else:
                 yield lo, hi, [start + k * interval + (offsets[k] if k < len(offsets) else 0.0) for k in last]
-            lo, chunks = hi, RUN_CHUNKS
+            lo, chunks, then = hi, then, RUN_CHUNKS
 
     def token_due(self, k: int) -> float:
         return self.schedule.due_at(k)

@@ -88,7 +88,7 @@ from mockserver.engine.streaming import (
 logger = logging.getLogger("mockserver")
 
 MAX_WRITE_BYTES = 64 * 1024  # at most this much per stream per write; the rest goes at the next tick
-MAX_YIELD_S = 0.002  # a tick leaves the loop to other work for as long as it took, up to this
+MAX_YIELD_S = 0.001  # a tick leaves the loop to other work for as long as it took, up to this
 ENDS_PER_TICK_S = 0.001  # a tick ends replies for at most this long, after every due event is out
 DROP_GRACE_S = 5.0  # after a dropped connection, how long the handler waits for the server to notice
 

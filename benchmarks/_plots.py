@@ -19,9 +19,11 @@ def _series(report: dict[str, Any], per_chunk: int, rate: float, key: str) -> di
         if cell["rate"] != rate:
             continue
         for name, row in cell["servers"].items():
+            if key not in row:
+                continue
             xs, ys = out.setdefault(name, ([], []))
             # The rate cells repeat 750 tokens/s at 1 and 100 streams: the concurrency cells' points are kept.
-            if key in row and cell["streams"] not in xs:
+            if cell["streams"] not in xs:
                 xs.append(cell["streams"])
                 ys.append(row[key])
     return out

@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -176,9 +177,10 @@ def server_commands(
     return commands
 
 
-def requests_for(
-    server: str, port: int, rate: float, tokens: int, per_chunk: int, streams: int, first: int = 0
-) -> list[bytes]:
+_PROMPTS = itertools.count()  # numbers the sweep's prompts, so no prompt recurs in a run
+
+
+def requests_for(server: str, port: int, rate: float, tokens: int, per_chunk: int, streams: int) -> list[bytes]:
     headers = {
         "authorization": "Bearer sk-mock-preview",
         "x-mock-tokens-per-second": f"{rate:g}",
@@ -187,10 +189,10 @@ def requests_for(
         "x-mock-tokens-per-chunk": str(per_chunk),  # read by the floor
     }
     out = []
-    for i in range(first, first + streams):
+    for i in range(streams):
         # A prompt of its own per request, so nothing the server remembers of a recurring prompt
         # (its token count, its cues) flatters the figures; aimock matches its fixture on the text.
-        content = aimock_message(rate, tokens, per_chunk) if server == "aimock" else f"benchmark request {i}"
+        content = aimock_message(rate, tokens, per_chunk) if server == "aimock" else f"benchmark {next(_PROMPTS)}"
         body = {"model": "gpt-5.6-sol", "messages": [{"role": "user", "content": content}], "stream": True, "seed": i}
         out.append(request_bytes(port, CHAT_PATH, body, headers))
     return out
@@ -249,11 +251,11 @@ async def request_cost(server: Server, requests: int) -> dict[str, Any]:
     ``requests`` streams of :data:`BURST_TOKENS` tokens sent together, CPU per request (the median
     of :data:`BURST_ROUNDS` bursts, after one not counted: the first after start-up costs more).
     It is what decides whether a burst is admitted within its TTFT. Every request has a prompt of
-    its own, across bursts too. (A one-token reply would take a path of its own, so the replies
+    its own, in every burst and cell of the run. (A one-token reply would take a path of its own, so the replies
     are a few tokens long, as generated replies are made.)"""
     rounds = []
     for burst in range(BURST_ROUNDS + 1):
-        batch = requests_for(server.name, server.port, ULTRAFAST, BURST_TOKENS, 1, requests, first=burst * requests)
+        batch = requests_for(server.name, server.port, ULTRAFAST, BURST_TOKENS, 1, requests)
         cpu_before, wall_before = server.cpu_seconds(), time.perf_counter()
         traces = await run_streams(server.port, batch, CHAT_TEXT)
         cpu, wall = server.cpu_seconds() - cpu_before, time.perf_counter() - wall_before

@@ -398,3 +398,28 @@ def test_a_stream_waiting_to_end_is_not_sent_the_shutdown_event() -> None:
         assert sink.events()[-1] == b"end\n\n"
 
     run(main())
+
+
+def test_a_client_that_leaves_while_its_end_waits_gets_a_completed_reply() -> None:
+    """A stream whose every event is out, waiting behind the tick's events for its end, is a whole
+    reply: if its client leaves meanwhile (it had ``[DONE]``), it ends COMPLETED, with its end
+    written through the observers (the journal, the ledger) rather than recorded as a disconnect."""
+
+    async def main() -> None:
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        sink = Sink(clock)
+        schedule = Schedule.build(start=0.0, ttft=0.01, tokens_per_second=1000, total_tokens=2)
+        stream = scheduler.open(token_stream(schedule), send_body=sink.send, send_end=sink.send)
+        scheduler._ticking = True  # as in a tick: the stream's end waits behind the tick's events
+        scheduler._advance(stream, schedule.end)
+        scheduler._ticking = False
+        assert stream.ending and sink.ended_at is None
+        scheduler.cancel(stream)  # the watcher saw the client go
+        assert await stream.done == COMPLETED
+        assert sink.ended_at is not None and sink.events()[-1] == b"end\n\n"
+        assert not scheduler.active
+        scheduler._tick()  # the queued end finds the stream over: nothing happens twice
+        assert await stream.done == COMPLETED
+
+    run(main())

@@ -1,5 +1,5 @@
 """A started server takes what start-up built out of the garbage collector's sight (``gc.freeze``),
-so a full collection under load walks only what requests left, not the app's ~80,000 objects."""
+so a full collection under load walks only what requests left, not the app's ~84,000 objects."""
 
 from __future__ import annotations
 

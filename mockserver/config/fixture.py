@@ -493,6 +493,12 @@ class PerFixture(Generic[Key, Value]):
         value = table[key] = compute()
         return value
 
+    def put(self, fixture: Fixture, key: Key, value: Value) -> None:
+        """Remember ``value`` for ``key``, if ``fixture`` is still the one whose values are kept."""
+        owner, table = self._current
+        if owner is fixture:
+            table[key] = value
+
 
 # -- Loading ----------------------------------------------------------------------------------
 

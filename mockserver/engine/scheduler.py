@@ -203,8 +203,14 @@ class StreamScheduler:
         return stream
 
     def cancel(self, stream: ActiveStream, outcome: str = CLIENT_LEFT) -> None:
-        """Stop a stream now (its client left): nothing more is written and its producer is closed."""
-        if not stream.over:
+        """Stop a stream now (its client left): nothing more is written and its producer is closed.
+
+        A stream whose every event is out, waiting for its end (see :meth:`_tick`), ends as it
+        would have, COMPLETED: its reply was whole, and the journal and the ledger say so."""
+        if stream.ending:
+            stream.ending = False
+            self._end(stream, COMPLETED)
+        elif not stream.over:
             self._close(stream, outcome)
 
     def end_all(self) -> int:

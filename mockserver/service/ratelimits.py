@@ -97,8 +97,10 @@ def _remembered_target(fixture: Fixture, account: Account, model_id: str | None,
 
     key = (account.key, model_id, tier)
     owner, target = _TARGETS.get(fixture, key, work_out)
-    if owner is not account:
-        owner, target = work_out()
+    if owner is not account:  # worked out for an account the fixture no longer has: replaced
+        pair = work_out()
+        _TARGETS.put(fixture, key, pair)
+        owner, target = pair
     return target
 
 

@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,33 @@ def servers_under_test() -> Iterator[dict[str, Running]]:
         for process in processes.values():
             process.terminate()
             process.wait(timeout=10)
+
+
+def checkouts(baseline: Path | None) -> dict[str, Path]:
+    """The checkouts a CPU benchmark measures: this one as ``mockserver``, and ``--baseline DIR`` if given."""
+    return {"mockserver": HERE.parent, **({"baseline": baseline.resolve()} if baseline else {})}
+
+
+def run_in_checkout(root: Path, program: str, *args: object) -> list[str]:
+    """Run ``program`` in a fresh interpreter that imports ``root``'s mockserver; the words it printed."""
+    done = subprocess.run(
+        [sys.executable, "-c", program, *map(str, args)],
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+    )
+    return done.stdout.split()
+
+
+def alternate(trees: dict[str, Path], rounds: int, measure: Callable[[Path], float]) -> dict[str, list[float]]:
+    """``measure`` every checkout ``rounds`` times, taking turns, so each sees the same machine."""
+    runs: dict[str, list[float]] = {name: [] for name in trees}
+    for _ in range(rounds):
+        for name, root in trees.items():
+            runs[name].append(measure(root))
+    return runs
 
 
 def write_report(output: Path, report: dict[str, Any]) -> None:

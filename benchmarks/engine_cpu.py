@@ -22,12 +22,12 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
+from _harness import alternate, checkouts, run_in_checkout
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 TOKENS = 1500
 RATE = 750.0
 ROUNDS = 3
@@ -81,15 +81,7 @@ asyncio.run(main())
 
 
 def measure(root: Path, streams: int, per_chunk: int) -> tuple[float, int]:
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    out = subprocess.run(
-        [sys.executable, "-c", PROGRAM, str(streams), str(per_chunk), str(TOKENS), str(RATE)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=root,
-    ).stdout.split()
+    out = run_in_checkout(root, PROGRAM, streams, per_chunk, TOKENS, RATE)
     return float(out[0]), int(out[1])
 
 
@@ -100,13 +92,14 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="also measure mockserver from this checkout")
     parser.add_argument("--output", type=Path, default=HERE / "results" / "engine_cpu.json")
     args = parser.parse_args()
-    trees = {"mockserver": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
-    runs: dict[str, list[float]] = {name: [] for name in trees}
     events = 0
-    for _ in range(ROUNDS):  # alternating, so both see the same machine
-        for name, root in trees.items():
-            us, events = measure(root, args.streams, args.per_chunk)
-            runs[name].append(us)
+
+    def per_event(root: Path) -> float:
+        nonlocal events
+        us, events = measure(root, args.streams, args.per_chunk)
+        return us
+
+    runs = alternate(checkouts(args.baseline), ROUNDS, per_event)
     report = {
         "benchmark": "engine_cpu",
         "command": "python " + " ".join(["benchmarks/engine_cpu.py", *sys.argv[1:]]),

@@ -25,12 +25,12 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
+from _harness import alternate, checkouts, run_in_checkout
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 ROUNDS = 3  # runs per checkout, alternating; the median is reported
 WARM_UP = 50
 
@@ -93,16 +93,7 @@ asyncio.run(main())
 
 
 def measure(root: Path, requests: int) -> float:
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    out = subprocess.run(
-        [sys.executable, "-c", PROGRAM, str(requests), str(WARM_UP)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=root,
-    ).stdout.split()
-    return float(out[-1])
+    return float(run_in_checkout(root, PROGRAM, requests, WARM_UP)[-1])
 
 
 def main() -> int:
@@ -112,11 +103,7 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="also measure mockserver from this checkout")
     parser.add_argument("--output", type=Path, default=HERE / "results" / "request_cpu.json")
     args = parser.parse_args()
-    trees = {"mockserver": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
-    runs: dict[str, list[float]] = {name: [] for name in trees}
-    for _ in range(args.rounds):  # alternating, so both see the same machine
-        for name, root in trees.items():
-            runs[name].append(measure(root, args.requests))
+    runs = alternate(checkouts(args.baseline), args.rounds, lambda root: measure(root, args.requests))
     report = {
         "benchmark": "request_cpu",
         "command": "python " + " ".join(["benchmarks/request_cpu.py", *sys.argv[1:]]),

@@ -382,16 +382,22 @@ def test_replies_end_after_every_due_event_of_the_tick_a_few_at_a_time() -> None
     run(main())
 
 
+def waiting_to_end() -> tuple[StreamScheduler, Sink, Any]:
+    """A stream whose every event is out and whose end waits behind a tick's events (see _tick)."""
+    clock = FakeClock(start=0.0)
+    scheduler = StreamScheduler(clock)
+    sink = Sink(clock)
+    schedule = Schedule.build(start=0.0, ttft=0.01, tokens_per_second=1000, total_tokens=2)
+    stream = scheduler.open(token_stream(schedule), send_body=sink.send, send_end=sink.send)
+    scheduler._ticking = True  # as in a tick
+    scheduler._advance(stream, schedule.end)
+    scheduler._ticking = False
+    return scheduler, sink, stream
+
+
 def test_a_stream_waiting_to_end_is_not_sent_the_shutdown_event() -> None:
     async def main() -> None:
-        clock = FakeClock(start=0.0)
-        scheduler = StreamScheduler(clock)
-        sink = Sink(clock)
-        schedule = Schedule.build(start=0.0, ttft=0.01, tokens_per_second=1000, total_tokens=2)
-        stream = scheduler.open(token_stream(schedule), send_body=sink.send, send_end=sink.send)
-        scheduler._ticking = True  # as in a tick: the stream's end waits behind the tick's events
-        scheduler._advance(stream, schedule.end)
-        scheduler._ticking = False
+        scheduler, sink, stream = waiting_to_end()
         assert stream.ending
         assert scheduler.end_all() == 1
         assert await stream.done == COMPLETED  # ended as it would have, with nothing after its last event
@@ -406,14 +412,7 @@ def test_a_client_that_leaves_while_its_end_waits_gets_a_completed_reply() -> No
     written through the observers (the journal, the ledger) rather than recorded as a disconnect."""
 
     async def main() -> None:
-        clock = FakeClock(start=0.0)
-        scheduler = StreamScheduler(clock)
-        sink = Sink(clock)
-        schedule = Schedule.build(start=0.0, ttft=0.01, tokens_per_second=1000, total_tokens=2)
-        stream = scheduler.open(token_stream(schedule), send_body=sink.send, send_end=sink.send)
-        scheduler._ticking = True  # as in a tick: the stream's end waits behind the tick's events
-        scheduler._advance(stream, schedule.end)
-        scheduler._ticking = False
+        scheduler, sink, stream = waiting_to_end()
         assert stream.ending and sink.ended_at is None
         scheduler.cancel(stream)  # the watcher saw the client go
         assert await stream.done == COMPLETED

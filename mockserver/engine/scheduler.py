@@ -208,8 +208,7 @@ class StreamScheduler:
         A stream whose every event is out, waiting for its end (see :meth:`_tick`), ends as it
         would have, COMPLETED: its reply was whole, and the journal and the ledger say so."""
         if stream.ending:
-            stream.ending = False
-            self._end(stream, COMPLETED)
+            self._end_waiting(stream)
         elif not stream.over:
             self._close(stream, outcome)
 
@@ -231,8 +230,7 @@ class StreamScheduler:
 
     def _finish(self, stream: ActiveStream, final: Callable[[ActiveStream], bytes | None] | None) -> None:
         if stream.ending:  # every event is out already: it ends as it would have
-            stream.ending = False
-            self._end(stream, COMPLETED)
+            self._end_waiting(stream)
             return
         if stream.blocked:  # the client is not reading: nothing more can reach it
             self._close(stream, FINISHED)
@@ -284,6 +282,11 @@ class StreamScheduler:
             self._not_before = ended + min(ended - started, MAX_YIELD_S)
             self._arm()  # once, for the earliest deadline left
 
+    def _end_waiting(self, stream: ActiveStream) -> None:
+        """End a stream whose every event is out and whose end was waiting (see :meth:`_tick`): COMPLETED."""
+        stream.ending = False
+        self._end(stream, COMPLETED)
+
     def _end_some(self, until: float) -> None:
         """End the replies whose every event is out, oldest first, until the clock reaches ``until``;
         the rest wait for the next tick."""
@@ -291,8 +294,7 @@ class StreamScheduler:
         while ending:
             stream = ending.popleft()
             if stream.ending and not stream.over:
-                stream.ending = False
-                self._end(stream, COMPLETED)
+                self._end_waiting(stream)
                 if clock.now() >= until:
                     break
 

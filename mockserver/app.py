@@ -170,7 +170,11 @@ def render_for(request: Request, error: errors.MockAPIError) -> JSONResponse:
     """An error in the shape of the API family the request speaks (OpenAI's or Anthropic's)."""
     exchange = request.scope.get("state", {}).get("exchange")
     if exchange is not None and exchange.api == dialect.ANTHROPIC:
-        return anthropic_errors.render(exchange, error)
+        reply = anthropic_errors.render(exchange, error)
+        exchange.refused(error, anthropic_errors.error_body(exchange, error))
+        return reply
+    if exchange is not None:
+        exchange.refused(error, errors.error_body(error))
     return render(error)
 
 

@@ -27,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from mockserver.config import suggestions
 from mockserver.config.documents import ConfigError as ConfigError
 from mockserver.config.documents import read_yaml, resolve
 from mockserver.config.faults import Faults
@@ -543,14 +544,21 @@ def parse_fixture(data: Any, *, source: str = "<fixture>", presets: Sequence[str
     try:
         return Fixture.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"config file {source}: {describe_validation_error(exc)}") from None
+        raise ConfigError(f"config file {source}: {describe_validation_error(exc, Fixture)}") from None
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line per problem: ``field.path: what is wrong``."""
+def describe_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """One line per problem: ``field.path: what is wrong``. Given the ``model`` validated, an unknown
+    field names the closest known one: ``profiles.ultrafast: unknown field `tokens_per_secnd`, did
+    you mean `tokens_per_second`?``."""
     lines = []
     for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        loc = err["loc"]
+        if err["type"] == "extra_forbidden" and model is not None and loc:
+            where = ".".join(str(p) for p in loc[:-1]) or "(top level)"
+            lines.append(f"{where}: {suggestions.describe_unknown(model, loc)}")
+            continue
+        where = ".".join(str(p) for p in loc) or "(top level)"
         message = err["msg"].removeprefix("Value error, ")
         lines.append(f"{where}: {message}")
     return "; ".join(lines)

@@ -16,7 +16,7 @@ import pytest
 from mockserver import MockServer
 from tests.conftest import PREVIEW_KEY
 
-NODE_DIR = Path(__file__).parent / "node"
+NODE_DIR = Path(__file__).resolve().parents[1] / "node"
 NODE_TIMEOUT_S = 90
 
 

@@ -19,10 +19,7 @@ PREVIEW = {"authorization": "Bearer sk-mock-preview"}
 MESSAGES = [{"role": "user", "content": "hello"}]
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[MockServer]:
-    with MockServer(time_scale=0, seed=5, max_body_bytes=200_000) as running:
-        yield running
+pytestmark = pytest.mark.server(max_body_bytes=200_000)
 
 
 @pytest.fixture

@@ -211,14 +211,14 @@ def test_redis_refusing_writes_is_the_same_retryable_503(cluster: Cluster, redis
 # The official-SDK suites whose tests use the session's server only through its URL, run once more
 # with that server being ``serve --workers 2`` on Redis, every request on a new connection.
 SDK_SUITES = [
-    "tests/test_sdk_chat.py",
-    "tests/test_sdk_chat_tools.py",
-    "tests/test_sdk_chat_limits.py",
-    "tests/test_sdk_structured_errors.py",
-    "tests/test_sdk_capacity.py",
-    "tests/test_sdk_usage.py",
-    "tests/test_sdk_responses.py",
-    "tests/test_sdk_response_endpoints.py",
+    "tests/e2e/test_sdk_chat.py",
+    "tests/e2e/test_sdk_chat_tools.py",
+    "tests/e2e/test_sdk_chat_limits.py",
+    "tests/e2e/test_sdk_structured_errors.py",
+    "tests/e2e/test_sdk_capacity.py",
+    "tests/e2e/test_sdk_usage.py",
+    "tests/e2e/test_sdk_responses.py",
+    "tests/e2e/test_sdk_response_endpoints.py",
 ]
 SDK_SUITES_TIMEOUT_S = 600
 NESTED_PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",

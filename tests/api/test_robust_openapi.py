@@ -3,7 +3,6 @@ shapes it returns (faults in their one-line form), streamed replies, and the fie
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -13,12 +12,6 @@ import pytest
 from mockserver import MockServer
 
 PREVIEW = {"authorization": "Bearer sk-mock-preview"}
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MockServer]:
-    with MockServer(time_scale=0) as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -18,12 +17,6 @@ from mockserver.config.scripts import ScriptMatch
 PREVIEW = {"authorization": "Bearer sk-mock-preview"}
 CATASTROPHIC = "^(a+)+$"  # exponential in a backtracking engine on 'aaa...a!'
 HOSTILE_TEXT = "a" * 40 + "!"  # ~2**40 steps for `re`: hours
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MockServer]:
-    with MockServer(time_scale=0, seed=9) as running:
-        yield running
 
 
 def _ask(server: MockServer, text: str) -> httpx.Response:

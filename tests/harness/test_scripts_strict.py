@@ -9,8 +9,7 @@ import pytest
 
 from mockserver.config.fixture import parse_fixture
 from mockserver.testing.handle import MockServerHandle
-
-from .conftest import fixture_with
+from tests.conftest import fixture_with
 
 RULES: list[dict[str, Any]] = [
     {"name": "ping", "match": {"message": "(?i)^ping$"}, "reply": {"text": "pong"}},

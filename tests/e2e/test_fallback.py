@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "anthropic.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "anthropic.md"
 
 
 def example() -> str:

@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from mockserver import MockServer
-from tests.support import MESSAGES, Attempts, fixture, sdk
+from tests.support import INSTANT, MESSAGES, Attempts, fixture, sdk
 
 RATE_LIMIT_HEADERS = [
     f"x-ratelimit-{kind}-{unit}" for kind in ("limit", "remaining", "reset") for unit in ("requests", "tokens")
@@ -91,7 +91,8 @@ def test_every_reply_carries_the_openai_headers(
 
 def test_rate_limit_headers_count_down_through_a_burst_then_429() -> None:
     fx = fixture(keys=[{"key": "sk-burst", "organization": "org-burst", "rate_limits": {"rpm": 5, "tpm": 10_000}}])
-    with MockServer(time_scale=0, fixture=fx) as server, sdk(server, "sk-burst") as client:
+    # Time scale 1, so retry-after-ms is the window's own wait; the replies themselves are instant.
+    with MockServer(time_scale=1, fixture=fx) as server, sdk(server, "sk-burst", default_headers=INSTANT) as client:
         seen = []
         for _ in range(5):
             raw = client.chat.completions.with_raw_response.create(
@@ -118,7 +119,10 @@ def test_rate_limit_headers_count_down_through_a_burst_then_429() -> None:
 def test_the_sdk_waits_the_retry_after_of_a_token_limit_then_succeeds() -> None:
     # 60,000 TPM refill 1,000 tokens a second: a full window frees room for a small request in a fraction of a second.
     fx = fixture(keys=[{"key": "sk-tpm", "organization": "org-tpm", "rate_limits": {"tpm": 60_000}}])
-    with MockServer(time_scale=0, fixture=fx) as server, sdk(server, "sk-tpm", max_retries=2) as client:
+    with (
+        MockServer(time_scale=1, fixture=fx) as server,
+        sdk(server, "sk-tpm", max_retries=2, default_headers=INSTANT) as client,
+    ):
         client.chat.completions.create(model="gpt-5.6-sol", messages=MESSAGES, max_tokens=59_950)
         attempts = Attempts(server)
         # About 170 tokens over the limit: room comes back in about 170 ms.

@@ -7,9 +7,9 @@ import signal
 import time
 from pathlib import Path
 
+from tests.e2e.test_metrics_workers import connections_per_worker
 from tests.processes import ServerProcess
 from tests.redis_server import RedisServer
-from tests.test_metrics_workers import connections_per_worker
 
 STOPPED_WITHIN_S = 10.0  # noticed at once, then the default grace period of five
 

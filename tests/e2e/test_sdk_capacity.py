@@ -13,7 +13,7 @@ import openai
 import pytest
 
 from mockserver import MockServer
-from tests.support import MESSAGES, Attempts, fixture, sdk
+from tests.support import INSTANT, MESSAGES, Attempts, fixture, sdk
 
 ULTRAFAST = "gpt-5.6-sol-ultrafast"
 # Slow an Ultrafast reply down to ~0.5 s on a real-time server, so requests overlap.
@@ -30,11 +30,12 @@ def usage(server: MockServer, **params: str) -> dict[str, Any]:
 
 
 def test_full_capacity_is_a_retryable_429_that_the_sdk_retries_after_retry_after() -> None:
+    # Time scale 1, so retry-after-ms is the fixture's 40 ms; the replies themselves are instant.
     with (
         MockServer(
-            time_scale=0, fixture=fixture(capacity=capacity(ultrafast_concurrency=0, retry_after_ms=40))
+            time_scale=1, fixture=fixture(capacity=capacity(ultrafast_concurrency=0, retry_after_ms=40))
         ) as server,
-        sdk(server, max_retries=2) as client,
+        sdk(server, max_retries=2, default_headers=INSTANT) as client,
     ):
         attempts = Attempts(server)
         with pytest.raises(openai.RateLimitError) as caught:

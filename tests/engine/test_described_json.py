@@ -19,8 +19,7 @@ from pydantic import BaseModel
 
 from mockserver import MockServer
 from mockserver.engine.structured import described
-
-from .support import sdk
+from tests.support import sdk
 
 
 class Address(BaseModel):

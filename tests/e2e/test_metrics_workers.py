@@ -16,9 +16,9 @@ from typing import NamedTuple
 import httpx
 import pytest
 
+from tests.harness.test_metrics import CHAT, PREVIEW, by, mixed_run, samples
 from tests.processes import ServerProcess
 from tests.redis_server import RedisServer
-from tests.test_metrics import CHAT, PREVIEW, by, mixed_run, samples
 
 CONNECT_ATTEMPTS = 200
 # A worker that dies sooner than this after it started stops the whole server (it would only die

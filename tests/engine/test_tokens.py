@@ -25,8 +25,7 @@ from hypothesis import strategies as st
 from mockserver import MockServer
 from mockserver.engine import tokens
 from mockserver.engine.generation import TextGenerator
-
-from .support import sdk
+from tests.support import sdk
 
 # tiktoken_ext.openai_public pins this hash for o200k_base.tiktoken.
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"

@@ -5,7 +5,7 @@ continued and deleted through the other."""
 from __future__ import annotations
 
 from tests.conftest import PREVIEW_KEY
-from tests.test_workers import Cluster, chat, cluster, running
+from tests.e2e.test_workers import Cluster, chat, cluster, running
 
 __all__ = ["cluster", "running"]  # the set-ups of tests/test_workers.py, started once for this module too
 

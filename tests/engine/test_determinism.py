@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 
 from mockserver import MockServer
 from mockserver.engine import generation
-
-from .conftest import PREVIEW_KEY
+from tests.conftest import PREVIEW_KEY
 
 prompts = st.text(alphabet=st.sampled_from("abcdefghij klmnop,.?写一篇故事你好"), min_size=1, max_size=40).filter(
     str.strip

@@ -8,9 +8,8 @@ import pytest
 from mockserver import MockServer
 from mockserver.config.fixture import ConfigError, parse_fixture
 from mockserver.engine import lengths
-
-from .conftest import fixture_with
-from .support import sdk
+from tests.conftest import fixture_with
+from tests.support import sdk
 
 
 @pytest.mark.parametrize(

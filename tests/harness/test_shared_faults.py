@@ -15,7 +15,7 @@ from mockserver.state import shared_counters
 from mockserver.state.counters import MemoryCounters
 from tests.conftest import PREVIEW_KEY
 from tests.redis_server import RedisServer
-from tests.test_shared_config import processes, run
+from tests.state.test_shared_config import processes, run
 
 HEADER = "header:status=503,once"
 

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 
 import httpx
-import pytest
 
 from mockserver import MockServer
 from mockserver.app import create_app
@@ -21,12 +19,6 @@ class Captured(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(record.getMessage())
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MockServer]:
-    with MockServer(time_scale=0, seed=11) as running:
-        yield running
 
 
 def test_the_access_log_masks_keys_in_query_strings() -> None:

@@ -11,9 +11,8 @@ import pytest
 
 from mockserver import MockServer
 from mockserver.engine import tokens
-
-from .conftest import fixture_with
-from .support import sdk
+from tests.conftest import fixture_with
+from tests.support import sdk
 
 MODEL = "gpt-5.6-sol"
 WEATHER = {

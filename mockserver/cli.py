@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 import yaml
 
+from mockserver.commands import recording
 from mockserver.config import presets
 from mockserver.config.fixture import ConfigError, default_fixture_path, load_fixture
 from mockserver.config.settings import LOG_LEVELS, Settings
@@ -64,6 +65,8 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     add_init(commands)
     add_config(commands, defaults)
     add_health(commands)
+    recording.add_record(commands)
+    recording.add_cassette(commands)
     commands.add_parser(
         "presets",
         help="list the timing presets with their rates and sources",
@@ -280,6 +283,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "presets":
             print(list_presets())
             return 0
+        if args.command == "record":
+            return recording.record(args)
+        if args.command == "cassette":
+            return recording.cassette(args)
         if args.command == "health":
             from mockserver.process import probe_health
 

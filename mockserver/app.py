@@ -37,7 +37,6 @@ from mockserver.runtime import ServerState
 from mockserver.service import ledger
 from mockserver.service.reply_headers import anthropic_headers, openai_headers
 from mockserver.state import shared
-from mockserver.state.redis import RedisStore
 from mockserver.state.store import MemoryStore, Store
 from mockserver.version import __version__
 
@@ -129,6 +128,8 @@ def _store(where: shared.Shared | None) -> Store:
     """The in-memory store, or the Redis one that every worker and replica on ``where`` shares."""
     if where is None:
         return MemoryStore()
+    from mockserver.state.redis import RedisStore  # imports the Redis client: only with --state redis://
+
     return RedisStore(where.connection, where.url, prefix=where.prefix)
 
 

@@ -23,6 +23,7 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -31,6 +32,7 @@ from mockserver.config import suggestions
 from mockserver.config.documents import ConfigError as ConfigError
 from mockserver.config.documents import read_yaml, resolve
 from mockserver.config.faults import Faults
+from mockserver.config.patterns import compile_pattern
 from mockserver.config.presets import PresetError, merge_presets
 from mockserver.config.scripts import ScriptRule
 
@@ -430,6 +432,17 @@ class Fixture(_Strict):
         default_factory=list,
         description="Timing presets merged into this fixture when it is loaded (see `mockserver presets`).",
     )
+    redact: list[str] = Field(
+        default_factory=list,
+        description="Regexes (RE2) whose matches `mockserver record` replaces by [redacted] in every string it writes.",
+    )
+
+    @field_validator("redact")
+    @classmethod
+    def _patterns_compile(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            compile_pattern(pattern)  # refused at load time, not on the first recorded exchange
+        return patterns
 
     @model_validator(mode="after")
     def _consistent(self) -> Fixture:

@@ -60,6 +60,7 @@ _CONNECTORS = compile_pattern(
     r"(?i)[ \t]*(?:[:=：]|[ \t]is[ \t]|[ \t]are[ \t]|[ \t]of[ \t]|[ \t]to[ \t]|[ \t]as[ \t]|[ \t]equals?[ \t]|是|为|叫)?[ \t]*"
     r"(?:(?:the|a|an)[ \t]+)?"
 )
+_LISTING = compile_pattern(r"[^;\n.:=：。；]{1,200}")
 _DATE_WORDS = frozenset("date day when start end deadline birthday since until from to 日期 时间".split())
 _EMAIL_WORDS = frozenset(("email", "mail", "邮箱"))
 _URL_WORDS = frozenset(("url", "link", "uri", "website", "href", "site"))
@@ -181,14 +182,30 @@ def _named_pairs(text: str, found: Scan, params: Sequence[Parameter]) -> list[_P
                 continue  # the name is part of a longer word
             connector = _CONNECTORS.match(text, end)
             start = connector.end() if connector is not None else end
-            value = found.at(start) or words_at(text, start, clause=not parameter.words.isdisjoint(cue_words.SEARCH))
-            joined = connector is not None and connector.end() > end and text[end:start].strip() != ""
+            between = text[end:start].strip().lower()
+            joined = between not in ("", "the", "a", "an")  # an article alone joins nothing
+            explicit = between[:1] in (":", "=", "：")
+            clause = explicit and parameter.textual or not parameter.words.isdisjoint(cue_words.SEARCH)
+            value = found.at(start) or (_listing(text, start) if explicit and "array" in parameter.kinds else None)
+            value = value or words_at(text, start, clause=clause)
             if value is not None and (joined or value.kind != "words"):
                 pairs.append(_Pair(RULES.index("named value"), value, parameter))
             before = [n for n in found.numbers if 0 <= mention.start() + 1 - n.end <= 2]
             if before and parameter.numeric:
                 pairs.append(_Pair(RULES.index("number near name"), before[-1], parameter))
     return pairs
+
+
+def _listing(text: str, start: int) -> Found | None:
+    """A list written after ``name:``: "tags: red, green and blue", up to the next ``other:`` or the sentence's end."""
+    match = _LISTING.match(text, start)
+    if match is None:
+        return None
+    listed = match.group(0)
+    if match.end() < len(text) and text[match.end()] in ":=：":
+        listed = listed[: max(listed.rfind(","), listed.rfind("，"), 0)]  # the last piece names the next value
+    listed = listed.strip()
+    return Found(listed, "words", start, start + len(listed)) if listed else None
 
 
 def _enum_pairs(text: str, params: Sequence[Parameter]) -> list[_Pair]:
@@ -243,7 +260,11 @@ def _phrase_pairs(text: str, found: Scan, params: Sequence[Parameter]) -> list[_
     values: list[tuple[Found, frozenset[str]]] = []
     for cue in cue_words.phrase_cues(text, MAX_CUES):
         value = found.at(cue.value_start) or words_at(text, cue.value_start, clause=cue.clause)
-        if value is not None and value.kind in ("words", "quoted") and not value.text.isdigit():
+        if value is None or value.text.startswith(tuple(cue_words.CHINESE_CUES)):
+            continue  # "现在在杭州": the second cue's value is the one
+        if cue.cue == "to" and value.kind == "words" and value.text[:1].islower():
+            continue  # "to fly": a verb, not a destination
+        if value.kind in ("words", "quoted") and not value.text.isdigit():
             values.append((value, cue.hints))
     place = cue_words.chinese_weather_place(text)
     if place is not None:

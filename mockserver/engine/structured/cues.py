@@ -32,6 +32,7 @@ ORIGIN = frozenset("origin source from departure start sender src".split())
 TARGET = frozenset("destination to target arrival end dest dst recipient".split())
 AUTHOR = frozenset("author artist by creator director".split())
 SEARCH = frozenset("query q search term keyword keywords text".split())
+OF = frozenset("symbol ticker stock company item product city location country".split())
 
 # (cue, hint words, whether the value runs to the end of the clause)
 ENGLISH_CUES: dict[str, tuple[frozenset[str], bool]] = {
@@ -49,6 +50,7 @@ ENGLISH_CUES: dict[str, tuple[frozenset[str], bool]] = {
     "from": (ORIGIN, False),
     "to": (TARGET, False),
     "by": (AUTHOR, False),
+    "of": (OF, False),
     "search for": (SEARCH, True),
     "look up": (SEARCH, True),
     "find": (SEARCH, True),
@@ -75,7 +77,7 @@ CHINESE_CUES: dict[str, tuple[frozenset[str], bool]] = {
 }
 _ENGLISH_CUE = compile_pattern(
     r"(?i)(?:^|[^\p{L}\p{N}_])(search\s+for|look\s+up|named|called|titled|entitled|labell?ed|in|at|for|about|on|"
-    r"from|to|by|find)[ \t]+(?:(?:the|a|an)[ \t]+)?"
+    r"from|to|by|of|find)[ \t]+(?:(?:the|a|an)[ \t]+)?"
 )
 _CHINESE_CUE = compile_pattern("(" + "|".join(sorted(CHINESE_CUES, key=len, reverse=True)) + r")[ \t]*")
 # A place before 天气 (weather) or 气温 (temperature): "北京今天的天气怎么样".

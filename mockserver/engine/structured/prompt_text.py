@@ -42,7 +42,12 @@ STOP_WORDS = frozenset(
     "today tomorrow now please thanks thank if so also too".split()
 )
 # Where a Chinese value read after a cue ends: particles, and verbs that commonly follow a name.
-CJK_STOPS = ("的", "和", "与", "及", "并", "吗", "呢", "吧", "了", "是", "在", "发", "打", "写", "查询", "创建", "预订", "今天", "明天", "现在")
+CJK_STOPS = (
+    "的", "和", "与", "及", "并", "吗", "呢", "吧", "了", "是", "在", "到", "去", "至", "发", "打", "写", "查询", "创建",
+    "预订", "今天", "明天", "现在",
+)  # fmt: skip
+# Words that end a clause read after a cue or a name ("text: water the plants, then ...").
+CLAUSE_STOPS = frozenset("and or but then with please so because if using via".split())
 
 
 @dataclass(frozen=True)
@@ -165,7 +170,8 @@ def words_at(text: str, position: int, *, clause: bool = False) -> Found | None:
     kept, end, cursor = [], position, position
     while len(kept) < (MAX_WORDS if clause else 1):
         word = _WORD.match(text, cursor)
-        if word is None or (word.group(0).lower() in STOP_WORDS and (kept or not clause)):
+        stops = CLAUSE_STOPS if clause and kept else STOP_WORDS
+        if word is None or (word.group(0).lower() in stops and (kept or not clause)):
             break
         kept.append(word.group(0))
         end = word.end()

@@ -21,9 +21,13 @@ from mockserver.engine.structured.prompt_text import MAX_PROMPT_CHARS
 
 MAX_KEYS = 32
 _KEY = r"(?:\"[^\"\n]{1,64}\"|'[^'\n]{1,64}'|`[^`\n]{1,64}`|“[^”\n]{1,64}”|[A-Za-z_][A-Za-z0-9_.-]{0,63})"
-_NOTE = r"(?:[ \t]*(?:\([^()\n]{1,40}\)|（[^（）\n]{1,40}）|:[ \t]*[A-Za-z ]{1,30}?(?:,|$)))?"
+_NOTE = (
+    r"(?:[ \t]*(?:\([^()\n]{1,40}\)|（[^（）\n]{1,40}）|:[ \t]*[A-Za-z]{1,20})"
+    r"|[ \t]+as[ \t]+(?:an?[ \t]+)?(?:(?:list|array)[ \t]+of[ \t]+[A-Za-z]{1,20}|[A-Za-z]{1,20}))?"
+)
 _SEP = r"(?:[ \t]*(?:,[ \t]*(?:and|or)?|，|、|;|and|or|&|以及|和|与|及)[ \t]*)"
-_LIST = rf"({_KEY}{_NOTE}(?:{_SEP}{_KEY}{_NOTE}){{0,31}})"
+_ITEM = compile_pattern(rf"({_KEY})({_NOTE})")
+_LIST = rf"({_KEY}{_NOTE}(?:{_SEP}{_KEY}{_NOTE})*)"
 _WORDS = r"(?:keys?|fields?|properties|property|attributes?|members?|entries)"
 _INTRODUCED = compile_pattern(
     rf"(?i)(?:with|having|has|contains?|containing|including|includes?)[ \t]+(?:the[ \t]+|exactly[ \t]+)?"
@@ -77,7 +81,10 @@ def _keys_in(text: str) -> list[tuple[str, dict[str, Any]]]:
             introduced_by_word = pattern is not _INTRODUCED or match.group(0).lower().count("key") or any(
                 w in match.group(0).lower() for w in ("field", "propert", "attribute", "member", "entries")
             )
-            keys = _split(listed, quoted_only=False)
+            keys = _split(listed)
+            quoted = any(c in listed for c in "\"'`“")
+            if len(keys) < 2 and not (quoted or introduced_by_word):
+                continue  # one bare word after "with" is prose, not a key
             if keys and (introduced_by_word or _near_json(text, match.start())):
                 return keys[:MAX_KEYS]
     return []
@@ -88,15 +95,15 @@ def _near_json(text: str, position: int) -> bool:
     return _JSON_WORD.search(text[max(0, position - 60) : position]) is not None
 
 
-def _split(listed: str, *, quoted_only: bool) -> list[tuple[str, dict[str, Any]]]:
+def _split(listed: str) -> list[tuple[str, dict[str, Any]]]:
     keys: list[tuple[str, dict[str, Any]]] = []
-    for match in compile_pattern(_KEY).finditer(listed):
-        raw = match.group(0)
+    for match in _ITEM.finditer(listed):
+        raw = match.group(1)
         quoted = raw[0] in "\"'`“"
-        key = raw[1:-1].strip() if quoted else raw
-        if not key or (not quoted and (quoted_only or key.lower() in _NOT_KEYS)) or any(k == key for k, _ in keys):
+        key = raw[1:-1].strip() if quoted else raw.rstrip(".-")
+        if not key or (not quoted and key.lower() in _NOT_KEYS) or any(k == key for k, _ in keys):
             continue
-        keys.append((key, _type_after(listed[match.end() : match.end() + 48])))
+        keys.append((key, _type_after(listed[match.start(2) : match.start(2) + 48])))
     return keys
 
 

@@ -26,6 +26,7 @@ MAX_CALLS = 16
 
 _CALL_NAME = compile_pattern(r"([A-Za-z_][A-Za-z0-9_.-]{0,127})[ \t]*\(")
 _KEYWORD = compile_pattern(r"[ \t]*([A-Za-z_][A-Za-z0-9_]{0,127})[ \t]*[=:][ \t]*")
+_NAME_WORD = compile_pattern(r"[a-z]{3,}")
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "「": "」"}
 
@@ -60,13 +61,21 @@ def written_calls(text: str, names: Collection[str]) -> dict[str, WrittenCall]:
 
 def named_tool(latest: str, system: str, names: Sequence[str]) -> str | None:
     """The tool the prompt names: the first one written as a call in the latest user turn, else in
-    the system prompt, else the first one whose name the latest user turn mentions as a word."""
+    the system prompt, else the first one whose name the latest user turn mentions as a word, else
+    the one whose name's words (of three letters or more) the latest user turn uses most."""
     for text in (latest, system):
         calls = written_calls(text, names)
         if calls:
             return min(calls.values(), key=lambda call: call.start).name
     mentioned = [(position, name) for name in names if (position := _word_at(latest, name)) >= 0]
-    return min(mentioned)[1] if mentioned else None
+    if mentioned:
+        return min(mentioned)[1]
+    # Else the one tool whose name's words the turn uses most ("create a customer": create_customer).
+    lowered = latest.lower()
+    scores = {name: sum(_word_at(lowered, w) >= 0 for w in set(_NAME_WORD.findall(name.lower()))) for name in names}
+    best = max(scores.values(), default=0)
+    winners = [name for name, score in scores.items() if score == best]
+    return winners[0] if best > 0 and len(winners) == 1 else None
 
 
 def _word_at(text: str, word: str) -> int:

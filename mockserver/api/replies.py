@@ -21,8 +21,7 @@ from typing import Any
 from mockserver import errors
 from mockserver.engine import generation, lengths, structured, tokens
 from mockserver.engine.generation import Text
-from mockserver.engine.structured import FunctionSpec
-from mockserver.engine.structured import tool_results
+from mockserver.engine.structured import FunctionSpec, tool_results
 from mockserver.engine.structured.described import asks_for_json_block, described_schema
 from mockserver.engine.structured.prose_keys import prose_schema
 from mockserver.harness import scripts

@@ -28,7 +28,7 @@ def test_langchain_tool_calling_agent(server: MockServer) -> None:
     calls: list[int] = []
 
     @tool
-    def magic_function(input: int) -> int:  # noqa: A002 - the name LangChain's own example uses
+    def magic_function(input: int) -> int:
         """Applies a magic function to an input."""
         calls.append(input)
         return input + 2
@@ -115,7 +115,10 @@ class Person(pydantic.BaseModel):
     ("prompt", "schema"),
     [
         ("Tell me a joke about cats, respond in JSON with `setup` and `punchline` keys", Joke),
-        ("Describe a fictional person. Return JSON with fields: name, age (a number), hobbies (a list of strings)", Person),
+        (
+            "Describe a fictional person. Return JSON with fields: name, age (a number), hobbies (a list of strings)",
+            Person,
+        ),
         ("讲一个关于猫的笑话，用 JSON 回答，包含 setup 和 punchline 字段", Joke),
     ],
 )

@@ -33,7 +33,9 @@ def _client(server: MockServer) -> httpx.Client:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=cases, seed=seeds, extra=noise)
-def test_chat_arguments_are_the_same_streamed_and_not(server: MockServer, case: Any, seed: int | None, extra: str) -> None:
+def test_chat_arguments_are_the_same_streamed_and_not(
+    server: MockServer, case: Any, seed: int | None, extra: str
+) -> None:
     messages = [{"role": "system", "content": case.system}] if case.system else []
     messages.append({"role": "user", "content": case.prompt + extra})
     tool = {"type": "function", "function": {"name": case.tool, "parameters": case.parameters}}
@@ -45,7 +47,10 @@ def test_chat_arguments_are_the_same_streamed_and_not(server: MockServer, case: 
         chunks = _sse(http.post("/v1/chat/completions", json={**body, "stream": True}))
     [call] = whole["choices"][0]["message"]["tool_calls"]
     streamed = "".join(
-        d["function"].get("arguments", "") for c in chunks if c["choices"] for d in c["choices"][0]["delta"].get("tool_calls") or []
+        d["function"].get("arguments", "")
+        for c in chunks
+        if c["choices"]
+        for d in c["choices"][0]["delta"].get("tool_calls") or []
     )
     assert streamed == call["function"]["arguments"]
     jsonschema.validate(json.loads(streamed), case.parameters)

@@ -103,8 +103,16 @@ def test_typed_to_the_schema() -> None:
             "when": {"type": "string", "format": "date-time"},
         }
     )
-    args = _arguments(Case("x", "n: 2.5, flag: yes, tags: red, green and blue, maybe = 4, when: 2026-01-02", "f", schema, {}))
-    assert args == {"n": 2.5, "flag": True, "tags": ["red", "green", "blue"], "maybe": 4, "when": "2026-01-02T00:00:00Z"}
+    args = _arguments(
+        Case("x", "n: 2.5, flag: yes, tags: red, green and blue, maybe = 4, when: 2026-01-02", "f", schema, {})
+    )
+    assert args == {
+        "n": 2.5,
+        "flag": True,
+        "tags": ["red", "green", "blue"],
+        "maybe": 4,
+        "when": "2026-01-02T00:00:00Z",
+    }
 
 
 def test_a_tool_without_parameters_is_called_with_an_empty_object() -> None:

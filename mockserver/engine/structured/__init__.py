@@ -31,7 +31,8 @@ from typing import Any
 import orjson
 
 from mockserver import errors
-from mockserver.engine.structured.arguments import Prompt, prompted_arguments
+from mockserver.engine.structured.arguments import Prompt as Prompt
+from mockserver.engine.structured.arguments import prompted_arguments
 from mockserver.engine.structured.build import Builder
 from mockserver.engine.structured.schema import SchemaError, Schemas
 from mockserver.engine.structured.strings import WORDS

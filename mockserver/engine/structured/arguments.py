@@ -46,7 +46,9 @@ def prompted_arguments(name: str, parameters: Mapping[str, Any], generated: Any,
     return merged(parameters, schemas, generated, bound)
 
 
-def merged(parameters: Mapping[str, Any], schemas: Schemas, generated: dict[str, Any], bound: Mapping[str, Binding]) -> Any:
+def merged(
+    parameters: Mapping[str, Any], schemas: Schemas, generated: dict[str, Any], bound: Mapping[str, Binding]
+) -> Any:
     required = set(schemas.flatten(parameters).get("required") or ())
     order = list(schemas.flatten(parameters).get("properties") or {})
     lean = {k: v for k, v in generated.items() if k in required}

@@ -57,11 +57,15 @@ MAX_NAME_MENTIONS = 8  # places a parameter's name is looked at
 MAX_CUES = 32  # cue phrases read per text
 MAX_MEMBERS = 100  # enum members looked for per parameter
 _CONNECTORS = compile_pattern(
-    r"(?i)[ \t]*(?:[:=：]|[ \t]is[ \t]|[ \t]are[ \t]|[ \t]of[ \t]|[ \t]to[ \t]|[ \t]as[ \t]|[ \t]equals?[ \t]|是|为|叫)?[ \t]*"
+    r"(?i)[ \t]*(?:[:=：]|[ \t](?:is|are|of|to|as|equals?)[ \t]|是|为|叫)?[ \t]*"
     r"(?:(?:the|a|an)[ \t]+)?"
 )
 _LISTING = compile_pattern(r"[^;\n.:=：。；]{1,200}")
-_DATE_WORDS = frozenset("date day when start end deadline birthday since until from to 日期 时间".split())
+_DATE_WORDS = frozenset(
+    [
+        "date", "day", "when", "start", "end", "deadline", "birthday", "since", "until", "from", "to", "日期", "时间",
+    ]
+)  # fmt: skip
 _EMAIL_WORDS = frozenset(("email", "mail", "邮箱"))
 _URL_WORDS = frozenset(("url", "link", "uri", "website", "href", "site"))
 
@@ -185,7 +189,7 @@ def _named_pairs(text: str, found: Scan, params: Sequence[Parameter]) -> list[_P
             between = text[end:start].strip().lower()
             joined = between not in ("", "the", "a", "an")  # an article alone joins nothing
             explicit = between[:1] in (":", "=", "：")
-            clause = explicit and parameter.textual or not parameter.words.isdisjoint(cue_words.SEARCH)
+            clause = (explicit and parameter.textual) or not parameter.words.isdisjoint(cue_words.SEARCH)
             value = found.at(start) or (_listing(text, start) if explicit and "array" in parameter.kinds else None)
             value = value or words_at(text, start, clause=clause)
             if value is not None and (joined or value.kind != "words"):
@@ -240,7 +244,9 @@ def _format_pairs(found: Scan, params: Sequence[Parameter]) -> list[_Pair]:
     pairs = []
     for parameter in params:
         words = parameter.words | parameter.described
-        if parameter.fmt in ("date", "date-time") or (parameter.textual and not _DATE_WORDS.isdisjoint(parameter.words)):
+        if parameter.fmt in ("date", "date-time") or (
+            parameter.textual and not _DATE_WORDS.isdisjoint(parameter.words)
+        ):
             pairs += [_Pair(tier, d, parameter) for d in found.dates]
         if parameter.fmt in ("email", "idn-email") or not _EMAIL_WORDS.isdisjoint(words):
             pairs += [_Pair(tier, e, parameter) for e in found.emails]

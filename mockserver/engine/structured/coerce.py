@@ -114,9 +114,9 @@ def _readings(found: Found, schema: Any, schemas: Schemas) -> Iterator[Any]:
         if not isinstance(found.value, str):
             text = found.value if isinstance(found.value, str) else _text_of(found.value)
     for member in enum_members(schema, schemas):
-        if isinstance(member, str) and member.lower() == text.lower():
-            yield member
-        elif not isinstance(member, str | bool) and member is not None and _number(text) == member:
+        if (isinstance(member, str) and member.lower() == text.lower()) or (
+            not isinstance(member, str | bool) and member is not None and _number(text) == member
+        ):
             yield member
     kinds = accepted_kinds(schema, schemas)
     fmt = string_format(schema, schemas)

@@ -17,22 +17,53 @@ from typing import Any
 from mockserver.config.patterns import compile_pattern
 
 NAMING = frozenset(
-    "name title label username nickname displayname company customer organization org 名称 名字 姓名".split()
-)
+    [
+        "name", "title", "label", "username", "nickname", "displayname", "company", "customer", "organization", "org",
+        "名称", "名字", "姓名",
+    ]
+)  # fmt: skip
 PLACE = frozenset(
-    "city location place region country area town address where state province venue locale destination "
-    "地点 城市 位置 地址".split()
-)
+    [
+        "city", "location", "place", "region", "country", "area", "town", "address", "where", "state", "province",
+        "venue", "locale", "destination", "地点", "城市", "位置", "地址",
+    ]
+)  # fmt: skip
 FOR = PLACE | frozenset(
-    "query customer user name symbol ticker term topic keyword item product recipient person company account "
-    "q search for".split()
-)
-ABOUT = frozenset("topic subject query keyword term q search about theme prompt".split())
-ORIGIN = frozenset("origin source from departure start sender src".split())
-TARGET = frozenset("destination to target arrival end dest dst recipient".split())
-AUTHOR = frozenset("author artist by creator director".split())
-SEARCH = frozenset("query q search term keyword keywords text".split())
-OF = frozenset("symbol ticker stock company item product city location country".split())
+    [
+        "query", "customer", "user", "name", "symbol", "ticker", "term", "topic", "keyword", "item", "product",
+        "recipient", "person", "company", "account", "q", "search", "for",
+    ]
+)  # fmt: skip
+ABOUT = frozenset(
+    [
+        "topic", "subject", "query", "keyword", "term", "q", "search", "about", "theme", "prompt",
+    ]
+)  # fmt: skip
+ORIGIN = frozenset(
+    [
+        "origin", "source", "from", "departure", "start", "sender", "src",
+    ]
+)  # fmt: skip
+TARGET = frozenset(
+    [
+        "destination", "to", "target", "arrival", "end", "dest", "dst", "recipient",
+    ]
+)  # fmt: skip
+AUTHOR = frozenset(
+    [
+        "author", "artist", "by", "creator", "director",
+    ]
+)  # fmt: skip
+SEARCH = frozenset(
+    [
+        "query", "q", "search", "term", "keyword", "keywords", "text",
+    ]
+)  # fmt: skip
+OF = frozenset(
+    [
+        "symbol", "ticker", "stock", "company", "item", "product", "city", "location", "country",
+    ]
+)  # fmt: skip
 
 # (cue, hint words, whether the value runs to the end of the clause)
 ENGLISH_CUES: dict[str, tuple[frozenset[str], bool]] = {
@@ -82,7 +113,21 @@ _ENGLISH_CUE = compile_pattern(
 _CHINESE_CUE = compile_pattern("(" + "|".join(sorted(CHINESE_CUES, key=len, reverse=True)) + r")[ \t]*")
 # A place before 天气 (weather) or 气温 (temperature): "北京今天的天气怎么样".
 _CHINESE_WEATHER = compile_pattern(r"(\p{Han}{1,12}?)(?:今天|明天|现在|后天)?的?(?:天气|气温)")
-_CHINESE_PREFIXES = ("请问", "请", "帮我", "麻烦", "查询一下", "查询", "查一下", "查", "看看", "看一下", "告诉我", "一下", "现在")
+_CHINESE_PREFIXES = (
+    "请问",
+    "请",
+    "帮我",
+    "麻烦",
+    "查询一下",
+    "查询",
+    "查一下",
+    "查",
+    "看看",
+    "看一下",
+    "告诉我",
+    "一下",
+    "现在",
+)
 
 # Chinese words a prompt may use for a parameter with one of these English words in its name.
 CHINESE_NAMES: Mapping[str, tuple[str, ...]] = {

@@ -24,30 +24,37 @@ _QUOTED = compile_pattern(
     r"|『([^』\n]{1,200})』|《([^》\n]{1,200})》|«([^»\n]{1,200})»|`([^`\n]{1,200})`"
 )
 _APOSTROPHE = compile_pattern(r"[\p{L}\p{N}]'[\p{L}]")
-_DATE = compile_pattern(
-    r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}:\d{2})?)?"
-)
+_DATE = compile_pattern(r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}:\d{2})?)?")
 _NUMBER = compile_pattern(r"-?\d{1,18}(?:\.\d{1,12})?")
 _EMAIL = compile_pattern(r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}")
 _URL = compile_pattern(r"https?://[^\s\"'<>()\[\]{}，。]{1,500}")
 _TITLE_WORDS = compile_pattern(r"\p{Lu}[\p{L}\p{N}&._'-]*(?:[ \t]+[\p{Lu}\p{N}][\p{L}\p{N}&._'-]*){0,5}")
 _WORD = compile_pattern(r"[\p{L}\p{N}_@.+#-]*[\p{L}\p{N}_]")
-_CJK = compile_pattern(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}][\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{N}·]{0,39}")
+_CJK = compile_pattern(
+    r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}][\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{N}·]{0,39}"
+)
 _SPACE = compile_pattern(r"[ \t]*")
 
 # Words that end a value read after a cue ("for Oslo and Paris", "named Bob with ...").
 STOP_WORDS = frozenset(
-    "a an the and or but with without then please using via by for from to in on at of as is are was "
-    "this that these those it its my your our their me us them what which who whom how when where why "
-    "today tomorrow now please thanks thank if so also too".split()
-)
+    [
+        "a", "an", "the", "and", "or", "but", "with", "without", "then", "please", "using", "via", "by", "for", "from",
+        "to", "in", "on", "at", "of", "as", "is", "are", "was", "this", "that", "these", "those", "it", "its", "my",
+        "your", "our", "their", "me", "us", "them", "what", "which", "who", "whom", "how", "when", "where", "why",
+        "today", "tomorrow", "now", "please", "thanks", "thank", "if", "so", "also", "too",
+    ]
+)  # fmt: skip
 # Where a Chinese value read after a cue ends: particles, and verbs that commonly follow a name.
 CJK_STOPS = (
-    "的", "和", "与", "及", "并", "吗", "呢", "吧", "了", "是", "在", "到", "去", "至", "发", "打", "写", "查询", "创建",
-    "预订", "今天", "明天", "现在",
+    "的", "和", "与", "及", "并", "吗", "呢", "吧", "了", "是", "在", "到", "去", "至", "发", "打", "写",
+    "查询", "创建", "预订", "今天", "明天", "现在",
 )  # fmt: skip
 # Words that end a clause read after a cue or a name ("text: water the plants, then ...").
-CLAUSE_STOPS = frozenset("and or but then with please so because if using via".split())
+CLAUSE_STOPS = frozenset(
+    [
+        "and", "or", "but", "then", "with", "please", "so", "because", "if", "using", "via",
+    ]
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -157,17 +164,17 @@ def words_at(text: str, position: int, *, clause: bool = False) -> Found | None:
         return Found(run, "words", position, position + len(run))
     title = _TITLE_WORDS.match(text, position)
     if title is not None and not clause:
-        words = title.group(0).split()
-        kept = []
-        for word in words:
-            if word.lower() in STOP_WORDS and kept:
+        titled: list[str] = []
+        for word in title.group(0).split():
+            if word.lower() in STOP_WORDS and titled:
                 break
-            kept.append(word)
-        value = " ".join(kept).rstrip(".")
+            titled.append(word)
+        value = " ".join(titled).rstrip(".")
         if value and value.lower() not in STOP_WORDS:
             return Found(value, "words", position, position + len(value))
         return None
-    kept, end, cursor = [], position, position
+    kept: list[str] = []
+    end = cursor = position
     while len(kept) < (MAX_WORDS if clause else 1):
         word = _WORD.match(text, cursor)
         stops = CLAUSE_STOPS if clause and kept else STOP_WORDS

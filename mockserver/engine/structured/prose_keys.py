@@ -36,13 +36,17 @@ _INTRODUCED = compile_pattern(
 )
 _LISTED = compile_pattern(rf"(?i){_WORDS}[ \t]*(?:named|called|are|is|of)?[ \t]*[:：][ \t]*{_LIST}")
 _CHINESE = compile_pattern(
-    rf"(?:包含|包括|含有|带有|具有)[ \t]*{_LIST}[ \t]*(?:等)?(?:字段|键|属性)|(?:字段|键|属性)(?:为|是|有|包括)?[ \t]*[:：]?[ \t]*{_LIST}"
+    rf"(?:包含|包括|含有|带有|具有)[ \t]*{_LIST}[ \t]*(?:等)?(?:字段|键|属性)"
+    rf"|(?:字段|键|属性)(?:为|是|有|包括)?[ \t]*[:：]?[ \t]*{_LIST}"
 )
 _JSON_WORD = compile_pattern(r"(?i)json|对象")
 _NOT_KEYS = frozenset(
-    "a an the and or of with json object keys key fields field properties property following "
-    "exactly only these those it them values value data format output response answer".split()
-)
+    [
+        "a", "an", "the", "and", "or", "of", "with", "json", "object", "keys", "key", "fields", "field", "properties",
+        "property", "following", "exactly", "only", "these", "those", "it", "them", "values", "value", "data", "format",
+        "output", "response", "answer",
+    ]
+)  # fmt: skip
 _TYPES: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("list of number", "array of number", "list of integer", "array of integer", "数字列表", "整数列表", "数字数组"),
      {"type": "array", "items": {"type": "integer"}}),
@@ -78,8 +82,10 @@ def _keys_in(text: str) -> list[tuple[str, dict[str, Any]]]:
     for pattern in (_LISTED, _INTRODUCED, _CHINESE):
         for match in pattern.finditer(text):
             listed = next((g for g in match.groups() if g), "")
-            introduced_by_word = pattern is not _INTRODUCED or match.group(0).lower().count("key") or any(
-                w in match.group(0).lower() for w in ("field", "propert", "attribute", "member", "entries")
+            introduced_by_word = (
+                pattern is not _INTRODUCED
+                or match.group(0).lower().count("key")
+                or any(w in match.group(0).lower() for w in ("field", "propert", "attribute", "member", "entries"))
             )
             keys = _split(listed)
             quoted = any(c in listed for c in "\"'`“")
@@ -113,6 +119,6 @@ def _type_after(following: str) -> dict[str, Any]:
         return {"type": "string"}
     said = match.group(1).lower()
     for words, schema in _TYPES:
-        if any(said.startswith(w) or f" {w}" in f" {said}" and said.find(w) < 12 for w in words):
+        if any(said.startswith(w) or (f" {w}" in f" {said}" and said.find(w) < 12) for w in words):
             return dict(schema)
     return {"type": "string"}

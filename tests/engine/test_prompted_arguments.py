@@ -161,7 +161,7 @@ def test_any_text_gives_valid_arguments_the_same_every_time(text: str, seed: int
 
 
 def test_a_long_adversarial_prompt_is_read_within_the_bounds() -> None:
-    """Only the last MAX_PROMPT_CHARS characters are read, so a huge prompt costs what a 4,000-character one does."""
+    """Only the last MAX_PROMPT_CHARS characters are read, so a huge prompt costs what a short one does."""
     nasty = ("named 'a' in \"b\" for 1 city: " * 20_000) + "magic_function(5)"
     case = Case("x", nasty, "magic_function", MAGIC, {})
     assert len(Prompt.of(nasty).latest) == MAX_PROMPT_CHARS

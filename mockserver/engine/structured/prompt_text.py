@@ -9,19 +9,20 @@ at most :data:`MAX_PROMPT_CHARS` characters of each prompt text, quoted strings 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from mockserver.config.patterns import compile_pattern
 
-MAX_PROMPT_CHARS = 4_000  # of the latest user turn (its end) and of the system prompt (its start)
+MAX_PROMPT_CHARS = 2_000  # of the latest user turn (its end) and of the system prompt (its start)
 MAX_QUOTED_CHARS = 200
-MAX_VALUES = 64  # of each kind (quoted strings, numbers, ...) in one text
+MAX_VALUES = 32  # of each kind (quoted strings, numbers, ...) in one text
 MAX_WORDS = 8  # words in one value read after a cue
 
 _QUOTED = compile_pattern(
-    r"\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|“([^”\n]{1,200})”|‘([^’\n]{1,200})’|「([^」\n]{1,200})」"
-    r"|『([^』\n]{1,200})』|《([^》\n]{1,200})》|«([^»\n]{1,200})»|`([^`\n]{1,200})`"
+    r"\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|“[^”\n]{1,200}”|‘[^’\n]{1,200}’|「[^」\n]{1,200}」"
+    r"|『[^』\n]{1,200}』|《[^》\n]{1,200}》|«[^»\n]{1,200}»|`[^`\n]{1,200}`"
 )
 _APOSTROPHE = compile_pattern(r"[\p{L}\p{N}]'[\p{L}]")
 _DATE = compile_pattern(r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}:\d{2})?)?")
@@ -82,14 +83,11 @@ class Scan:
     numbers: tuple[Found, ...]
     emails: tuple[Found, ...]
     urls: tuple[Found, ...]
+    starts: dict[int, Found]
 
     def at(self, position: int) -> Found | None:
         """The quoted string, date, e-mail, URL or number that starts at ``position``."""
-        for group in (self.quoted, self.dates, self.emails, self.urls, self.numbers):
-            for found in group:
-                if found.start == position:
-                    return found
-        return None
+        return self.starts.get(position)
 
 
 def scan(text: str) -> Scan:
@@ -98,19 +96,28 @@ def scan(text: str) -> Scan:
     dates = _all(_DATE, text, "date")
     emails = _all(_EMAIL, text, "email")
     urls = _all(_URL, text, "url")
-    taken = quoted + dates + emails + urls
-    numbers = tuple(
-        found
-        for found in _all(_NUMBER, text, "number")
-        if _standalone(text, found.start, found.end) and not any(found.overlaps(other) for other in taken)
-    )
-    return Scan(text, quoted, dates, numbers, emails, urls)
+    covered = bytearray(len(text) + 1)  # the places the values above take: no number is read inside them
+    for found in (*quoted, *dates, *emails, *urls):
+        covered[found.start : found.end] = b"\x01" * (found.end - found.start)
+
+    def standalone(start: int, end: int) -> bool:
+        return _standalone(text, start, end) and not any(covered[start:end])
+
+    numbers = _all(_NUMBER, text, "number", standalone)
+    starts: dict[int, Found] = {}
+    for found in (*quoted, *dates, *emails, *urls, *numbers):
+        starts.setdefault(found.start, found)
+    return Scan(text, quoted, dates, numbers, emails, urls, starts)
 
 
-def _all(pattern: Any, text: str, kind: str) -> tuple[Found, ...]:
+def _all(pattern: Any, text: str, kind: str, keep: Callable[[int, int], bool] | None = None) -> tuple[Found, ...]:
     found = []
     for match in pattern.finditer(text):
-        found.append(Found(match.group(0), kind, match.start(), match.end(), _number(match.group(0), kind)))
+        start, end = match.start(), match.end()
+        if keep is not None and not keep(start, end):
+            continue
+        value = text[start:end]
+        found.append(Found(value, kind, start, end, _number(value, kind)))
         if len(found) >= MAX_VALUES:
             break
     return tuple(found)
@@ -140,10 +147,9 @@ def _quoted(text: str) -> tuple[Found, ...]:
         masked = "".join(chars)
     found = []
     for match in _QUOTED.finditer(masked):
-        inner = next(g for g in match.groups() if g is not None)
-        start, end = match.start(), match.end()
+        start, end = match.start(), match.end()  # every quote mark is one character
         body = text[start + 1 : end - 1]
-        if inner.strip():
+        if body.strip():
             found.append(Found(body.strip(), "quoted", start, end))
         if len(found) >= MAX_VALUES:
             break

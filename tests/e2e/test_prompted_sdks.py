@@ -89,3 +89,24 @@ def test_anthropic_messages(claude_server: MockServer) -> None:
             ],
         )
         assert "cus_79" in "".join(b.text for b in answer.content if b.type == "text")
+
+
+def test_json_mode_has_the_keys_named_in_prose(client: openai.OpenAI) -> None:
+    ask = "Describe a city. Reply in JSON with fields: name, population (a number), districts (a list of strings)"
+    completion = client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": ask}], response_format={"type": "json_object"}
+    )
+    answer = json.loads(completion.choices[0].message.content or "")
+    assert list(answer) == ["name", "population", "districts"]
+    assert isinstance(answer["name"], str) and isinstance(answer["population"], int)
+    assert all(isinstance(d, str) for d in answer["districts"])
+    response = client.responses.create(model=MODEL, input=ask, text={"format": {"type": "json_object"}})
+    assert list(json.loads(response.output_text)) == ["name", "population", "districts"]
+
+
+def test_a_json_block_asked_for_in_prose_has_the_keys_named(client: openai.OpenAI) -> None:
+    ask = "Give me a joke as a ```json code block with 'setup' and 'punchline' keys."
+    completion = client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": ask}])
+    text = completion.choices[0].message.content or ""
+    assert text.startswith("```json\n") and text.endswith("\n```")
+    assert list(json.loads(text[len("```json\n") : -len("\n```")])) == ["setup", "punchline"]

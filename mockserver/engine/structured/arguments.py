@@ -19,7 +19,7 @@ from typing import Any
 from mockserver.engine.structured.bindings import Binding, bind
 from mockserver.engine.structured.match import matches
 from mockserver.engine.structured.prompt_text import MAX_PROMPT_CHARS
-from mockserver.engine.structured.schema import Schemas
+from mockserver.engine.structured.schema import SchemaError, Schemas
 
 
 @dataclass(frozen=True)
@@ -39,11 +39,12 @@ def prompted_arguments(name: str, parameters: Mapping[str, Any], generated: Any,
     """``generated`` (valid arguments of the tool ``name``) with the values ``prompt`` gives in place."""
     if not isinstance(generated, dict) or not (prompt.latest or prompt.system):
         return generated
-    schemas = Schemas(parameters)
-    bound = bind(name, parameters, schemas, prompt.latest, prompt.system)
-    if not bound:
+    try:
+        schemas = Schemas(parameters)
+        bound = bind(name, parameters, schemas, prompt.latest, prompt.system)
+        return merged(parameters, schemas, generated, bound) if bound else generated
+    except (SchemaError, RecursionError):  # a schema too tangled to check a value against: generated it is
         return generated
-    return merged(parameters, schemas, generated, bound)
 
 
 def merged(

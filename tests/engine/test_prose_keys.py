@@ -32,7 +32,10 @@ STRING: dict[str, Any] = {"type": "string"}
             {"title": STRING, "tags": {"type": "array", "items": STRING}, "year": {"type": "integer"}},
         ),
         ("返回一个JSON，包含 name 和 age 字段", {"name": STRING, "age": STRING}),
-        ("用JSON回答，字段：title、summary、score（数字）", {"title": STRING, "summary": STRING, "score": {"type": "integer"}}),
+        (
+            "用JSON回答，字段：title、summary、score（数字）",
+            {"title": STRING, "summary": STRING, "score": {"type": "integer"}},
+        ),
     ],
 )
 def test_keys_listed_in_prose(prompt: str, properties: dict[str, Any]) -> None:

@@ -26,8 +26,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mockserver.engine.structured import FunctionSpec, Prompt, call_arguments, instance_for  # noqa: E402
-from tests.engine.prompted_corpus import CASES, CUSTOMER, WEATHER  # noqa: E402
+from mockserver.engine.structured import FunctionSpec, Prompt, call_arguments, instance_for
+from tests.engine.prompted_corpus import CASES, CUSTOMER, WEATHER
 
 RESULTS = Path(__file__).parent / "results"
 BUDGET_SECONDS = 1.0

@@ -166,12 +166,12 @@ async def _take_shared_resources(
     try:
         await accounts.check_quota(store, fixture, account)
         if decision.tier == "ultrafast":
-            slot = await capacity.acquire(store, fixture, account.organization, model.id)
+            slot = await capacity.acquire(store, fixture, account.organization, model.id, request.time_scale)
             if slot is None:
                 decision = TierDecision(decision.requested, "default", downgraded=True)
         requested = ratelimits.requested_tokens(fixture, exchange.body)  # parsed once, by the route
         exchange.rate_limit_headers = await ratelimits.take(
-            store, now, fixture, account, model.id, window(decision.tier), requested
+            store, now, fixture, account, model.id, window(decision.tier), requested, time_scale=request.time_scale
         )
     except errors.MockAPIError:
         if slot is not None:

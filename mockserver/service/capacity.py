@@ -7,7 +7,8 @@ ultrafast_concurrency``); a request needs a place in both. Taking both is one at
 store call, so the cap is exact however many requests race for it.
 
 Past the cap, ``capacity.when_full`` decides: ``reject`` answers 429 or 503 with
-``retry-after``, ``downgrade`` serves the request on the ``default`` tier instead.
+``retry-after`` (times the time scale, as every wait the server asks for), ``downgrade``
+serves the request on the ``default`` tier instead.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 
 from mockserver import errors
 from mockserver.config.fixture import Fixture
-from mockserver.service.ratelimits import retry_headers
+from mockserver.service.ratelimits import retry_delay, retry_headers
 from mockserver.state.store import Store
 
 SERVER_POOL = "ultrafast"
@@ -71,11 +72,14 @@ class Slot:
             logger.warning("could not give back Ultrafast slot %s; its lease will expire", self.lease)
 
 
-async def acquire(store: Store, fixture: Fixture, organization: str, model_id: str) -> Slot | None:
+async def acquire(
+    store: Store, fixture: Fixture, organization: str, model_id: str, time_scale: float = 1.0
+) -> Slot | None:
     """Take an Ultrafast slot for the organization.
 
     Returns None when the pools are full and the policy is ``downgrade``; raises the
-    retryable 429/503 when it is ``reject``.
+    retryable 429/503 when it is ``reject``. Its ``retry-after`` is ``capacity.retry_after_ms``
+    times the time scale, at least 1 ms: at time scale 0 a client retries at once.
     """
     org = fixture.organization(organization)
     pools = [(SERVER_POOL, fixture.capacity.ultrafast_concurrency), (org_pool(organization), org.ultrafast_concurrency)]
@@ -85,7 +89,7 @@ async def acquire(store: Store, fixture: Fixture, organization: str, model_id: s
     policy = fixture.capacity
     if policy.when_full == "downgrade":
         return None
-    wait = policy.retry_after_ms / 1000
+    wait = retry_delay(policy.retry_after_ms / 1000 * time_scale)
     error = errors.ultrafast_capacity(model_id, policy.reject_status, errors.go_duration(wait))
     error.headers.update({**retry_headers(wait), "x-should-retry": "true"})
     raise error

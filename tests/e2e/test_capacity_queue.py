@@ -87,7 +87,10 @@ def sdk_stream(client: openai.OpenAI) -> Stream:
         run.started = time.monotonic()
         try:
             chunks = client.chat.completions.create(
-                model=ULTRAFAST, messages=MESSAGES, stream=True, extra_headers=headers  # type: ignore[arg-type]
+                model=ULTRAFAST,
+                messages=MESSAGES,
+                stream=True,
+                extra_headers=headers,  # type: ignore[arg-type]
             )
             for chunk in chunks:
                 if run.first_token is None and chunk.choices and chunk.choices[0].delta.content:

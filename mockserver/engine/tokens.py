@@ -183,7 +183,7 @@ def _readable(token_bytes: list[bytes]) -> list[str]:
     return out
 
 
-_WORD_START = re.compile(r"(?<=\S) (?=\w)")
+_WORD_START = re.compile(r"\S (?=\w)")  # matched one character before the space
 
 
 def _pieces_of(text: str, size: int = _PIECE_CHARS) -> Iterable[str]:
@@ -191,11 +191,21 @@ def _pieces_of(text: str, size: int = _PIECE_CHARS) -> Iterable[str]:
     (so the pieces' counts add up to the text's)."""
     start, end = 0, len(text)
     while end - start > size:
-        cuts = [m.start() for m in _WORD_START.finditer(text, start + size // 2, start + size + 1)]
-        at = cuts[-1] if cuts else start + size
+        at = _last_word_start(text, start + size // 2, start + size)
         yield text[start:at]
         start = at
     yield text[start:] if start else text
+
+
+def _last_word_start(text: str, low: int, high: int) -> int:
+    """The last space in ``text[low:high]`` after a non-space and before a word character; ``high`` if none.
+    (Searched from the end: a piece's last cut is near its end, so this looks at a few characters.)"""
+    at = text.rfind(" ", low, high)
+    while at > low:
+        if _WORD_START.match(text, at - 1) is not None:
+            return at
+        at = text.rfind(" ", low, at)
+    return high
 
 
 def pieces(text: str, size: int) -> Iterable[str]:

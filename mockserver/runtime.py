@@ -23,6 +23,7 @@ from mockserver.config.settings import Settings
 from mockserver.engine.generation import TextGenerator
 from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.engine.scheduler import StreamScheduler
+from mockserver.engine.stopping import reset_event
 from mockserver.harness import control
 from mockserver.harness.faults.injection import FaultState
 from mockserver.harness.journal import Journal, RequestJournal
@@ -115,12 +116,14 @@ class ServerState:
         """Back to how the server started: the original fixture and settings, a fresh id sequence,
         no stored responses, empty rate windows, ledger and journal, fresh fault counters and
         script sequences.
-        Replies still being held are ended (they answer 503 ``server_reset``) and give back their
-        Ultrafast slots; a slot is only ever released by the reply that holds it, so the capacity
-        cap stays exact across a reset.
+        Replies still being held are ended (they answer 503 ``server_reset``), and so are the streams
+        still open in this process (their last event is the ``server_reset`` error); both give back
+        their Ultrafast slots; a slot is only ever released by the reply that holds it, so the
+        capacity cap stays exact across a reset.
         With a shared store, the shared parts (windows, ledger, configuration) are reset for every
         process; the others take the initial configuration back before their next request."""
         self.replies.end_all("reset")
+        self.streams.finish_all(lambda stream: reset_event(stream.typed, stream.events_sent, stream.path))
         if self.config_log is not None:
             async with self._config_lock:
                 self._config_seen = await self.config_log.reset()

@@ -3,7 +3,7 @@
 The vocabulary comes with the ``bpe-openai`` package (a Rust BPE with a tiktoken-compatible
 API that ships o200k_base inside its wheel), so nothing is downloaded at run time. Counts are
 tiktoken's: ``tiktoken.get_encoding("o200k_base")`` gives the same tokens for the same text
-(tests/test_tokens.py checks it with tiktoken itself, built from the same vocabulary file).
+(tests/engine/test_tokens.py checks it with tiktoken itself, built from the same vocabulary file).
 
 Prompt tokens follow OpenAI's published recipe for chat models: 3 tokens of framing per
 message, plus its role, its text and (with 1 more) its ``name``, and 3 to prime the reply.

@@ -76,9 +76,17 @@ class JournalQuery:
     method: str | None = None
     tier: str | None = None
     status: int | None = None
+    code: str | None = None
+    param: str | None = None
+    error_type: str | None = None
     since: int = 0
     include_unscoped: bool = False
     limit: int | None = None
+
+    def refusal_matches(self, code: str | None, param: str | None, error_type: str | None) -> bool:
+        """Whether an entry's error ``code``, ``param`` and ``type`` pass the refusal filters."""
+        wanted = ((self.code, code), (self.param, param), (self.error_type, error_type))
+        return all(want is None or want == actual for want, actual in wanted)
 
 
 @dataclass(frozen=True)
@@ -222,8 +230,13 @@ class Journal(Settling):
         status: int | None = None,
         since: int = 0,
         include_unscoped: bool = False,
+        code: str | None = None,
+        param: str | None = None,
+        error_type: str | None = None,
     ) -> list[Record]:
         """Records oldest first. ``test_id`` None means every scope."""
+        refusal = JournalQuery(code=code, param=param, error_type=error_type)
+        any_refusal = (code, param, error_type) != (None, None, None)
         with self._cond:
             records = list(self._records)
         chosen = []
@@ -244,6 +257,8 @@ class Journal(Settling):
                 continue
             if status is not None and r.exchange.status != status:
                 continue
+            if any_refusal and not refusal.refusal_matches(*_refusal_fields(r.exchange)):
+                continue
             chosen.append(r)
         return chosen
 
@@ -262,6 +277,9 @@ class Journal(Settling):
             status=query.status,
             since=query.since,
             include_unscoped=query.include_unscoped,
+            code=query.code,
+            param=query.param,
+            error_type=query.error_type,
         )
         if query.limit is not None:
             records = records[-query.limit :]
@@ -313,6 +331,12 @@ def requested_model(exchange: Exchange) -> str | None:
     return None
 
 
+def _refusal_fields(exchange: Exchange) -> tuple[str | None, str | None, str | None]:
+    """The error ``code``, ``param`` and ``type`` of an exchange's reply; all None when it was no error."""
+    refusal = exchange.refusal
+    return (None, None, None) if refusal is None else (refusal.code, refusal.param, refusal.type)
+
+
 def _masked(masker: Masker, value: str | None) -> str | None:
     return None if value is None else masker.text(value)
 
@@ -331,6 +355,7 @@ def entry(record: Record, known_keys: Iterable[str]) -> dict[str, Any]:
             "total_tokens": ex.usage.total_tokens,
         }
     fault = ex.extra.get("fault")
+    code, param, error_type = _refusal_fields(ex)
     return {
         "seq": record.seq,
         "request_id": ex.request_id,
@@ -348,6 +373,9 @@ def entry(record: Record, known_keys: Iterable[str]) -> dict[str, Any]:
         "tier": ex.tier,
         "downgraded": ex.downgraded,
         "status": ex.status,
+        "error_type": error_type,
+        "code": code,
+        "param": param,
         "usage": usage,
         "fault": fault,
         "script": ex.extra.get("script"),

@@ -186,12 +186,14 @@ async def _take_shared_resources(
                 exchange.extra[capacity_queue.QUEUE_OUTCOME] = outcome
                 exchange.extra[capacity_queue.QUEUED_MS] = round(waited * 1000, 3)
 
-            slot = await capacity.acquire(store, fixture, account.organization, model.id, queue=queue, noted=noted)
+            slot = await capacity.acquire(
+                store, fixture, account.organization, model.id, request.time_scale, queue=queue, noted=noted
+            )
             if slot is None:
                 decision = TierDecision(decision.requested, "default", downgraded=True)
         requested = ratelimits.requested_tokens(fixture, exchange.body, prompt_tokens)  # parsed once, by the route
         exchange.rate_limit_headers = await ratelimits.take(
-            store, now, fixture, account, model.id, window(decision.tier), requested
+            store, now, fixture, account, model.id, window(decision.tier), requested, time_scale=request.time_scale
         )
     except errors.MockAPIError:
         if slot is not None:

@@ -8,8 +8,8 @@ store call, so the cap is exact however many requests race for it.
 
 While the pools are full, a request first waits up to ``capacity.queue_ms`` for a slot
 (:mod:`mockserver.service.capacity_queue`). Past the cap (and the wait), ``capacity.when_full``
-decides: ``reject`` answers 429 or 503 with ``retry-after``, ``downgrade`` serves the request on
-the ``default`` tier instead.
+decides: ``reject`` answers 429 or 503 with ``retry-after`` (times the time scale, as every wait
+the server asks for), ``downgrade`` serves the request on the ``default`` tier instead.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from mockserver import errors
 from mockserver.config.fixture import Fixture
 from mockserver.service import capacity_queue
 from mockserver.service.capacity_queue import Outcome, Queue
-from mockserver.service.ratelimits import retry_headers
+from mockserver.service.ratelimits import retry_delay, retry_headers
 from mockserver.state.store import Store
 
 SERVER_POOL = "ultrafast"
@@ -82,6 +82,7 @@ async def acquire(
     fixture: Fixture,
     organization: str,
     model_id: str,
+    time_scale: float = 1.0,
     *,
     queue: Queue | None = None,
     noted: Callable[[Outcome, float], None] | None = None,
@@ -89,9 +90,10 @@ async def acquire(
     """Take an Ultrafast slot for the organization, waiting in ``queue`` while the pools are full.
 
     Returns None when the pools are full and the policy is ``downgrade``; raises the
-    retryable 429/503 when it is ``reject``. ``noted`` hears how a wait ended and how long it took
-    (only when the request had to wait). Raises :class:`~mockserver.service.capacity_queue.ClientLeft`
-    if the client leaves while it waits.
+    retryable 429/503 when it is ``reject``. Its ``retry-after`` is ``capacity.retry_after_ms``
+    times the time scale, at least 1 ms: at time scale 0 a client retries at once. ``noted`` hears
+    how a wait ended and how long it took (only when the request had to wait). Raises
+    :class:`~mockserver.service.capacity_queue.ClientLeft` if the client leaves while it waits.
     """
     org = fixture.organization(organization)
     pools = [(SERVER_POOL, fixture.capacity.ultrafast_concurrency), (org_pool(organization), org.ultrafast_concurrency)]
@@ -117,7 +119,7 @@ async def acquire(
     policy = fixture.capacity
     if policy.when_full == "downgrade":
         return None
-    wait = policy.retry_after_ms / 1000
+    wait = retry_delay(policy.retry_after_ms / 1000 * time_scale)
     error = errors.ultrafast_capacity(model_id, policy.reject_status, errors.go_duration(wait))
     error.headers.update({**retry_headers(wait), "x-should-retry": "true"})
     raise error

@@ -105,10 +105,20 @@ def _remembered_target(fixture: Fixture, account: Account, model_id: str | None,
 
 
 async def take(
-    store: Store, now: float, fixture: Fixture, account: Account, model_id: str, target: Target, requested_tokens: int
+    store: Store,
+    now: float,
+    fixture: Fixture,
+    account: Account,
+    model_id: str,
+    target: Target,
+    requested_tokens: int,
+    *,
+    time_scale: float = 1.0,
 ) -> dict[str, str]:
     """Count one request and its requested tokens against ``target``, or raise the live 429.
 
+    The 429's ``retry-after`` is the window's wait times ``time_scale`` (at least 1 ms), as for
+    every wait the server asks for; the window itself keeps to the real clock.
     Returns the ``x-ratelimit-*`` headers as of admission, as the live API reports them.
     """
     limits = target.limits
@@ -134,7 +144,7 @@ async def take(
         kind, limit, amount = (
             ("requests", limits.rpm, 1) if shortfall.index == 0 else ("tokens", limits.tpm, requested_tokens)
         )
-        wait = retry_delay(shortfall.retry_after)
+        wait = retry_delay(shortfall.retry_after * time_scale)
         error = errors.rate_limited(
             kind, model_id, account.organization, limit, shortfall.used, amount, errors.go_duration(wait)
         )

@@ -2,7 +2,7 @@
 replica pointed at one Redis (``--state redis://host:port/db``).
 
 It behaves exactly as :class:`~mockserver.state.store.MemoryStore` (the same replenishment
-arithmetic, the same all-or-nothing admission); ``tests/test_store_contract.py`` runs one set of
+arithmetic, the same all-or-nothing admission); ``tests/state/test_store_contract.py`` runs one set of
 tests against both. What differs, and why:
 
 - **One round trip, atomic.** Each check-and-update (``consume``, ``charge``, ``window``,

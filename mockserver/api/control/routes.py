@@ -65,6 +65,15 @@ class JournalEntry(BaseModel):
     tier: str | None = Field(description="The tier that served the request.")
     downgraded: bool
     status: int | None = Field(description="HTTP status; 499 when the client left before the reply started.")
+    error_type: str | None = Field(
+        default=None, description="The error's type, as the client read it; null when the reply was no error."
+    )
+    code: str | None = Field(
+        default=None, description="The error's code, e.g. rate_limit_exceeded; null when none or no error."
+    )
+    param: str | None = Field(
+        default=None, description="The error's param: service_tier for a capacity 429, null for a rate-limit 429."
+    )
     usage: UsageEntry | None
     fault: str | None = Field(description="The fault injected, in its one-line form.")
     disconnected: bool = Field(description="The reply never finished: the client left or a fault closed it.")
@@ -140,6 +149,9 @@ async def list_requests(
     method: str | None = Query(default=None, description="Only this HTTP method."),
     tier: str | None = Query(default=None, description="Only requests served (or refused) on this tier."),
     status: int | None = Query(default=None, description="Only replies with this HTTP status."),
+    code: str | None = Query(default=None, description="Only error replies with this code, e.g. rate_limit_exceeded."),
+    param: str | None = Query(default=None, description="Only error replies with this param, e.g. service_tier."),
+    error_type: str | None = Query(default=None, description="Only error replies of this type, e.g. tokens."),
     test_id: str | None = Query(
         default=None, description="Only this test's requests; default: the x-mock-test-id header."
     ),
@@ -156,6 +168,9 @@ async def list_requests(
         method=method,
         tier=tier,
         status=status,
+        code=code,
+        param=param,
+        error_type=error_type,
         limit=limit,
     )
     shown = await state.journal.read(query, [a.key for a in state.fixture.accounts])

@@ -472,6 +472,32 @@ class Fixture(_Strict):
         description="Regexes (RE2) whose matches `mockserver record` replaces by [redacted] in every string it writes.",
     )
 
+    replay: list[str] = Field(
+        default_factory=list,
+        description="Cassettes whose recordings answer the requests that match them (docs/recording.md).",
+    )
+    replay_ignore: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Body fields left out when a request is matched to a recording, besides stream, stream_options, "
+            "user, metadata and store; a dotted path names a nested field, '*' every item of a list."
+        ),
+    )
+    replay_timing: Literal["recorded", "tier", "instant"] = Field(
+        default="recorded",
+        description=(
+            "How a recording is paced: 'recorded' (its own TTFT and event offsets), 'tier' (re-paced at the "
+            "profile of the tier the request asks for) or 'instant'; the time scale applies to all three."
+        ),
+    )
+    replay_miss: Literal["error", "generate", "record"] = Field(
+        default="error",
+        description=(
+            "A request no recording matches: 'error' (a 400, code no_recording, naming the nearest recording), "
+            "'generate' (a generated reply) or 'record' (forwarded to --upstream, recorded and answered)."
+        ),
+    )
+
     @field_validator("redact")
     @classmethod
     def _patterns_compile(cls, patterns: list[str]) -> list[str]:

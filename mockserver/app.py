@@ -28,6 +28,7 @@ from mockserver.api.openai.chat import routes as chat
 from mockserver.api.openai.responses import routes as responses
 from mockserver.api.routing import BODY_SCHEMAS
 from mockserver.config.fixture import Fixture, load_fixture
+from mockserver.config.rates import apply_rates
 from mockserver.config.settings import Settings
 from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.errors import validation
@@ -57,6 +58,7 @@ def create_app(
     settings.check_control_plane()
     if fixture is None:
         fixture = load_fixture(settings.config, settings.presets)
+    fixture = apply_rates(fixture, settings.rates)  # --rate / MOCKSERVER_RATES, under a model's own profiles
     where = shared.Shared.from_url(settings.state) if shared.is_shared(settings.state) else None
     state = ServerState(
         settings=settings,

@@ -21,6 +21,7 @@ import yaml
 from mockserver.commands import recording
 from mockserver.config import presets
 from mockserver.config.fixture import ConfigError, default_fixture_path, load_fixture
+from mockserver.config.rates import apply_rates
 from mockserver.config.settings import LOG_LEVELS, Settings
 from mockserver.version import __version__
 
@@ -182,6 +183,17 @@ def add_serve(commands: Any, defaults: Settings) -> None:
         help=(
             "serve /_mock/ without a token on a non-loopback address: anyone who reaches the port can "
             "reconfigure the server [env MOCKSERVER_INSECURE_CONTROL_PLANE]"
+        ),
+    )
+    serve.add_argument(
+        "--rate",
+        action="append",
+        dest="rates",
+        metavar="TIER=TOKENS_PER_S[:TTFT_MS]",
+        help=(
+            "a tier's output rate (and time to first token) on every model that does not set its own; "
+            "repeatable, e.g. --rate ultrafast=300:150 --rate default=40 "
+            "[env MOCKSERVER_RATES, comma-separated; the flags replace it]"
         ),
     )
     serve.add_argument(
@@ -379,6 +391,7 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
             for name in (flag.removeprefix("--").replace("-", "_") for flag, *_ in LIMIT_FLAGS)
         },
         presets=tuple(args.presets) if args.presets else None,
+        rates=tuple(args.rates) if args.rates else None,
         quiet=args.quiet,
         state=args.state,
         workers=args.workers,
@@ -386,7 +399,7 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
     generated = settings.admin_token == GENERATED_TOKEN
     if generated:
         settings = settings.with_overrides(admin_token=secrets.token_urlsafe(TOKEN_BYTES))
-    fixture = load_fixture(settings.config, settings.presets)
+    fixture = apply_rates(load_fixture(settings.config, settings.presets), settings.rates)
     try:
         sock = startup.listen(settings.host, settings.port)
     except startup.StartupError as exc:

@@ -27,13 +27,13 @@ from starlette.responses import Response
 from mockserver import errors
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.routing import server_state
+from mockserver.api.sse import EventStreamResponse
 from mockserver.config.fixture import Account, ModelAPI
+from mockserver.engine.dialects import Dialect
 from mockserver.engine.pacing import Clock, Pacer, Schedule
-from mockserver.engine.scheduler import EventStreamResponse
 from mockserver.engine.streaming import Item, closing_items
 from mockserver.harness import metrics
 from mockserver.harness.faults import injection
-from mockserver.harness.faults.streams import is_anthropic, is_responses, is_token_event
 from mockserver.service import access, inflight
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
@@ -97,10 +97,12 @@ async def respond(
     usage: Usage,
     schedule: Schedule,
     stream: bool,
+    dialect: Dialect,
     events: Callable[[Pacer], Iterator[Item]],
     body: Callable[[], dict[str, Any]],
 ) -> Response:
-    """Stream ``events`` on the schedule, or hold the whole ``body`` until the schedule ends.
+    """Stream ``events`` on the schedule, framed by ``dialect``, or hold the whole ``body`` until the
+    schedule ends.
 
     A request that draws a fault (header, fixture rule or probability) is served by
     :func:`mockserver.harness.faults.injection.respond_with` instead, for every API that comes through here.
@@ -108,6 +110,7 @@ async def respond(
     state = server_state(request)
     exchange = exchange_of(request.scope)
     exchange.usage = usage
+    exchange.dialect = dialect
     fault = await injection.choose(state, request, exchange)
     if fault is not None:
         reply = await injection.respond_with(
@@ -116,26 +119,26 @@ async def respond(
             state=state,
             schedule=schedule,
             stream=stream,
+            dialect=dialect,
             events=events,
             body=body,
             hold=lambda waiting: hold_reply(request, waiting),
         )
         # A reply that only arrives late is still delivered whole, usage included, so it counts as
         # complete; one cut short by its fault does not. The middleware releases the slot either way.
-        if fault.spec.delivers_whole_reply and not exchange.disconnected:
-            if isinstance(reply, EventStreamResponse):
-                reply.source = _held_until_done(reply.source, exchange)
-            else:
-                exchange.completed = True
+        whole = fault.spec.delivers_whole_reply and not exchange.disconnected
+        if isinstance(reply, injection.FaultedStream):
+            faulted = _held_until_done(reply.events, exchange) if whole else reply.events
+            return EventStreamResponse(faulted, state.streams, dialect=dialect, on_drop=reply.on_drop)
+        if whole:
+            exchange.completed = True
         return reply
     pacer = Pacer(state.clock, schedule)
     if stream:
-        path = exchange.path  # the request's path as the server gave it; request.url would build a whole URL
-        responses, anthropic = is_responses(path), is_anthropic(path)
         return EventStreamResponse(
-            _held_until_done(events(pacer), exchange, clock=state.clock, responses=responses, anthropic=anthropic),
+            _held_until_done(events(pacer), exchange, clock=state.clock, dialect=dialect),
             state.streams,
-            typed=responses or anthropic,
+            dialect=dialect,
         )
     try:
         cut_short = await hold_reply(request, pacer.wait_for_end())
@@ -184,13 +187,13 @@ def _held_until_done(
     exchange: Exchange,
     *,
     clock: Clock | None = None,
-    responses: bool = False,
-    anthropic: bool = False,
+    dialect: Dialect | None = None,
 ) -> Iterator[Item]:
     """Pass the stream through; mark it complete only if every event went out; always release the slot.
 
-    With a ``clock``, it notes when the first token event and the end went out, for the metrics'
-    TTFT and achieved-rate histograms (looking at events only until the first token: no cost after).
+    With a ``clock`` and the stream's ``dialect``, it notes when the first token event and the end went
+    out, for the metrics' TTFT and achieved-rate histograms (looking at events only until the first
+    token: no cost after).
 
     The scheduler closes this iterator the moment the stream is over, however it ends (the client
     leaving, or the server stopping, which first sends a final error event: see
@@ -199,10 +202,10 @@ def _held_until_done(
     """
     try:
         with closing_items(events):
-            if clock is not None:
+            if clock is not None and dialect is not None:
                 for item in events:
                     yield item
-                    if isinstance(item, bytes) and is_token_event(item, responses, anthropic):
+                    if isinstance(item, bytes) and dialect.is_token_event(item):
                         exchange.extra[metrics.FIRST_TOKEN_AT] = clock.now()
                         break
             yield from events

@@ -18,6 +18,7 @@ from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
 from mockserver.api.middleware import request_headers
 from mockserver.api.routing import body_schema, server_state
 from mockserver.engine import jsonbody
+from mockserver.engine.dialects import ANTHROPIC
 from mockserver.service import access
 
 router = APIRouter(prefix="/v1", tags=["anthropic"], route_class=AnthropicRoute)
@@ -46,6 +47,7 @@ async def create_message(request: Request) -> Response:
         usage=plan.exchange_usage(),
         schedule=plan.schedule,
         stream=bool(body.stream),
+        dialect=ANTHROPIC,
         events=partial(event_stream.stream_events, plan, per_chunk=admission.profile.tokens_per_chunk),
         body=partial(messages.message_body, plan),
     )

@@ -10,6 +10,7 @@ from mockserver.api.middleware import request_headers
 from mockserver.api.openai.chat import completions
 from mockserver.api.openai.schemas import ChatCompletionRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
+from mockserver.engine.dialects import CHAT
 from mockserver.service import access
 
 router = APIRouter(prefix="/v1", tags=["chat"])
@@ -35,6 +36,7 @@ async def create_chat_completion(request: Request) -> Response:
         usage=plan.exchange_usage(),
         schedule=plan.schedule,
         stream=bool(body.stream),
+        dialect=CHAT,
         events=partial(completions.stream_chunks, plan, per_chunk=admission.profile.tokens_per_chunk),
         body=partial(completions.completion_body, plan),
     )

@@ -11,6 +11,7 @@ from mockserver.api.middleware import request_headers
 from mockserver.api.openai.responses import event_stream, input_items, input_tokens, lifecycle
 from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
+from mockserver.engine.dialects import RESPONSES
 from mockserver.service import access
 
 router = APIRouter(prefix="/v1", tags=["responses"])
@@ -47,6 +48,7 @@ async def create_response(request: Request) -> Response:
         usage=plan.exchange_usage(),
         schedule=schedule,
         stream=stream,
+        dialect=RESPONSES,
         events=events,
         body=reply_body,
     )

@@ -73,7 +73,8 @@ async def admit(
     record_admission(request, resolved, raw_body, stream)
     sequences = state.script_state  # a scripted sequence's step goes to one request, in every process
     planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(resolved))
-    admission = await access.take_resources(state.fixture, resolved)
+    resources = access.Resources(exchange, state.store, state.clock, state.settings.time_scale)
+    admission = await access.take_resources(state.fixture, resolved, request=resources)
     if admission.tier != resolved.tier:
         record_admission(request, admission, raw_body, stream)
         planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(admission))
@@ -111,7 +112,7 @@ async def respond(
     exchange = exchange_of(request.scope)
     exchange.usage = usage
     exchange.dialect = dialect
-    fault = await injection.choose(state, request, exchange)
+    fault = await injection.fault_for(state, request, exchange)
     if fault is not None:
         reply = await injection.respond_with(
             fault,

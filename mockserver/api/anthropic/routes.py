@@ -15,7 +15,7 @@ from mockserver.api.anthropic import auth, event_stream, messages
 from mockserver.api.anthropic.dialect import AnthropicRoute
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
-from mockserver.api.middleware import request_headers
+from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.routing import body_schema, server_state
 from mockserver.engine import jsonbody
 from mockserver.engine.dialects import ANTHROPIC
@@ -39,7 +39,7 @@ async def create_message(request: Request) -> Response:
         service_tier=messages.tier_for(body),
         raw_body=raw,
         stream=bool(body.stream),
-        plan=lambda admitted: messages.plan_message(state, admitted, body, raw),
+        plan=lambda admitted: messages.plan_message(state, admitted, body, raw, exchange_of(request.scope)),
         api="anthropic",
     )
     return await serving.respond(

@@ -14,7 +14,7 @@ The random draw comes from a ``random.Random`` seeded with the server's
 seed and the test id: a test's faults are the same on every run, whatever ran before
 (per process: several workers each draw their own sequence).
 
-:func:`choose` is called by :func:`mockserver.api.serving.respond` for every
+:func:`fault_for` is called by :func:`mockserver.api.serving.respond` for every
 inference request; :func:`respond_with` builds the faulted reply. What each fault
 makes a client do is in the manual's fault table (docs/faults.md).
 """
@@ -118,7 +118,7 @@ def parse_header(raw: str) -> FaultSpec:
         ) from None
 
 
-async def choose(state: Any, request: Request, exchange: Exchange) -> Chosen | None:
+async def fault_for(state: Any, request: Request, exchange: Exchange) -> Chosen | None:
     """The fault for this request, if any. ``state`` is the :class:`~mockserver.runtime.ServerState`."""
     headers = exchange.headers  # decoded once per request, unlike request.headers
     scope = headers.get(TEST_ID_HEADER)

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from mockserver.api import serving
-from mockserver.api.middleware import request_headers
+from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.openai.chat import completions
 from mockserver.api.openai.schemas import ChatCompletionRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
@@ -22,6 +22,7 @@ async def create_chat_completion(request: Request) -> Response:
     state = server_state(request)
     account = access.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse_body(request, ChatCompletionRequest)
+    exchange = exchange_of(request.scope)
     admission, plan = await serving.admit(
         request,
         account,
@@ -29,7 +30,7 @@ async def create_chat_completion(request: Request) -> Response:
         service_tier=body.service_tier,
         raw_body=raw,
         stream=bool(body.stream),
-        plan=lambda admitted: completions.plan_chat_completion(state, admitted, body, raw),
+        plan=lambda admitted: completions.plan_chat_completion(state, admitted, body, raw, exchange),
     )
     return await serving.respond(
         request,

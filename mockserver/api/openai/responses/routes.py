@@ -7,7 +7,7 @@ from starlette.responses import Response
 
 from mockserver import errors
 from mockserver.api import serving
-from mockserver.api.middleware import request_headers
+from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.openai.responses import event_stream, input_items, input_tokens, lifecycle
 from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
@@ -33,7 +33,7 @@ async def create_response(request: Request) -> Response:
         service_tier=body.service_tier,
         raw_body=raw,
         stream=stream,
-        plan=lambda admitted: lifecycle.plan_response(state, admitted, body, raw, previous),
+        plan=lambda admitted: lifecycle.plan_response(state, admitted, body, raw, previous, exchange_of(request.scope)),
     )
     await lifecycle.remember(state, plan)
     schedule, reply_body = lifecycle.first_reply(plan, stream=stream)

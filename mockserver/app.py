@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mockserver import errors
-from mockserver.api import health, metrics
+from mockserver.api import base_url, health, metrics
 from mockserver.api import openapi as openapi_doc
 from mockserver.api.anthropic import dialect
 from mockserver.api.anthropic import errors as anthropic_errors
@@ -28,6 +28,7 @@ from mockserver.api.openai.chat import routes as chat
 from mockserver.api.openai.responses import routes as responses
 from mockserver.api.routing import BODY_SCHEMAS
 from mockserver.config.fixture import Fixture, load_fixture
+from mockserver.config.rates import apply_rates
 from mockserver.config.settings import Settings
 from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.errors import validation
@@ -36,7 +37,6 @@ from mockserver.runtime import ServerState
 from mockserver.service import ledger
 from mockserver.service.reply_headers import anthropic_headers, openai_headers
 from mockserver.state import shared
-from mockserver.state.redis import RedisStore
 from mockserver.state.store import MemoryStore, Store
 from mockserver.version import __version__
 
@@ -58,6 +58,7 @@ def create_app(
     settings.check_control_plane()
     if fixture is None:
         fixture = load_fixture(settings.config, settings.presets)
+    fixture = apply_rates(fixture, settings.rates)  # --rate / MOCKSERVER_RATES, under a model's own profiles
     where = shared.Shared.from_url(settings.state) if shared.is_shared(settings.state) else None
     state = ServerState(
         settings=settings,
@@ -102,11 +103,14 @@ def create_app(
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         return render_for(request, validation.to_api_error(exc.errors()))
 
+    missing_v1 = base_url.MissingV1()
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 405:
             return render_for(request, errors.method_not_allowed(request.method, request.url.path))
         if exc.status_code == 404:
+            missing_v1.warn(request.method, request.url.path, str(request.base_url))
             return render_for(request, errors.unknown_route(request.method, request.url.path))
         error = errors.MockAPIError(str(exc.detail), type="invalid_request_error")
         error.status_code = exc.status_code
@@ -124,6 +128,8 @@ def _store(where: shared.Shared | None) -> Store:
     """The in-memory store, or the Redis one that every worker and replica on ``where`` shares."""
     if where is None:
         return MemoryStore()
+    from mockserver.state.redis import RedisStore  # imports the Redis client: only with --state redis://
+
     return RedisStore(where.connection, where.url, prefix=where.prefix)
 
 

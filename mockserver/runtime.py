@@ -115,12 +115,14 @@ class ServerState:
         """Back to how the server started: the original fixture and settings, a fresh id sequence,
         no stored responses, empty rate windows, ledger and journal, fresh fault counters and
         script sequences.
-        Replies still being held are ended (they answer 503 ``server_reset``) and give back their
-        Ultrafast slots; a slot is only ever released by the reply that holds it, so the capacity
-        cap stays exact across a reset.
+        Replies still being held are ended (they answer 503 ``server_reset``), and so are the streams
+        still open in this process (their last event is the ``server_reset`` error); both give back
+        their Ultrafast slots; a slot is only ever released by the reply that holds it, so the
+        capacity cap stays exact across a reset.
         With a shared store, the shared parts (windows, ledger, configuration) are reset for every
         process; the others take the initial configuration back before their next request."""
         self.replies.end_all("reset")
+        self.streams.finish_all(lambda stream: stream.dialect.reset_event(stream.events_sent))
         if self.config_log is not None:
             async with self._config_lock:
                 self._config_seen = await self.config_log.reset()

@@ -23,13 +23,16 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
+    field_validator,
     model_serializer,
     model_validator,
 )
 
+from mockserver.config import suggestions
 from mockserver.config.documents import ConfigError as ConfigError
 from mockserver.config.documents import read_yaml, resolve
 from mockserver.config.faults import Faults
+from mockserver.config.patterns import compile_pattern
 from mockserver.config.presets import PresetError, merge_presets
 from mockserver.config.scripts import ScriptRule
 
@@ -429,6 +432,17 @@ class Fixture(_Strict):
         default_factory=list,
         description="Timing presets merged into this fixture when it is loaded (see `mockserver presets`).",
     )
+    redact: list[str] = Field(
+        default_factory=list,
+        description="Regexes (RE2) whose matches `mockserver record` replaces by [redacted] in every string it writes.",
+    )
+
+    @field_validator("redact")
+    @classmethod
+    def _patterns_compile(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            compile_pattern(pattern)  # refused at load time, not on the first recorded exchange
+        return patterns
 
     @model_validator(mode="after")
     def _consistent(self) -> Fixture:
@@ -543,14 +557,21 @@ def parse_fixture(data: Any, *, source: str = "<fixture>", presets: Sequence[str
     try:
         return Fixture.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"config file {source}: {describe_validation_error(exc)}") from None
+        raise ConfigError(f"config file {source}: {describe_validation_error(exc, Fixture)}") from None
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line per problem: ``field.path: what is wrong``."""
+def describe_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """One line per problem: ``field.path: what is wrong``. Given the ``model`` validated, an unknown
+    field names the closest known one: ``profiles.ultrafast: unknown field `tokens_per_secnd`, did
+    you mean `tokens_per_second`?``."""
     lines = []
     for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        loc = err["loc"]
+        if err["type"] == "extra_forbidden" and model is not None and loc:
+            where = ".".join(str(p) for p in loc[:-1]) or "(top level)"
+            lines.append(f"{where}: {suggestions.describe_unknown(model, loc)}")
+            continue
+        where = ".".join(str(p) for p in loc) or "(top level)"
         message = err["msg"].removeprefix("Value error, ")
         lines.append(f"{where}: {message}")
     return "; ".join(lines)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from mockserver import errors
 from mockserver.engine.stopping import SHUTDOWN_CODE, SHUTDOWN_MESSAGE, TIME_LIMIT_CODE, time_limit_message
 from mockserver.engine.streaming import DONE, data_event, typed_event
 
@@ -76,6 +77,12 @@ class Dialect:
     def time_limit_event(self, sequence_number: int, limit_s: float) -> bytes:
         """The last event of a stream that reached the wall-clock limit on one reply."""
         return self.server_error_event(TIME_LIMIT_CODE, time_limit_message(limit_s), sequence_number)
+
+    def reset_event(self, sequence_number: int) -> bytes:
+        """The last event of a stream that ``POST /_mock/reset`` ends: the ``server_reset`` error that a
+        held non-streaming reply answers as a 503."""
+        reset = errors.server_reset()
+        return self.server_error_event(reset.code or "server_reset", reset.message, sequence_number)
 
     def __repr__(self) -> str:
         return f"<{self.name} dialect>"

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mockserver import errors
+from mockserver.config import suggestions
 from mockserver.config.documents import merge_patch
 from mockserver.config.fixture import ConfigError, Fixture
 from mockserver.config.presets import PresetError, merge_presets
@@ -141,7 +142,9 @@ def _invalid(exc: ValidationError) -> errors.InvalidRequestError:
     first = problems[0]
     param = ".".join(str(p) for p in first["loc"]) or None
     if first["type"] == "extra_forbidden":
-        message = f"Unrecognized configuration field: '{param}'."
+        loc = first["loc"]
+        extra = RUNTIME_FIELDS if len(loc) == 1 else ()
+        message = f"Unrecognized configuration field: '{param}': {suggestions.describe_unknown(Fixture, loc, extra)}."
         code = "unknown_parameter"
     else:
         details = "; ".join(

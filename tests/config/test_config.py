@@ -43,7 +43,7 @@ def minimal(**changes: object) -> dict[str, object]:
         ({"models": [{"id": "m", "tiers": ["default"], "forced_tier": "flex"}]}, "forced_tier 'flex' is not in tiers"),
         ({"accounts": []}, "accounts: List should have at least 1 item"),
         ({"output_tokens": {"min": 10, "max": 5}}, "min (10) must not exceed max (5)"),
-        ({"unknown": 1}, "unknown: Extra inputs are not permitted"),
+        ({"unknown": 1}, "(top level): unknown field `unknown`; known: accounts, capacity"),
     ],
 )
 def test_mistakes_are_named(changes: dict[str, object], message: str) -> None:

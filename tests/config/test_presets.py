@@ -192,7 +192,7 @@ def test_the_start_up_summary_names_the_presets_and_the_anthropic_api() -> None:
     text = banner(Settings(), load_fixture(presets=["claude-opus-4.8-fast", "gpu"]), "http://127.0.0.1:8000")
     assert "  presets      claude-opus-4.8-fast, gpu" in text
     assert "export ANTHROPIC_BASE_URL=http://127.0.0.1:8000 " in text
-    assert "claude-opus-4-8 (Anthropic API): default 60 tokens/s, priority 150 tokens/s" in text
+    assert 'claude-opus-4-8 (Anthropic API): default 60 tokens/s, priority (speed: "fast") 150 tokens/s' in text
     assert "ANTHROPIC_BASE_URL" not in banner(Settings(), load_fixture(), "http://127.0.0.1:8000")
 
 

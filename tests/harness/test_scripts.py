@@ -325,7 +325,7 @@ def test_invalid_rules_are_config_errors_naming_the_field() -> None:
         ({"reply": {"text": "x", "then": "repeat"}}, "'then' applies to a sequence only"),
         ({"reply": {"tool_calls": [{"name": "f", "arguments": "[1]"}]}}, "must hold a JSON object"),
         ({"reply": {"error": "status=429;code=nope"}}, "status 429 has no variant 'nope'"),
-        ({"reply": {"text": "x"}, "mtach": {}}, "scripts.0.mtach: Extra inputs are not permitted"),
+        ({"reply": {"text": "x"}, "mtach": {}}, "scripts.0: unknown field `mtach`, did you mean `match`?"),
         ({"reply": {"error": {"status": 429, "retry_after": 1e300}}}, "less than or equal to 3600"),
     ]
     for rule, wording in cases:

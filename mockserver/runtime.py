@@ -98,6 +98,7 @@ class ServerState:
         self.journal = self._journal()
         self.fault_state = FaultState(self.settings.seed, _counters(self.shared, "faults"))
         self.script_state = ScriptState(_counters(self.shared, "scripts"))
+        self.replay_order = _counters(self.shared, "replay")  # which recording identical requests get next
         self.replies = InFlight()  # held non-streaming replies
         self.streams = StreamScheduler(self.clock)  # every open stream, on one timer; ended with a final event on stop
         self.streams.max_reply_s = self.settings.max_reply_seconds  # fixed for the process
@@ -133,6 +134,7 @@ class ServerState:
         await self.journal.forget()
         await self.fault_state.clear()
         await self.script_state.clear()
+        await self.replay_order.clear()
 
     async def close(self) -> None:
         """The server is stopping: let go of the shared store's connection and background work."""
@@ -145,6 +147,7 @@ class ServerState:
         await self.journal.forget(test_id)
         await self.fault_state.clear(test_id)
         await self.script_state.clear(test_id)
+        await self.replay_order.clear(test_id)
 
     def _journal(self) -> RequestJournal:
         """The journal in this process's memory, or the one every process shares through Redis."""

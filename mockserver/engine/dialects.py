@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Literal
 
 from mockserver import errors
+from mockserver.config.fixture import ModelAPI
 from mockserver.engine.stopping import SHUTDOWN_CODE, SHUTDOWN_MESSAGE, TIME_LIMIT_CODE, time_limit_message
 from mockserver.engine.streaming import DONE, data_event, typed_event
 
@@ -54,6 +55,7 @@ class Dialect:
     """The framing of one API family's event stream. Subclasses say what differs."""
 
     name: DialectName
+    api: ModelAPI = "openai"  # the family of models it serves
     typed = False  # events carry an ``event:`` line
 
     def is_token_event(self, event: bytes) -> bool:
@@ -141,6 +143,7 @@ class AnthropicDialect(Dialect):
     """Anthropic's Messages API: typed events, ``content_block_delta`` per token, ``message_stop`` at the end."""
 
     name: DialectName = "anthropic"
+    api: ModelAPI = "anthropic"
     typed = True
     TOKEN = b"event: content_block_delta\n"
     TERMINAL = b"event: message_stop\n"

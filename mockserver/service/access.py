@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from mockserver import errors
 from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelSpec, Tier, TimingProfile
 from mockserver.engine.pacing import Clock
-from mockserver.service import accounts, capacity, ratelimits
+from mockserver.service import accounts, capacity, capacity_queue, ratelimits
 from mockserver.service.accounts import bearer_key
 from mockserver.service.exchange import Exchange
 from mockserver.service.tiers import Overrides, TierDecision, resolve_tier
@@ -128,15 +128,26 @@ class Resources:
     time_scale: float = 1.0
 
 
-async def take_resources(fixture: Fixture, admission: Admission, *, request: Resources | None = None) -> Admission:
+async def take_resources(
+    fixture: Fixture,
+    admission: Admission,
+    *,
+    request: Resources | None = None,
+    queue: capacity_queue.Queue | None = None,
+    prompt_tokens: int | None = None,
+) -> Admission:
     """Check the quota, take an Ultrafast slot (or downgrade) and count the request against the
     rate windows, in ``request``'s store. Returns the admission as served: its tier and profile
     change on a downgrade. Without ``request`` (a unit test of the rules alone) nothing is counted
-    or held, and the admission is returned as it is.
+    or held, and the admission is returned as it is. With a ``queue``, a request waits there while
+    the Ultrafast pools are full. ``prompt_tokens``: the prompt as already counted, for the token
+    window (else it is counted here).
     """
     if request is None:
         return admission
-    decision = await _take_shared_resources(request, fixture, admission.account, admission.model, admission.tier)
+    decision = await _take_shared_resources(
+        request, fixture, admission.account, admission.model, admission.tier, queue, prompt_tokens
+    )
     if decision == admission.tier:
         return admission
     profile = admission.overrides.apply(fixture.profile(admission.model, decision.tier))
@@ -159,7 +170,13 @@ async def admit(
 
 
 async def _take_shared_resources(
-    request: Resources, fixture: Fixture, account: Account, model: ModelSpec, decision: TierDecision
+    request: Resources,
+    fixture: Fixture,
+    account: Account,
+    model: ModelSpec,
+    decision: TierDecision,
+    queue: capacity_queue.Queue | None = None,
+    prompt_tokens: int | None = None,
 ) -> TierDecision:
     """Quota, then an Ultrafast slot (which may downgrade the tier), then the rate windows of the tier served.
 
@@ -176,10 +193,17 @@ async def _take_shared_resources(
     try:
         await accounts.check_quota(store, fixture, account)
         if decision.tier == "ultrafast":
-            slot = await capacity.acquire(store, fixture, account.organization, model.id, request.time_scale)
+
+            def noted(outcome: capacity_queue.Outcome, waited: float) -> None:
+                exchange.extra[capacity_queue.QUEUE_OUTCOME] = outcome
+                exchange.extra[capacity_queue.QUEUED_MS] = round(waited * 1000, 3)
+
+            slot = await capacity.acquire(
+                store, fixture, account.organization, model.id, request.time_scale, queue=queue, noted=noted
+            )
             if slot is None:
                 decision = TierDecision(decision.requested, "default", downgraded=True)
-        requested = ratelimits.requested_tokens(fixture, exchange.body)  # parsed once, by the route
+        requested = ratelimits.requested_tokens(fixture, exchange.body, prompt_tokens)  # parsed once, by the route
         exchange.rate_limit_headers = await ratelimits.take(
             store, now, fixture, account, model.id, window(decision.tier), requested, time_scale=request.time_scale
         )

@@ -204,15 +204,28 @@ def retry_headers(seconds: float) -> dict[str, str]:
 _OUTPUT_LIMIT_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
 
-def requested_tokens(fixture: Fixture, body: Any) -> int:
+def requested_tokens(fixture: Fixture, body: Any, prompt_tokens: int | None = None) -> int:
     """Estimated prompt tokens plus the maximum output, times ``n``, from a parsed request body.
 
     Works for Chat Completions (``messages``), the Responses API (``input``, ``instructions``)
     and Anthropic's Messages API (``messages``, ``system``, ``max_tokens``). Never raises: a body
-    that isn't an object counts as an empty prompt.
+    that isn't an object counts as an empty prompt. ``prompt_tokens``: the prompt as already
+    counted (:mod:`mockserver.service.context_window` counts it once per request), else counted here.
     """
     if not isinstance(body, dict):
         body = {}
+    if prompt_tokens is None:
+        prompt_tokens = tokens.count_messages(prompt_texts(body))
+    output = requested_output(body)
+    output = fixture.output_tokens.max if output is None else output
+    choices = _positive_int(body.get("n")) or 1
+    return prompt_tokens + output * choices
+
+
+def prompt_texts(body: Any) -> list[str]:
+    """The prompt's texts, one per message or input item, system prompt and instructions included."""
+    if not isinstance(body, dict):
+        return []
     texts: list[str] = []
     for field in ("messages", "input"):
         texts += _texts_of(body.get(field))
@@ -222,10 +235,14 @@ def requested_tokens(fixture: Fixture, body: Any) -> int:
             texts.append(value)
         elif isinstance(value, list):  # Anthropic's system prompt as text blocks
             texts.append(text_of(value))
-    limits = [_positive_int(body.get(f)) for f in _OUTPUT_LIMIT_FIELDS]
-    output = next((v for v in limits if v is not None), fixture.output_tokens.max)
-    choices = _positive_int(body.get("n")) or 1
-    return tokens.count_messages(texts) + output * choices
+    return texts
+
+
+def requested_output(body: Any) -> int | None:
+    """The output limit the request sets (``max_completion_tokens``, ``max_tokens``, ``max_output_tokens``)."""
+    if not isinstance(body, dict):
+        return None
+    return next((v for v in (_positive_int(body.get(f)) for f in _OUTPUT_LIMIT_FIELDS) if v is not None), None)
 
 
 def _positive_int(value: Any) -> int | None:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.responses import Response
 
 from mockserver import errors
-from mockserver.api import serving
+from mockserver.api import replaying, serving
 from mockserver.api.anthropic import auth, event_stream, messages
 from mockserver.api.anthropic.dialect import AnthropicRoute
 from mockserver.api.anthropic.errors import invalid_request
@@ -32,6 +32,17 @@ async def create_message(request: Request) -> Response:
     account = auth.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse(request, MessagesRequest)
     messages.check_speed(state.fixture, body)
+    replayed = await replaying.answer(
+        request,
+        account,
+        raw,
+        model=body.model,
+        service_tier=messages.tier_for(body),
+        stream=bool(body.stream),
+        dialect=ANTHROPIC,
+    )
+    if replayed is not None:
+        return replayed
     admission, plan = await serving.admit(
         request,
         account,
@@ -40,14 +51,13 @@ async def create_message(request: Request) -> Response:
         raw_body=raw,
         stream=bool(body.stream),
         plan=lambda admitted: messages.plan_message(state, admitted, body, raw, exchange_of(request.scope)),
-        api="anthropic",
+        dialect=ANTHROPIC,
     )
     return await serving.respond(
         request,
         usage=plan.exchange_usage(),
         schedule=plan.schedule,
         stream=bool(body.stream),
-        dialect=ANTHROPIC,
         events=partial(event_stream.stream_events, plan, per_chunk=admission.profile.tokens_per_chunk),
         body=partial(messages.message_body, plan),
     )

@@ -5,7 +5,7 @@ from functools import partial
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from mockserver.api import serving
+from mockserver.api import replaying, serving
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.openai.chat import completions
 from mockserver.api.openai.schemas import ChatCompletionRequest
@@ -22,6 +22,12 @@ async def create_chat_completion(request: Request) -> Response:
     state = server_state(request)
     account = access.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse_body(request, ChatCompletionRequest)
+    stream = bool(body.stream)
+    replayed = await replaying.answer(
+        request, account, raw, model=body.model, service_tier=body.service_tier, stream=stream, dialect=CHAT
+    )
+    if replayed is not None:
+        return replayed
     exchange = exchange_of(request.scope)
     admission, plan = await serving.admit(
         request,
@@ -30,6 +36,7 @@ async def create_chat_completion(request: Request) -> Response:
         service_tier=body.service_tier,
         raw_body=raw,
         stream=bool(body.stream),
+        dialect=CHAT,
         plan=lambda admitted: completions.plan_chat_completion(state, admitted, body, raw, exchange),
     )
     return await serving.respond(
@@ -37,7 +44,6 @@ async def create_chat_completion(request: Request) -> Response:
         usage=plan.exchange_usage(),
         schedule=plan.schedule,
         stream=bool(body.stream),
-        dialect=CHAT,
         events=partial(completions.stream_chunks, plan, per_chunk=admission.profile.tokens_per_chunk),
         body=partial(completions.completion_body, plan),
     )

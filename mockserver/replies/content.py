@@ -23,8 +23,9 @@ from mockserver import errors
 from mockserver.config.fixture import Fixture
 from mockserver.engine import generation, lengths, structured, tokens
 from mockserver.engine.generation import Text, TextGenerator
-from mockserver.engine.structured import FunctionSpec
+from mockserver.engine.structured import FunctionSpec, tool_results
 from mockserver.engine.structured.described import asks_for_json_block, described_schema
+from mockserver.engine.structured.prose_keys import prose_schema
 from mockserver.harness import scripts
 from mockserver.harness.scripts import Scripted
 from mockserver.service.access import Admission
@@ -122,12 +123,13 @@ def write_reply(
         # seeded random.Random costs about 6 µs, on every request's path to its first token).
         return _prose(writer, admission, seed, cues)
     rng = random.Random(seed ^ _STRUCTURED_SALT)
-    tool = structured.pick_tool(tools, tool_choice, answered=answered, rng=rng)
+    prompt = structured.Prompt.of(cues.latest, cues.system)
+    tool = structured.pick_tool(tools, tool_choice, answered=answered, rng=rng, prompt=prompt)
     if tool is not None:
         picked = [tool]
         if parallel:
             picked += _parallel_tools(writer.fixture, tools, tool_choice, tool, random.Random(seed ^ _PARALLEL_SALT))
-        return _calls([Call(t, _json_text(structured.instance_for(t.parameters, rng, t.source))) for t in picked])
+        return _calls([Call(t, _json_text(structured.call_arguments(t, rng, prompt))) for t in picked])
     if kind == "json_schema":
         return Reply(_json_text(structured.instance_for(output_format.get("schema") or {}, rng, fmt_source)))
     if kind == "json_object":
@@ -145,6 +147,9 @@ def _prose(writer: Writer, admission: Admission, seed: int, cues: generation.Cue
     length = admission.overrides.output_tokens
     fixture = writer.fixture
     per_character = fixture.tokens_per_character(cues.language)
+    report = tool_results.mention(cues.results, cues.language) if cues.results else ""
+    if report:
+        return _reporting(writer, admission, seed, cues, report)
     if length is None and cues.size is not None:
         # "in 200 words": about that many, never past the longest range (n choices stay bounded).
         target = lengths.stated_tokens(cues.size, per_character)
@@ -154,11 +159,24 @@ def _prose(writer: Writer, admission: Admission, seed: int, cues: generation.Cue
     return Reply(writer.generator.generate(seed, length, cues.language, tokens_per_character=per_character))
 
 
+def _reporting(writer: Writer, admission: Admission, seed: int, cues: generation.Cues, report: str) -> Reply:
+    """An answer after tool results: ``report`` (what they returned), then generated prose, the
+    answer's length in all (never shorter than the report, unless a length is forced)."""
+    opening = tokens.split(report)
+    forced = admission.overrides.output_tokens
+    per_character = writer.fixture.tokens_per_character(cues.language)
+    natural = lengths.natural_length(seed, *writer.fixture.output_tokens.range_for(cues.kind))
+    length = forced if forced is not None else max(natural, len(opening))
+    rest = writer.generator.generate(seed, length - len(opening), cues.language, tokens_per_character=per_character)
+    return Reply(Text((*opening, *rest.tokens)[:length]))
+
+
 def _described_instance(cues: generation.Cues, rng: random.Random) -> Any | None:
-    """An instance of the schema the messages describe (:mod:`mockserver.engine.structured.described`),
-    or ``None`` when they describe none or one the builder cannot honour: the prompt is no request
-    parameter, so its schema is never refused with a 400."""
-    schema = described_schema(cues.texts)
+    """An instance of the schema the messages describe (:mod:`mockserver.engine.structured.described`)
+    or list in prose (:mod:`mockserver.engine.structured.prose_keys`), or ``None`` when they describe
+    none or one the builder cannot honour: the prompt is no request parameter, so its schema is
+    never refused with a 400."""
+    schema = described_schema(cues.texts) or prose_schema(cues.texts)
     if schema is None:
         return None
     try:

@@ -157,13 +157,19 @@ def plan_chat_completion(
     structured.check_tool_choice(tools, body.tool_choice)
     fmt = response_format(body.response_format, texts)
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
+    cues = generation.cues_of(
+        [m.text() for m in body.messages if m.role == "user"],
+        texts,
+        system=conversation.system_texts(items),
+        results=conversation.tool_results(items),
+    )
     planned = plan(
         Facts(
             reply_sources(state),
             admission,
             exchange,
             seed,
-            generation.cues_of([m.text() for m in body.messages if m.role == "user"], texts),
+            cues,
             items,
             tools,
             body.tool_choice,

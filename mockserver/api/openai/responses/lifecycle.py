@@ -29,7 +29,9 @@ from mockserver.engine.conversation import (
     output_format,
     prompt_messages,
     read_input,
+    system_texts,
     tool_definition_tokens,
+    tool_results,
 )
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
@@ -166,7 +168,12 @@ def plan_response(
     fmt = output_format(body.text.format if body.text else None, prompt_texts, param="text.format")
 
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
-    cues = generation.cues_of([t for kind, t in context if kind == "user"], prompt_texts)
+    cues = generation.cues_of(
+        [t for kind, t in context if kind == "user"],
+        prompt_texts,
+        system=[body.instructions or "", *system_texts(context)],
+        results=tool_results(context),
+    )
     effort_param = body.reasoning.effort if body.reasoning else None
     summary_style = body.reasoning.summary_style if body.reasoning else None
     planned_reasoning = reasoning.reasoning_tokens_for(fixture, admission, effort_param)

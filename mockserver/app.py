@@ -33,6 +33,7 @@ from mockserver.config.settings import Settings
 from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.errors import validation
 from mockserver.harness.masking import mask_access_log
+from mockserver.harness.replay import library as replay
 from mockserver.runtime import ServerState
 from mockserver.service import ledger
 from mockserver.service.reply_headers import anthropic_headers, openai_headers
@@ -59,6 +60,7 @@ def create_app(
     if fixture is None:
         fixture = load_fixture(settings.config, settings.presets)
     fixture = apply_rates(fixture, settings.rates)  # --rate / MOCKSERVER_RATES, under a model's own profiles
+    fixture = replay.fixture_with(fixture, settings)  # every cassette replayed is loaded and checked here
     where = shared.Shared.from_url(settings.state) if shared.is_shared(settings.state) else None
     state = ServerState(
         settings=settings,

@@ -91,6 +91,7 @@ def add_serve(commands: Any, defaults: Settings) -> None:
         "--port", type=int, default=defaults.port, help="port to bind; 0 picks a free one [env MOCKSERVER_PORT]"
     )
     add_config_option(serve, defaults)
+    recording.add_replay_options(serve, defaults)
     serve.add_argument(
         "--time-scale",
         type=float,
@@ -395,11 +396,13 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
         quiet=args.quiet,
         state=args.state,
         workers=args.workers,
+        **recording.replay_overrides(args),
     )
     generated = settings.admin_token == GENERATED_TOKEN
     if generated:
         settings = settings.with_overrides(admin_token=secrets.token_urlsafe(TOKEN_BYTES))
     fixture = apply_rates(load_fixture(settings.config, settings.presets), settings.rates)
+    fixture = recording.replayed(fixture, settings)
     try:
         sock = startup.listen(settings.host, settings.port)
     except startup.StartupError as exc:

@@ -52,7 +52,7 @@ def figures(record: Record) -> Figures:
     model = model or _str(request.get("model"))
     output = _int(usage.get("completion_tokens", usage.get("output_tokens")))
     details = usage.get("completion_tokens_details") or usage.get("output_tokens_details") or {}
-    token_offsets = [e.ms for e, p in zip(response.events, payloads, strict=True) if _carries_output(record.api, p)]
+    token_offsets = [e.ms for e, p in zip(response.events, payloads, strict=True) if carries_output(record.api, p)]
     return Figures(
         model=model,
         tier=tier_of(request, served_tier, model),
@@ -105,7 +105,7 @@ def _usage_and_tier(api: str, body: Any, payloads: list[Any]) -> tuple[dict[str,
     return usage, tier, model
 
 
-def _carries_output(api: str, payload: Any) -> bool:
+def carries_output(api: str, payload: Any) -> bool:
     if not isinstance(payload, dict):
         return False
     if api == "chat.completions":

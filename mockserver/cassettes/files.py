@@ -38,6 +38,7 @@ class TornRecordWarning(UserWarning):
 class Cassette:
     path: Path
     records: list[Record] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)  # the line of each record, for messages that name it
     torn: bool = False  # a torn last record was dropped
 
 
@@ -55,6 +56,7 @@ def load(path: str | os.PathLike[str]) -> Cassette:
             continue
         try:
             cassette.records.append(decode(line))
+            cassette.lines.append(number)
         except RecordError as exc:
             if number - 1 == last:
                 cassette.torn = True

@@ -11,8 +11,11 @@ from typing import Any
 from mockserver import startup
 from mockserver.cassettes import files
 from mockserver.cassettes.redaction import Redactor
-from mockserver.config.fixture import load_fixture
+from mockserver.config.fixture import Fixture, load_fixture
 from mockserver.config.patterns import PatternError
+from mockserver.config.settings import Settings
+from mockserver.harness.replay import library
+from mockserver.harness.replay.library import REPLAY_MISSES, REPLAY_TIMINGS
 from mockserver.recording import table
 from mockserver.recording.proxy import Recorder, create_proxy_app
 from mockserver.recording.upstream import Upstream
@@ -87,6 +90,53 @@ def add_record(commands: Any) -> None:
         help="write the port served to PATH once listening [env MOCKSERVER_PORT_FILE]",
     )
     record.add_argument("--log-level", default=env("LOG_LEVEL", "warning"), metavar="LEVEL", help="uvicorn log level")
+
+
+def add_replay_options(serve: argparse.ArgumentParser, defaults: Settings) -> None:
+    """``serve``'s replay options (docs/recording.md)."""
+    group = serve.add_argument_group("replay", "answer from recorded cassettes (docs/recording.md)")
+    group.add_argument(
+        "--replay",
+        action="append",
+        default=None,
+        metavar="PATH",
+        help="a cassette whose recordings answer the requests that match them; repeatable "
+        "[env MOCKSERVER_REPLAY, comma-separated]",
+    )
+    group.add_argument(
+        "--replay-timing",
+        choices=REPLAY_TIMINGS,
+        default=defaults.replay_timing,
+        help="recorded: the recorded TTFT and event offsets; tier: re-paced at the tier asked for; "
+        "instant (default: recorded) [env MOCKSERVER_REPLAY_TIMING]",
+    )
+    group.add_argument(
+        "--replay-miss",
+        choices=REPLAY_MISSES,
+        default=defaults.replay_miss,
+        help="a request with no recording: error (a 400 naming the nearest), generate, or record "
+        "(needs --upstream) (default: error) [env MOCKSERVER_REPLAY_MISS]",
+    )
+    group.add_argument(
+        "--upstream",
+        default=defaults.upstream,
+        metavar="URL",
+        help="with --replay-miss record: the API to forward misses to [env MOCKSERVER_UPSTREAM]",
+    )
+
+
+def replay_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "replay": tuple(args.replay) if args.replay else None,
+        "replay_timing": args.replay_timing,
+        "replay_miss": args.replay_miss,
+        "upstream": args.upstream,
+    }
+
+
+def replayed(fixture: Fixture, settings: Settings) -> Fixture:
+    """The fixture with the replay options in force; a cassette that does not load stops start-up here."""
+    return library.fixture_with(fixture, settings)
 
 
 def add_cassette(commands: Any) -> None:

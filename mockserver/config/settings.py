@@ -89,6 +89,12 @@ class Settings:
         default=DEFAULT_STATE, metadata={"help": "where shared state is kept: memory, or redis://host:port/db"}
     )
     workers: int = field(default=1, metadata={"help": "worker processes; more than one needs a shared --state"})
+    replay: tuple[str, ...] = field(
+        default=(), metadata={"help": "cassettes replayed, added to the fixture's replay:; comma-separated"}
+    )
+    replay_timing: str | None = field(default=None, metadata={"help": "recorded, tier or instant"})
+    replay_miss: str | None = field(default=None, metadata={"help": "error, generate or record"})
+    upstream: str | None = field(default=None, metadata={"help": "the API a replay miss is recorded from"})
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -119,6 +125,8 @@ class Settings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "presets", tuple(self.presets))  # a list from MockServer(presets=[...])
+        replay = (self.replay,) if isinstance(self.replay, str) else tuple(self.replay)
+        object.__setattr__(self, "replay", replay)  # MockServer(replay="session.jsonl") or a list
         object.__setattr__(self, "rates", tuple(self.rates))
         parse_rates(self.rates)  # a bad one is a ConfigError: one line, exit status 2
         if self.time_scale < 0:

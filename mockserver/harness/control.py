@@ -25,6 +25,7 @@ from mockserver.config.fixture import ConfigError, Fixture
 from mockserver.config.presets import PresetError, merge_presets
 from mockserver.config.settings import Settings
 from mockserver.harness.masking import Masker
+from mockserver.harness.replay import library
 
 RUNTIME_FIELDS = ("time_scale", "seed")
 FIXED_SETTINGS = (
@@ -47,6 +48,7 @@ FIXED_SETTINGS = (
     "quiet",
     "state",
     "workers",
+    "upstream",
 )
 
 
@@ -97,6 +99,10 @@ def apply_patch(
         raise errors.InvalidRequestError(str(exc), param="presets", code="invalid_value") from None
     except ValidationError as exc:
         raise _invalid(exc) from None
+    try:
+        library.check(new_fixture)  # a cassette that does not load is refused here, not met by a request
+    except ConfigError as exc:
+        raise errors.InvalidRequestError(str(exc), param="replay", code="invalid_value") from None
     return new_settings, new_fixture
 
 

@@ -38,7 +38,9 @@ from mockserver.config.settings import DEFAULT_JOURNAL_BYTES, MAX_JSON_DEPTH
 from mockserver.engine import jsonbody
 from mockserver.harness.masking import Masker
 from mockserver.service.accounts import request_key
+from mockserver.service.capacity_queue import QUEUE_OUTCOME, QUEUED_MS
 from mockserver.service.exchange import Exchange
+from mockserver.service.prefill import PREFILL_MS
 
 TEST_ID_HEADER = "x-mock-test-id"
 UNRECORDED_PREFIXES = ("/_mock/", "/health", "/metrics", "/docs", "/redoc", "/openapi.json")
@@ -379,6 +381,9 @@ def entry(record: Record, known_keys: Iterable[str]) -> dict[str, Any]:
         "script": ex.extra.get("script"),
         "disconnected": ex.disconnected,
         "body_dropped_bytes": ex.extra.get("journal_body_dropped"),
+        "prefill_ms": ex.extra.get(PREFILL_MS),
+        "queued_ms": ex.extra.get(QUEUED_MS),
+        "queue_outcome": ex.extra.get(QUEUE_OUTCOME),
         "started_at": round(record.finished_wall - (duration or 0) / 1000, 6),
         "duration_ms": duration,
     }

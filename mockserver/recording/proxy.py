@@ -72,33 +72,38 @@ class Recorder:
 
 
 def create_proxy_app(recorder: Recorder) -> Starlette:
-    async def forward(request: Request) -> Response:
+    async def proxy(request: Request) -> Response:
         body = await _body(request)
         if body is None:
             return _error(request, errors.body_too_large(MAX_REQUEST_BYTES))
-        capture = recorder.capture(request, body)
-        recorder.in_flight += 1
-        try:
-            reply = await recorder.upstream.send(
-                request.method, request.url.path, request.url.query, request.headers.items(), body
-            )
-        except BaseException as exc:
-            recorder.in_flight -= 1
-            if isinstance(exc, UpstreamUnavailable):
-                return _error(request, exc)
-            raise
-        capture.response_started(reply.status_code, reply.headers.multi_items())
-        return StreamingResponse(
-            _pass_through(reply, capture, recorder), status_code=reply.status_code, headers=dict(headers_back(reply))
-        )
+        return await forward(recorder, request, body)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         await recorder.upstream.aclose()
 
-    routes = [Route("/{path:path}", forward, methods=METHODS)]
+    routes = [Route("/{path:path}", proxy, methods=METHODS)]
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+async def forward(recorder: Recorder, request: Request, body: bytes) -> Response:
+    """Send the request upstream and stream its reply back, recording the exchange once it has ended."""
+    capture = recorder.capture(request, body)
+    recorder.in_flight += 1
+    try:
+        reply = await recorder.upstream.send(
+            request.method, request.url.path, request.url.query, request.headers.items(), body
+        )
+    except BaseException as exc:
+        recorder.in_flight -= 1
+        if isinstance(exc, UpstreamUnavailable):
+            return _error(request, exc)
+        raise
+    capture.response_started(reply.status_code, reply.headers.multi_items())
+    return StreamingResponse(
+        _pass_through(reply, capture, recorder), status_code=reply.status_code, headers=dict(headers_back(reply))
+    )
 
 
 async def _pass_through(reply: httpx.Response, capture: Capture, recorder: Recorder) -> AsyncIterator[bytes]:

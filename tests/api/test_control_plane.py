@@ -130,6 +130,7 @@ def test_patch_config_changes_runtime_settings_and_fixture(mockserver: MockServe
     assert config["profiles"]["ultrafast"] == {
         "tokens_per_second": 2000,
         "ttft_ms": 200,
+        "prefill_tokens_per_second": 200000,
         "jitter": 0.1,
         "tokens_per_chunk": 1,
     }

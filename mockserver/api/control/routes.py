@@ -80,6 +80,15 @@ class JournalEntry(BaseModel):
     body_dropped_bytes: int | None = Field(
         default=None, description="The body was larger than the whole journal (journal_bytes) and is not kept."
     )
+    prefill_ms: float | None = Field(
+        default=None, description="The part of the TTFT spent reading the prompt (prefill_tokens_per_second)."
+    )
+    queued_ms: float | None = Field(
+        default=None, description="How long the request waited for an Ultrafast slot (capacity.queue_ms)."
+    )
+    queue_outcome: str | None = Field(
+        default=None, description="How that wait ended: served, timed_out, left, or full (too many waiting)."
+    )
     started_at: float = Field(description="Unix time the request arrived.")
     duration_ms: float | None
 

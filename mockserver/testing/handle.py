@@ -34,6 +34,7 @@ class MockServerHandle:
         self._baseline = server.state.snapshot()
         self._since = server.newest_call()
         self.recording: RecordingProxy | None = None  # the proxy recording this test (record modes)
+        self._clients: list[openai.OpenAI] = []  # closed when the test ends, so no socket outlives it
 
     @property
     def url(self) -> str:
@@ -50,10 +51,13 @@ class MockServerHandle:
         return {TEST_ID_HEADER: self.test_id}
 
     def client(self, key: str = DEFAULT_KEY, *, strict: bool = False, **kwargs: Any) -> openai.OpenAI:
-        """An ``openai.OpenAI`` for ``key``. ``strict`` turns on ``_strict_response_validation``."""
+        """An ``openai.OpenAI`` for ``key``. ``strict`` turns on ``_strict_response_validation``.
+        It is closed when the test ends."""
         if self.recording is not None:
             kwargs.setdefault("base_url", self.recording.base_url)
-        return self.server.client(key, strict=strict, test_id=self.test_id, **kwargs)
+        client = self.server.client(key, strict=strict, test_id=self.test_id, **kwargs)
+        self._clients.append(client)
+        return client
 
     def async_client(self, key: str = DEFAULT_KEY, *, strict: bool = False, **kwargs: Any) -> openai.AsyncOpenAI:
         return self.server.async_client(key, strict=strict, test_id=self.test_id, **kwargs)
@@ -75,4 +79,7 @@ class MockServerHandle:
         self._since = self.server.newest_call()
 
     def close(self) -> None:
+        """The test has ended: close the clients it was given, then :meth:`reset`."""
+        while self._clients:
+            self._clients.pop().close()
         self.reset()

@@ -133,7 +133,7 @@ def mockserver(mockserver_server: MockServer, request: pytest.FixtureRequest) ->
         try:
             yield handle
         finally:
-            handle.reset()
+            handle.close()
 
 
 def _cassette(handle: MockServerHandle, request: pytest.FixtureRequest) -> RecordingProxy | None:

@@ -171,14 +171,28 @@ class ServerState:
 
     async def configure_everywhere(self, patch: Any) -> None:
         """``PATCH /_mock/config``: apply a merge patch here and, with a shared configuration, in every
-        process: the patch is checked, appended to the shared log, and the log is followed, so every
-        process applies the patches in the same order. A refused patch changes nothing anywhere."""
+        process: the patch is checked against the log's head and appended there only if the head is
+        still the same (:meth:`ConfigLog.append`), and the log is followed, so every process applies
+        the same patches in the same order. A patch that another process's patch, landed first, made
+        invalid is refused with a 409; a refused patch changes nothing anywhere."""
         if self.config_log is None:
             self.configure(patch)
             return
-        await self.follow_config()
-        control.apply_patch(self.settings, self.fixture, patch, initial=self._initial_settings)  # or the 400
-        length = await self.config_log.append(patch)
+        for attempt in range(CONFIG_ATTEMPTS):
+            await self.follow_config()
+            async with self._config_lock:  # the position and the configuration it stands for, together
+                head, settings, fixture = self._config_seen, self.settings, self.fixture
+            try:
+                control.apply_patch(settings, fixture, patch, initial=self._initial_settings)
+            except errors.MockAPIError as exc:
+                if attempt == 0:
+                    raise  # invalid on the configuration it was sent to: the 400 as in one process
+                raise errors.config_conflict(exc.message) from None
+            length = await self.config_log.append(patch, onto=head)
+            if length is not None:
+                break
+        else:
+            raise errors.config_conflict(f"the configuration changed {CONFIG_ATTEMPTS} times meanwhile.")
         await self.follow_config()
         if length > MAX_PATCHES:
             initial = control.document(self._initial_settings, self._initial_fixture)
@@ -207,6 +221,9 @@ class ServerState:
         if settings.seed != self.settings.seed:
             self.fault_state.reseed(settings.seed)
         self.settings, self.fixture = settings, fixture
+
+
+CONFIG_ATTEMPTS = 8  # a PATCH racing other processes' patches is checked again this many times at most
 
 
 def _counters(where: Shared | None, namespace: str) -> Counters:

@@ -192,14 +192,25 @@ async def _take_shared_resources(
             if slot is None:
                 decision = TierDecision(decision.requested, "default", downgraded=True)
         requested = ratelimits.requested_tokens(fixture, exchange.body, prompt_tokens)  # parsed once, by the route
-        exchange.rate_limit_headers = await ratelimits.take(
-            store, now, fixture, account, model.id, window(decision.tier), requested, time_scale=request.time_scale
+        exchange.rate_limit_headers, refused = await ratelimits.take(
+            store,
+            now,
+            fixture,
+            account,
+            model.id,
+            window(decision.tier),
+            requested,
+            time_scale=request.time_scale,
+            request_id=exchange.request_id,
         )
+        if refused is not None:  # the headers as of the refusal came with it: nothing more to ask the store
+            raise refused
     except errors.MockAPIError:
         if slot is not None:
             await slot.released()
-        with contextlib.suppress(errors.MockAPIError):  # the store may be what failed: no headers then
-            exchange.rate_limit_headers = await ratelimits.headers(store, now, window(decision.tier))
+        if not exchange.rate_limit_headers:  # refused before the rate windows (a quota, a 413)
+            with contextlib.suppress(errors.MockAPIError):  # the store may be what failed: no headers then
+                exchange.rate_limit_headers = await ratelimits.headers(store, now, window(decision.tier))
         raise
     except BaseException:
         if slot is not None:  # cancelled, or a bug: the slot is not left taken behind the cap

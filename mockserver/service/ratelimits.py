@@ -114,12 +114,15 @@ async def take(
     requested_tokens: int,
     *,
     time_scale: float = 1.0,
-) -> dict[str, str]:
-    """Count one request and its requested tokens against ``target``, or raise the live 429.
+    request_id: str = "",
+) -> tuple[dict[str, str], errors.MockAPIError | None]:
+    """Count one request and its requested tokens against ``target``, or refuse it with the live 429.
 
     The 429's ``retry-after`` is the window's wait times ``time_scale`` (at least 1 ms), as for
     every wait the server asks for; the window itself keeps to the real clock.
-    Returns the ``x-ratelimit-*`` headers as of admission, as the live API reports them.
+    Returns the ``x-ratelimit-*`` headers as of admission, as the live API reports them (with a 429
+    too), and the 429 to raise, if refused: one call to the store (one round trip to Redis) either way.
+    ``request_id`` makes a retried call to a shared store count the request once.
     """
     limits = target.limits
     if requested_tokens > limits.tpm:
@@ -138,19 +141,20 @@ async def take(
             Allowance(overall.tokens_bucket, overall.limits.tpm, requested_tokens),
         ],
         report=[(target.requests_bucket, limits.rpm), (target.tokens_bucket, limits.tpm)],
+        request_id=request_id,
     )
     shortfall = admitted.shortfall
-    if shortfall is not None:
-        kind, limit, amount = (
-            ("requests", limits.rpm, 1) if shortfall.index == 0 else ("tokens", limits.tpm, requested_tokens)
-        )
-        wait = retry_delay(shortfall.retry_after * time_scale)
-        error = errors.rate_limited(
-            kind, model_id, account.organization, limit, shortfall.used, amount, errors.go_duration(wait)
-        )
-        error.headers.update(retry_headers(wait))
-        raise error
-    return _headers(*admitted.windows)
+    if shortfall is None:
+        return _headers(*admitted.windows), None
+    kind, limit, amount = (
+        ("requests", limits.rpm, 1) if shortfall.index == 0 else ("tokens", limits.tpm, requested_tokens)
+    )
+    wait = retry_delay(shortfall.retry_after * time_scale)
+    error = errors.rate_limited(
+        kind, model_id, account.organization, limit, shortfall.used, amount, errors.go_duration(wait)
+    )
+    error.headers.update(retry_headers(wait))
+    return _headers(*admitted.windows), error
 
 
 async def headers(store: Store, now: float, target: Target) -> dict[str, str]:

@@ -25,7 +25,10 @@ def take(
 ) -> dict[str, str]:
     limits = ratelimits.limits_for(FIXTURE, acct, MODEL, tier)  # type: ignore[arg-type]
     target = ratelimits.target_for(acct.key, MODEL, limits)
-    return asyncio.run(ratelimits.take(store, clock.now(), FIXTURE, acct, MODEL, target, tokens))
+    headers, refused = asyncio.run(ratelimits.take(store, clock.now(), FIXTURE, acct, MODEL, target, tokens))
+    if refused is not None:
+        raise refused
+    return headers
 
 
 @pytest.mark.parametrize(

@@ -44,8 +44,8 @@ def draw(rows: Sequence[TierFigures], path: str | Path, title: str) -> None:
         )
     axes.set_ylabel("end-to-end time (s)")
     axes.set_title(title, fontsize=10)
-    axes.set_ylim(0, max(r.end_to_end_s for r in rows) * 1.22)
-    axes.legend(fontsize=8, loc="upper right")
+    axes.set_ylim(0, max(r.end_to_end_s for r in rows) * 1.45)  # room above the bars for the legend
+    axes.legend(fontsize=8, loc="upper center", ncols=2)
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-NAMED = re.compile(r"benchmarks/results/[\w.-]+\.(?:json|png|csv|txt)")
+NAMED = re.compile(r"benchmarks/results/[a-z0-9][a-z0-9_.-]*\.(?:json|png|csv|txt)")  # NAME: a placeholder
 MARKED = re.compile(r"<!-- figures: (benchmarks/results/[\w.-]+\.json) -->\n((?:\|.*\|[ \t]*\n?)+)")
 NUMBER = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?")
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from mockserver import errors
-from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelSpec, Tier, TimingProfile
+from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelKind, ModelSpec, Tier, TimingProfile
 from mockserver.engine.pacing import Clock
 from mockserver.service import accounts, capacity, context, ratelimits
 from mockserver.service.accounts import bearer_key
@@ -64,14 +64,18 @@ def find_model(fixture: Fixture, account: Account, model_id: str, api: ModelAPI 
     return model
 
 
-def inference_model(fixture: Fixture, account: Account, model_id: str, api: ModelAPI = "openai") -> ModelSpec:
+def inference_model(
+    fixture: Fixture, account: Account, model_id: str, api: ModelAPI = "openai", kind: ModelKind = "chat"
+) -> ModelSpec:
     """The model for an inference request: 404 if unknown, hidden or served by another API, 403 if the
-    project may not use it."""
+    project may not use it, and the live refusal if it is of another ``kind`` than the endpoint serves."""
     model = fixture.model(model_id)
     if model is None or model.api != api or (model.forced_tier is not None and model.forced_tier not in account.tiers):
         raise errors.model_not_found(model_id)
     if account.models is not None and model.id not in account.models:
         raise errors.project_model_access(account.project, model.id)
+    if model.kind != kind:
+        raise errors.wrong_model_kind(model.id, kind)
     return model
 
 
@@ -101,31 +105,41 @@ def resolve(
     *,
     received_at: float | None = None,
     api: ModelAPI = "openai",
+    kind: ModelKind = "chat",
 ) -> Admission:
     """Find the model and resolve the tier for an authenticated key, or raise the refusal.
 
     Has no side effects: nothing is counted or held until :func:`take_resources`.
     """
     overrides = Overrides.from_headers(headers)
-    model = inference_model(fixture, account, model_id, api)
+    model = inference_model(fixture, account, model_id, api, kind)
     decision = resolve_tier(fixture, account, model, service_tier)
     profile = overrides.apply(fixture.profile(model, decision.tier))
     return Admission(account, model, decision, profile, overrides, received_at)
 
 
 async def take_resources(
-    fixture: Fixture, admission: Admission, *, request: context.RequestContext | None = None
+    fixture: Fixture,
+    admission: Admission,
+    *,
+    request: context.RequestContext | None = None,
+    requested_tokens: int | None = None,
 ) -> Admission:
     """Check the quota, take an Ultrafast slot (or downgrade) and count the request against the
     rate windows. Returns the admission as served: its tier and profile change on a downgrade.
 
     ``request`` defaults to the request being served (:func:`mockserver.service.context.current`);
     outside a request there is no shared state, and the admission is returned as it is.
+    ``requested_tokens`` is what the request costs in the token window; by default it is worked
+    out from the body (:func:`mockserver.service.ratelimits.requested_tokens`), which fits the
+    inference APIs; an embeddings request gives its input tokens.
     """
     request = request or context.current()
     if request is None:
         return admission
-    decision = await _take_shared_resources(request, fixture, admission.account, admission.model, admission.tier)
+    decision = await _take_shared_resources(
+        request, fixture, admission.account, admission.model, admission.tier, requested_tokens
+    )
     if decision == admission.tier:
         return admission
     profile = admission.overrides.apply(fixture.profile(admission.model, decision.tier))
@@ -149,7 +163,12 @@ async def admit(
 
 
 async def _take_shared_resources(
-    request: context.RequestContext, fixture: Fixture, account: Account, model: ModelSpec, decision: TierDecision
+    request: context.RequestContext,
+    fixture: Fixture,
+    account: Account,
+    model: ModelSpec,
+    decision: TierDecision,
+    requested_tokens: int | None = None,
 ) -> TierDecision:
     """Quota, then an Ultrafast slot (which may downgrade the tier), then the rate windows of the tier served.
 
@@ -169,7 +188,9 @@ async def _take_shared_resources(
             slot = await capacity.acquire(store, fixture, account.organization, model.id)
             if slot is None:
                 decision = TierDecision(decision.requested, "default", downgraded=True)
-        requested = ratelimits.requested_tokens(fixture, exchange.body)  # parsed once, by the route
+        requested = (  # the body was parsed once, by the route
+            ratelimits.requested_tokens(fixture, exchange.body) if requested_tokens is None else requested_tokens
+        )
         exchange.rate_limit_headers = await ratelimits.take(
             store, now, fixture, account, model.id, window(decision.tier), requested
         )

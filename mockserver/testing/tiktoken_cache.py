@@ -22,6 +22,7 @@ import gzip
 import hashlib
 import os
 import tempfile
+import warnings
 from importlib import resources
 from pathlib import Path
 
@@ -53,7 +54,11 @@ def tiktoken_cache_dir() -> Path:
 def vocabulary(name: str) -> bytes:
     """The ``name`` vocabulary as tiktoken downloads it, from ``bpe-openai``'s copy, its SHA-256 checked."""
     url, expected = TIKTOKEN_FILES[name]
-    data = gzip.decompress((resources.files("bpe_openai.data") / f"{name}.tiktoken.gz").read_bytes())
+    # Importing bpe_openai warns that it reads its data with a deprecated API: nothing to do with this.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        packed = (resources.files("bpe_openai.data") / f"{name}.tiktoken.gz").read_bytes()
+    data = gzip.decompress(packed)
     found = hashlib.sha256(data).hexdigest()
     if found != expected:
         raise VocabularyMismatch(f"bpe-openai's {name} has SHA-256 {found}; tiktoken expects {expected} for {url}")

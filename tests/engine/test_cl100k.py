@@ -15,6 +15,11 @@ from hypothesis import strategies as st
 from mockserver.engine import cl100k
 from mockserver.testing.tiktoken_cache import TIKTOKEN_FILES
 
+# tiktoken's cl100k_base pre-tokenizer (tiktoken_ext/openai_public.py), split to fit the line.
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",
     "请写一篇关于长城历史的详细文章。",
@@ -32,7 +37,7 @@ def tiktoken_cl100k() -> tiktoken.Encoding:
     ranks = {base64.b64decode(t): int(r) for t, r in (line.split() for line in data.splitlines())}
     return tiktoken.Encoding(
         "cl100k_base",
-        pat_str=r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+        pat_str=CL100K_PATTERN,
         mergeable_ranks=ranks,
         special_tokens={"<|endoftext|>": 100257},
     )

@@ -40,7 +40,8 @@ def test_sharing_only_common_words_counts_for_little() -> None:
 
 
 def test_word_order_and_case_matter_a_little_only() -> None:
-    one, reordered, shouting = embeddings.embed_many(MODEL, ["red apples grow", "grow red apples", "RED APPLES GROW"], 1536)
+    texts = ["red apples grow", "grow red apples", "RED APPLES GROW"]
+    one, reordered, shouting = embeddings.embed_many(MODEL, texts, 1536)
     assert 0.9 < cosine(one, reordered) < 1.0 - 1e-6
     assert 0.9 < cosine(one, shouting) < 1.0 - 1e-6
 

@@ -45,7 +45,8 @@ def test_an_image_is_flagged_only_by_an_image_rule() -> None:
 def test_applied_input_types_follow_the_parts() -> None:
     text_only = classify([], [Part("text", "hi")])["category_applied_input_types"]
     assert all(types == ["text"] for types in text_only.values())
-    both = classify([], [Part("text", "hi"), Part("image", "data:image/png;base64,AAAA")])["category_applied_input_types"]
+    parts = [Part("text", "hi"), Part("image", "data:image/png;base64,AAAA")]
+    both = classify([], parts)["category_applied_input_types"]
     assert both["violence"] == ["text", "image"] and both["hate"] == ["text"]
     image_only = classify([], [Part("image", "https://example.com/cat.png")])["category_applied_input_types"]
     assert image_only["sexual"] == ["image"] and image_only["harassment"] == []

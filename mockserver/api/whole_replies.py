@@ -12,13 +12,13 @@ the time scale. Faults apply as to any inference request (:mod:`mockserver.harne
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import anyio
 import orjson
 from fastapi import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from mockserver.api import serving
 from mockserver.api.middleware import exchange_of, request_headers
@@ -35,6 +35,7 @@ Plan = TypeVar("Plan")
 # A reply of up to this many vector values is encoded on the event loop (well under a millisecond);
 # larger ones in a thread, so /health and the streams in flight keep their turns.
 THREAD_FROM_VALUES = 20_000
+WRITE_BYTES = 1 << 20  # a larger reply is written a mebibyte at a time
 
 
 async def admit(
@@ -64,20 +65,37 @@ async def admit(
     return admission, planned
 
 
-def encode(document: dict[str, Any]) -> bytes:
-    """The reply's JSON; numpy arrays are written as their values."""
-    return orjson.dumps(document, option=orjson.OPT_SERIALIZE_NUMPY)
+def encode(document: dict[str, Any]) -> list[bytes]:
+    """The reply's JSON, in pieces whose concatenation is the document; numpy arrays are written as
+    their values.
+
+    A list is encoded one item at a time, each its own piece: orjson holds the GIL while it works,
+    and one call over 2,048 vectors (or one join of their 128 MiB) would keep the event loop out for
+    a good part of a second; one vector takes well under a millisecond.
+    """
+    pieces = [b"{"]
+    for index, (name, value) in enumerate(document.items()):
+        pieces.append((b"," if index else b"") + orjson.dumps(name) + b":")
+        if isinstance(value, list):
+            pieces.append(b"[")
+            for position, item in enumerate(value):
+                pieces.append((b"," if position else b"") + orjson.dumps(item, option=orjson.OPT_SERIALIZE_NUMPY))
+            pieces.append(b"]")
+        else:
+            pieces.append(orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY))
+    pieces.append(b"}")
+    return pieces
 
 
-async def encode_off_loop(document: Callable[[], dict[str, Any]], values: int) -> bytes:
+async def encode_off_loop(document: Callable[[], dict[str, Any]], values: int) -> list[bytes]:
     """:func:`encode` of ``document()``, in a thread past :data:`THREAD_FROM_VALUES` vector values."""
     if values > THREAD_FROM_VALUES:
         return await anyio.to_thread.run_sync(lambda: encode(document()))
     return encode(document())
 
 
-async def respond(request: Request, admission: Admission, *, input_tokens: int, body: bytes) -> Response:
-    """Hold the encoded ``body`` for its schedule, then send it; or serve the request's fault."""
+async def respond(request: Request, admission: Admission, *, input_tokens: int, body: list[bytes]) -> Response:
+    """Hold the encoded ``body`` (:func:`encode`) for its schedule, then send it; or serve the request's fault."""
     state = server_state(request)
     exchange = exchange_of(request.scope)
     exchange.usage = Usage(input_tokens=input_tokens)
@@ -98,7 +116,7 @@ async def respond(request: Request, admission: Admission, *, input_tokens: int, 
             schedule=schedule,
             stream=False,
             events=lambda pacer: iter(()),
-            body=lambda: orjson.loads(body),
+            body=lambda: orjson.loads(b"".join(body)),
             hold=lambda waiting: serving.hold_reply(request, waiting),
         )
         # A reply that only arrives late is still delivered whole, so it counts (see serving.respond).
@@ -109,4 +127,22 @@ async def respond(request: Request, admission: Admission, *, input_tokens: int, 
     if cut_short is not None:
         return cut_short
     exchange.completed = True
-    return Response(body, media_type="application/json")
+    size = sum(len(piece) for piece in body)
+    if size <= WRITE_BYTES:
+        return Response(b"".join(body), media_type="application/json")
+    # Piece by piece, so the event loop never copies a reply of a hundred megabytes in one go, and
+    # writes no faster than the client reads (uvicorn waits for the socket to drain).
+    return StreamingResponse(_pieces(body), media_type="application/json", headers={"content-length": str(size)})
+
+
+async def _pieces(body: list[bytes]) -> AsyncIterator[bytes]:
+    batch: list[bytes] = []
+    batched = 0
+    for piece in body:
+        batch.append(piece)
+        batched += len(piece)
+        if batched >= WRITE_BYTES:
+            yield b"".join(batch)
+            batch, batched = [], 0
+    if batch:
+        yield b"".join(batch)

@@ -107,13 +107,15 @@ def embed_many(model: str, texts: Sequence[str], dimensions: int) -> list[Vector
         owners.append(len(counted) + 1)
     picks = np.frombuffer(b"".join(digests), dtype="<u4").reshape(-1, PICKS)
     rows = (picks % ROWS).astype(np.int64)
-    units = np.rint(np.asarray(weights, dtype=np.float64) * WEIGHT_SCALE).astype(np.int64)
-    signed = np.where(picks & 0x8000_0000, 1, -1).astype(np.int64) * units[:, None]
+    units = np.rint(np.asarray(weights, dtype=np.float64) * WEIGHT_SCALE)  # whole numbers, as float64
+    signed = np.where(picks & 0x8000_0000, 1.0, -1.0) * units[:, None]
     text_of = np.repeat(np.arange(len(texts)), owners)[:, None]
-    row_weights = np.zeros(len(texts) * ROWS, dtype=np.int64)
-    np.add.at(row_weights, (text_of * ROWS + rows).ravel(), signed.ravel())
-    left = row_weights.reshape(len(texts), ROWS).astype(np.float64)
-    columns = table(dimensions)
+    # Sums of whole numbers far below 2**53: exact in float64, in any order.
+    row_weights = np.bincount((text_of * ROWS + rows).ravel(), signed.ravel(), minlength=len(texts) * ROWS)
+    weights_by_row = row_weights.reshape(len(texts), ROWS)
+    touched = np.flatnonzero(np.any(weights_by_row, axis=0))  # short texts touch a few rows of the table
+    left = weights_by_row[:, touched]
+    columns = table(dimensions)[touched]
     sums = np.empty((len(texts), dimensions), dtype=np.float64)
     for start in range(0, dimensions, _COLUMN_BLOCK):
         end = min(dimensions, start + _COLUMN_BLOCK)

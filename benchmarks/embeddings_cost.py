@@ -11,7 +11,8 @@ sends, each ``--repeat`` times, the median reported:
   text-embedding-3-large (3,072 values each), as ``base64`` and as ``float``;
 
 and, while one ``largest`` request of each format runs, polls ``/health`` every 20 ms and reports the
-slowest answer, beside the slowest answer of an idle server polled as long (the machine's own noise). Also the server's resident memory after the largest requests (Linux ``/proc``).
+slowest answer, beside the slowest answer of an idle server polled as long (the machine's own
+noise). Also the server's resident memory after the largest requests (Linux ``/proc``).
 
 The machine's load (``os.getloadavg``) is written beside the figures: they are wall times.
 
@@ -39,7 +40,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 HEADERS = {"authorization": "Bearer sk-mock-preview"}
-WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu"]
 
 
 def free_port() -> int:
@@ -83,7 +84,9 @@ def timed(client: httpx.Client, body: dict[str, Any]) -> tuple[float, int, int]:
     return elapsed, reply.json()["usage"]["prompt_tokens"], len(reply.content)
 
 
-def health_during(url: str, client: httpx.Client, body: dict[str, Any] | None, seconds: float = 0.0) -> dict[str, float]:
+def health_during(
+    url: str, client: httpx.Client, body: dict[str, Any] | None, seconds: float = 0.0
+) -> dict[str, float]:
     """The slowest /health answer while ``body`` is served (or, without one, for ``seconds`` of an
     idle server: the baseline of a machine under load), polling every 20 ms."""
     done = threading.Event()

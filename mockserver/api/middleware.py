@@ -140,7 +140,9 @@ class RequestContextMiddleware:
             await send(message)
 
         async def send_error(error: errors.MockAPIError) -> None:
-            body = orjson.dumps(self.error_body(exchange, error))
+            shaped = self.error_body(exchange, error)
+            exchange.refused(error, shaped)
+            body = orjson.dumps(shaped)
             headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
             headers += [(k.encode(), v.encode()) for k, v in error.headers.items()]
             await send_with_headers({"type": "http.response.start", "status": error.status_code, "headers": headers})
@@ -160,7 +162,7 @@ class RequestContextMiddleware:
             await send_error(errors.body_too_large(limit, declared))
             return
 
-        bound = context.bind(context.RequestContext(exchange, state.store, state.clock))
+        bound = context.bind(context.RequestContext(exchange, state.store, state.clock, state.settings.time_scale))
         try:
             await self.app(scope, receive_and_keep, send_with_headers)
         except ClientDisconnect:

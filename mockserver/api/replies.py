@@ -21,8 +21,9 @@ from typing import Any
 from mockserver import errors
 from mockserver.engine import generation, lengths, structured, tokens
 from mockserver.engine.generation import Text
-from mockserver.engine.structured import FunctionSpec
+from mockserver.engine.structured import FunctionSpec, tool_results
 from mockserver.engine.structured.described import asks_for_json_block, described_schema
+from mockserver.engine.structured.prose_keys import prose_schema
 from mockserver.harness import scripts
 from mockserver.harness.scripts import Scripted
 from mockserver.runtime import ServerState
@@ -111,12 +112,13 @@ def plan_reply(
         # seeded random.Random costs about 6 µs, on every request's path to its first token).
         return _prose(state, admission, seed, cues)
     rng = random.Random(seed ^ _STRUCTURED_SALT)
-    tool = structured.pick_tool(tools, tool_choice, answered=answered, rng=rng)
+    prompt = structured.Prompt.of(cues.latest, cues.system)
+    tool = structured.pick_tool(tools, tool_choice, answered=answered, rng=rng, prompt=prompt)
     if tool is not None:
         picked = [tool]
         if parallel:
             picked += _parallel_tools(state, tools, tool_choice, tool, random.Random(seed ^ _PARALLEL_SALT))
-        return _calls([Call(t, _json_text(structured.instance_for(t.parameters, rng, t.source))) for t in picked])
+        return _calls([Call(t, _json_text(structured.call_arguments(t, rng, prompt))) for t in picked])
     if kind == "json_schema":
         return Reply(_json_text(structured.instance_for(output_format.get("schema") or {}, rng, fmt_source)))
     if kind == "json_object":
@@ -133,6 +135,9 @@ def _prose(state: ServerState, admission: Admission, seed: int, cues: generation
     """Generated prose, as long as the request or the prompt asks, else a natural length for its kind."""
     length = admission.overrides.output_tokens
     per_character = state.fixture.tokens_per_character(cues.language)
+    report = tool_results.mention(cues.results, cues.language) if cues.results else ""
+    if report:
+        return _reporting(state, admission, seed, cues, report)
     if length is None and cues.size is not None:
         # "in 200 words": about that many, never past the longest range (n choices stay bounded).
         target = lengths.stated_tokens(cues.size, per_character)
@@ -142,11 +147,24 @@ def _prose(state: ServerState, admission: Admission, seed: int, cues: generation
     return Reply(state.generator.generate(seed, length, cues.language, tokens_per_character=per_character))
 
 
+def _reporting(state: ServerState, admission: Admission, seed: int, cues: generation.Cues, report: str) -> Reply:
+    """An answer after tool results: ``report`` (what they returned), then generated prose, the
+    answer's length in all (never shorter than the report, unless a length is forced)."""
+    opening = tokens.split(report)
+    forced = admission.overrides.output_tokens
+    per_character = state.fixture.tokens_per_character(cues.language)
+    natural = lengths.natural_length(seed, *state.fixture.output_tokens.range_for(cues.kind))
+    length = forced if forced is not None else max(natural, len(opening))
+    rest = state.generator.generate(seed, length - len(opening), cues.language, tokens_per_character=per_character)
+    return Reply(Text((*opening, *rest.tokens)[:length]))
+
+
 def _described_instance(cues: generation.Cues, rng: random.Random) -> Any | None:
-    """An instance of the schema the messages describe (:mod:`mockserver.engine.structured.described`),
-    or ``None`` when they describe none or one the builder cannot honour: the prompt is no request
-    parameter, so its schema is never refused with a 400."""
-    schema = described_schema(cues.texts)
+    """An instance of the schema the messages describe (:mod:`mockserver.engine.structured.described`)
+    or list in prose (:mod:`mockserver.engine.structured.prose_keys`), or ``None`` when they describe
+    none or one the builder cannot honour: the prompt is no request parameter, so its schema is
+    never refused with a 400."""
+    schema = described_schema(cues.texts) or prose_schema(cues.texts)
     if schema is None:
         return None
     try:

@@ -18,10 +18,12 @@ leaving, a reset, the server stopping and the reply's wall-clock limit
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from mockserver import errors
@@ -34,7 +36,7 @@ from mockserver.engine.streaming import Item, closing_items
 from mockserver.harness import metrics
 from mockserver.harness.faults import injection
 from mockserver.harness.faults.streams import is_anthropic, is_responses, is_token_event
-from mockserver.service import access, inflight
+from mockserver.service import access, capacity_queue, context_window, inflight, prefill
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
 
@@ -70,14 +72,38 @@ async def admit(
         received_at=exchange.started_at,
         api=api,
     )
+    # The prompt is counted once, here: in pieces that let the loop run, and no further than the window.
+    dialect: context_window.Dialect = (
+        "anthropic" if api == "anthropic" else "responses" if is_responses(exchange.path) else "chat"
+    )
+    prompt_tokens = (await context_window.measure(resolved.model, raw_body, dialect)).tokens
+    resolved = _with_prefill(exchange, resolved, prompt_tokens)
     record_admission(request, resolved, raw_body, stream)
     sequences = state.script_state  # a scripted sequence's step goes to one request, in every process
     planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(resolved))
-    admission = await access.take_resources(state.fixture, resolved)
+    queue_s = state.fixture.capacity.queue_ms / 1000 * state.settings.time_scale
+    queue = capacity_queue.Queue(queue_s, state.clock, lambda: _client_left(request)) if queue_s > 0 else None
+    try:
+        admission = await access.take_resources(state.fixture, resolved, queue=queue, prompt_tokens=prompt_tokens)
+    except capacity_queue.ClientLeft:
+        raise ClientDisconnect() from None  # journalled as 499 by the middleware
     if admission.tier != resolved.tier:
+        admission = _with_prefill(exchange, admission, prompt_tokens)
         record_admission(request, admission, raw_body, stream)
+    queued_ms = exchange.extra.get(capacity_queue.QUEUED_MS)
+    if admission.tier != resolved.tier or queued_ms:
+        if queued_ms and admission.received_at is not None:
+            # The wait for a slot is part of the TTFT: the reply's schedule starts when the slot was had.
+            admission = replace(admission, received_at=admission.received_at + queued_ms / 1000)
         planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(admission))
     return admission, planned
+
+
+def _with_prefill(exchange: Exchange, admission: Admission, prompt_tokens: int) -> Admission:
+    """The admission with the prompt's prefill in its TTFT (:mod:`mockserver.service.prefill`), journalled."""
+    admission, seconds = prefill.with_prefill(admission, prompt_tokens)
+    exchange.extra[prefill.PREFILL_MS] = round(seconds * 1000, 3)
+    return admission
 
 
 def record_admission(request: Request, admission: Admission, body: Any, stream: bool) -> None:

@@ -6,8 +6,9 @@ reply is encoded before it is held: the document of 2,048 vectors of 3,072 value
 megabytes, so it is encoded off the event loop, once, and sent as bytes.
 
 The reply is held until its schedule ends, as a non-streaming chat reply is: the model's ``default``
-profile's ``ttft_ms``, plus the input tokens at its ``tokens_per_second`` (its reading speed), times
-the time scale. Faults apply as to any inference request (:mod:`mockserver.harness.faults.injection`).
+profile's ``ttft_ms``, plus the input tokens read at its ``prefill_tokens_per_second``
+(:mod:`mockserver.service.prefill`), times the time scale; ``x-mock-ttft-ms`` sets the wait exactly.
+Faults apply as to any inference request (:mod:`mockserver.harness.faults.injection`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from mockserver.api.routing import server_state
 from mockserver.config.fixture import Account, ModelKind
 from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.harness.faults import injection
-from mockserver.service import access
+from mockserver.service import access, prefill
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Usage
 
@@ -99,10 +100,12 @@ async def respond(request: Request, admission: Admission, *, input_tokens: int, 
     state = server_state(request)
     exchange = exchange_of(request.scope)
     exchange.usage = Usage(input_tokens=input_tokens)
+    admission, seconds = prefill.with_prefill(admission, input_tokens)
+    exchange.extra[prefill.PREFILL_MS] = round(seconds * 1000, 3)
     profile = admission.profile
     schedule = Schedule.build(
         start=admission.start_time(state.clock),
-        ttft=profile.ttft_ms / 1000 + input_tokens / profile.tokens_per_second,
+        ttft=profile.ttft_ms / 1000,
         tokens_per_second=profile.tokens_per_second,
         total_tokens=0,
         time_scale=state.settings.time_scale,

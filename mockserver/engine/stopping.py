@@ -12,6 +12,7 @@ gets the same event at once. (Held non-streaming replies have their own registry
 
 from __future__ import annotations
 
+from mockserver import errors
 from mockserver.engine.streaming import data_event, typed_event
 
 SHUTDOWN_CODE = "server_shutting_down"
@@ -43,6 +44,13 @@ def error_event(responses: bool, sequence_number: int, message: str, code: str, 
     return typed_event(
         {"type": "error", "sequence_number": sequence_number, "code": code, "message": message, "param": None}
     )
+
+
+def reset_event(responses: bool, sequence_number: int, path: str = "") -> bytes:
+    """The last event of a stream that ``POST /_mock/reset`` ends: the ``server_reset`` error that a
+    held non-streaming reply answers as a 503, framed for its API (as :func:`shutdown_event`)."""
+    reset = errors.server_reset()
+    return error_event(responses, sequence_number, reset.message, reset.code or "server_reset", path)
 
 
 def anthropic_error_event(message: str) -> bytes:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from mockserver import errors
 from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelKind, ModelSpec, Tier, TimingProfile
 from mockserver.engine.pacing import Clock
-from mockserver.service import accounts, capacity, context, ratelimits
+from mockserver.service import accounts, capacity, capacity_queue, context, ratelimits
 from mockserver.service.accounts import bearer_key
 from mockserver.service.tiers import Overrides, TierDecision, resolve_tier
 
@@ -123,22 +123,25 @@ async def take_resources(
     admission: Admission,
     *,
     request: context.RequestContext | None = None,
+    queue: capacity_queue.Queue | None = None,
+    prompt_tokens: int | None = None,
     requested_tokens: int | None = None,
 ) -> Admission:
     """Check the quota, take an Ultrafast slot (or downgrade) and count the request against the
     rate windows. Returns the admission as served: its tier and profile change on a downgrade.
 
     ``request`` defaults to the request being served (:func:`mockserver.service.context.current`);
-    outside a request there is no shared state, and the admission is returned as it is.
-    ``requested_tokens`` is what the request costs in the token window; by default it is worked
-    out from the body (:func:`mockserver.service.ratelimits.requested_tokens`), which fits the
-    inference APIs; an embeddings request gives its input tokens.
+    outside a request there is no shared state, and the admission is returned as it is. With a
+    ``queue``, a request waits there while the Ultrafast pools are full. ``prompt_tokens``: the
+    prompt as already counted, for the token window (else it is counted here). ``requested_tokens``
+    replaces the whole cost in the token window (prompt and most output, worked out from the body by
+    :func:`mockserver.service.ratelimits.requested_tokens`): an embeddings request gives its input tokens.
     """
     request = request or context.current()
     if request is None:
         return admission
     decision = await _take_shared_resources(
-        request, fixture, admission.account, admission.model, admission.tier, requested_tokens
+        request, fixture, admission.account, admission.model, admission.tier, queue, prompt_tokens, requested_tokens
     )
     if decision == admission.tier:
         return admission
@@ -168,6 +171,8 @@ async def _take_shared_resources(
     account: Account,
     model: ModelSpec,
     decision: TierDecision,
+    queue: capacity_queue.Queue | None = None,
+    prompt_tokens: int | None = None,
     requested_tokens: int | None = None,
 ) -> TierDecision:
     """Quota, then an Ultrafast slot (which may downgrade the tier), then the rate windows of the tier served.
@@ -185,20 +190,40 @@ async def _take_shared_resources(
     try:
         await accounts.check_quota(store, fixture, account)
         if decision.tier == "ultrafast":
-            slot = await capacity.acquire(store, fixture, account.organization, model.id)
+
+            def noted(outcome: capacity_queue.Outcome, waited: float) -> None:
+                exchange.extra[capacity_queue.QUEUE_OUTCOME] = outcome
+                exchange.extra[capacity_queue.QUEUED_MS] = round(waited * 1000, 3)
+
+            slot = await capacity.acquire(
+                store, fixture, account.organization, model.id, request.time_scale, queue=queue, noted=noted
+            )
             if slot is None:
                 decision = TierDecision(decision.requested, "default", downgraded=True)
         requested = (  # the body was parsed once, by the route
-            ratelimits.requested_tokens(fixture, exchange.body) if requested_tokens is None else requested_tokens
+            ratelimits.requested_tokens(fixture, exchange.body, prompt_tokens)
+            if requested_tokens is None
+            else requested_tokens
         )
-        exchange.rate_limit_headers = await ratelimits.take(
-            store, now, fixture, account, model.id, window(decision.tier), requested
+        exchange.rate_limit_headers, refused = await ratelimits.take(
+            store,
+            now,
+            fixture,
+            account,
+            model.id,
+            window(decision.tier),
+            requested,
+            time_scale=request.time_scale,
+            request_id=exchange.request_id,
         )
+        if refused is not None:  # the headers as of the refusal came with it: nothing more to ask the store
+            raise refused
     except errors.MockAPIError:
         if slot is not None:
             await slot.released()
-        with contextlib.suppress(errors.MockAPIError):  # the store may be what failed: no headers then
-            exchange.rate_limit_headers = await ratelimits.headers(store, now, window(decision.tier))
+        if not exchange.rate_limit_headers:  # refused before the rate windows (a quota, a 413)
+            with contextlib.suppress(errors.MockAPIError):  # the store may be what failed: no headers then
+                exchange.rate_limit_headers = await ratelimits.headers(store, now, window(decision.tier))
         raise
     except BaseException:
         if slot is not None:  # cancelled, or a bug: the slot is not left taken behind the cap

@@ -22,6 +22,7 @@ class RequestContext:
     exchange: Exchange
     store: Store
     clock: Clock
+    time_scale: float = 1.0  # the server's, at the request's arrival: it scales the waits refusals ask for
 
 
 _current: ContextVar[RequestContext | None] = ContextVar("mockserver_request", default=None)

@@ -147,7 +147,12 @@ def plan_message(state: ServerState, admission: Admission, body: MessagesRequest
         raise invalid_request("Thinking may not be enabled when tool_choice forces tool use.")
     fmt = output_format(body.output_config)
     seed = generation.request_seed(generation.content_fields(raw_body), state.settings.seed)
-    cues = generation.cues_of(read.user_texts, read.texts)
+    cues = generation.cues_of(
+        read.user_texts,
+        read.texts,
+        system=read.texts[:1] if body.system else (),
+        results=conversation.tool_results(read.items),
+    )
     script = scripts.choose(state.fixture.scripts, state.script_state, admission, read.items, tools, choice)
     reply = plan_reply(
         state,

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.responses import Response
 
 from mockserver import errors
-from mockserver.api import serving
+from mockserver.api import replaying, serving
 from mockserver.api.anthropic import auth, event_stream, messages
 from mockserver.api.anthropic.dialect import AnthropicRoute
 from mockserver.api.anthropic.errors import invalid_request
@@ -31,6 +31,17 @@ async def create_message(request: Request) -> Response:
     account = auth.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse(request, MessagesRequest)
     messages.check_speed(state.fixture, body)
+    replayed = await replaying.answer(
+        request,
+        account,
+        raw,
+        model=body.model,
+        service_tier=messages.tier_for(body),
+        stream=bool(body.stream),
+        api="anthropic",
+    )
+    if replayed is not None:
+        return replayed
     admission, plan = await serving.admit(
         request,
         account,

@@ -103,7 +103,7 @@ def parse_header(raw: str) -> FaultSpec:
     try:
         return FaultSpec.model_validate(raw)
     except ValidationError as exc:
-        problem = describe_validation_error(exc).removeprefix("(top level): ")
+        problem = describe_validation_error(exc, FaultSpec).removeprefix("(top level): ")
         raise errors.InvalidRequestError(
             f"Invalid value for header '{FAULT_HEADER}': '{raw}'. {problem}.", param=FAULT_HEADER, code="invalid_value"
         ) from None

@@ -153,7 +153,12 @@ def plan_chat_completion(
     structured.check_tool_choice(tools, body.tool_choice)
     fmt = response_format(body.response_format, texts)
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
-    cues = generation.cues_of([m.text() for m in body.messages if m.role == "user"], texts)
+    cues = generation.cues_of(
+        [m.text() for m in body.messages if m.role == "user"],
+        texts,
+        system=conversation.system_texts(items),
+        results=conversation.tool_results(items),
+    )
     script = scripts.choose(
         state.fixture.scripts,
         state.script_state,

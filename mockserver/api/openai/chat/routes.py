@@ -5,7 +5,7 @@ from functools import partial
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from mockserver.api import serving
+from mockserver.api import replaying, serving
 from mockserver.api.middleware import request_headers
 from mockserver.api.openai.chat import completions
 from mockserver.api.openai.schemas import ChatCompletionRequest
@@ -21,6 +21,12 @@ async def create_chat_completion(request: Request) -> Response:
     state = server_state(request)
     account = access.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse_body(request, ChatCompletionRequest)
+    stream = bool(body.stream)
+    replayed = await replaying.answer(
+        request, account, raw, model=body.model, service_tier=body.service_tier, stream=stream
+    )
+    if replayed is not None:
+        return replayed
     admission, plan = await serving.admit(
         request,
         account,

@@ -31,7 +31,9 @@ from mockserver.engine.conversation import (
     output_format,
     prompt_messages,
     read_input,
+    system_texts,
     tool_definition_tokens,
+    tool_results,
 )
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
@@ -167,7 +169,12 @@ def plan_response(
     fmt = output_format(body.text.format if body.text else None, prompt_texts, param="text.format")
 
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
-    cues = generation.cues_of([t for kind, t in context if kind == "user"], prompt_texts)
+    cues = generation.cues_of(
+        [t for kind, t in context if kind == "user"],
+        prompt_texts,
+        system=[body.instructions or "", *system_texts(context)],
+        results=tool_results(context),
+    )
     reply = plan_reply(
         state,
         admission,

@@ -6,7 +6,7 @@ from fastapi.responses import JSONResponse
 from starlette.responses import Response
 
 from mockserver import errors
-from mockserver.api import serving
+from mockserver.api import replaying, serving
 from mockserver.api.middleware import request_headers
 from mockserver.api.openai.responses import event_stream, input_items, input_tokens, lifecycle
 from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
@@ -24,6 +24,11 @@ async def create_response(request: Request) -> Response:
     account = access.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse_body(request, ResponseCreateRequest)
     stream = bool(body.stream)
+    replayed = await replaying.answer(
+        request, account, raw, model=body.model, service_tier=body.service_tier, stream=stream
+    )
+    if replayed is not None:
+        return replayed
     previous = await lifecycle.earlier_turn(state, account.project, body.previous_response_id)
     admission, plan = await serving.admit(
         request,

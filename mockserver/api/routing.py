@@ -11,6 +11,8 @@ from pydantic import BaseModel, ValidationError
 from mockserver import errors
 from mockserver.engine import jsonbody
 from mockserver.errors import validation
+from mockserver.replies.content import Writer
+from mockserver.replies.planner import Sources
 from mockserver.runtime import ServerState
 
 Body = TypeVar("Body", bound=BaseModel)
@@ -23,6 +25,13 @@ LARGE_BODY_BYTES = 1024 * 1024
 def server_state(request: Request) -> ServerState:
     state: ServerState = request.app.state.mock
     return state
+
+
+def reply_sources(state: ServerState) -> Sources:
+    """What the reply planner reads of the running server, as it is now (a reset or a patch replaces
+    the fixture, so this is taken per request)."""
+    writer = Writer(state.fixture, state.generator, state.settings.time_scale)
+    return Sources(writer, state.script_state, state.clock)
 
 
 async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[str, Any]]:

@@ -25,6 +25,7 @@ from mockserver.api import serving
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.routing import server_state
 from mockserver.config.fixture import Account, ModelKind
+from mockserver.engine.dialects import CHAT
 from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.harness.faults import injection
 from mockserver.service import access, prefill
@@ -62,7 +63,10 @@ async def admit(
         planned = await anyio.to_thread.run_sync(plan, resolved)
     else:
         planned = plan(resolved)
-    admission = await access.take_resources(state.fixture, resolved, requested_tokens=input_tokens(planned))
+    resources = access.Resources(exchange, state.store, state.clock, state.settings.time_scale)
+    admission = await access.take_resources(
+        state.fixture, resolved, request=resources, requested_tokens=input_tokens(planned)
+    )
     return admission, planned
 
 
@@ -110,7 +114,7 @@ async def respond(request: Request, admission: Admission, *, input_tokens: int, 
         total_tokens=0,
         time_scale=state.settings.time_scale,
     )
-    fault = await injection.choose(state, request, exchange)
+    fault = await injection.fault_for(state, request, exchange)
     if fault is not None:
         reply = await injection.respond_with(
             fault,
@@ -118,11 +122,13 @@ async def respond(request: Request, admission: Admission, *, input_tokens: int, 
             state=state,
             schedule=schedule,
             stream=False,
+            dialect=CHAT,  # never used: the reply is not a stream
             events=lambda pacer: iter(()),
             body=lambda: orjson.loads(b"".join(body)),
             hold=lambda waiting: serving.hold_reply(request, waiting),
         )
         # A reply that only arrives late is still delivered whole, so it counts (see serving.respond).
+        assert not isinstance(reply, injection.FaultedStream)  # only a stream comes back as one
         if fault.spec.delivers_whole_reply and not exchange.disconnected:
             exchange.completed = True
         return reply

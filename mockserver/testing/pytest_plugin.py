@@ -110,7 +110,7 @@ def mockserver(mockserver_server: MockServer, request: pytest.FixtureRequest) ->
         try:
             yield handle
         finally:
-            handle.reset()
+            handle.close()
 
 
 def marker_patch(marker: pytest.Mark, base_dir: Path, server: MockServer) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from mockserver.config import suggestions
 from mockserver.config.documents import ConfigError as ConfigError
 from mockserver.config.documents import read_yaml, resolve
 from mockserver.config.faults import Faults
+from mockserver.config.moderation import Moderation
 from mockserver.config.patterns import compile_pattern
 from mockserver.config.presets import PresetError, merge_presets
 from mockserver.config.scripts import ScriptRule
@@ -201,6 +202,9 @@ class OutputLength(_Strict):
 
 
 ModelAPI = Literal["openai", "anthropic"]
+# What a model is for: chat (Chat Completions, Responses, Messages), embeddings or moderations.
+ModelKind = Literal["chat", "embedding", "moderation"]
+MAX_EMBEDDING_DIMENSIONS = 16_384
 
 
 class ParallelToolCalls(_Strict):
@@ -233,6 +237,19 @@ class ModelSpec(_Strict):
     forced_tier: Tier | None = Field(
         default=None, description="Always serve this id on one tier, e.g. gpt-5.6-sol-ultrafast."
     )
+    kind: ModelKind = Field(
+        default="chat",
+        description=(
+            "What the model serves: 'chat' (Chat Completions, Responses, Messages), 'embedding' (/v1/embeddings) "
+            "or 'moderation' (/v1/moderations). Each endpoint refuses the models of the other kinds."
+        ),
+    )
+    dimensions: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_EMBEDDING_DIMENSIONS,
+        description="An embedding model's vector length (required for kind 'embedding'); 'dimensions' may shorten it.",
+    )
     reasoning: bool = Field(default=True, description="Whether reasoning effort adds reasoning tokens.")
     max_output_tokens: int = Field(
         default=DEFAULT_MAX_OUTPUT_TOKENS,
@@ -255,6 +272,8 @@ class ModelSpec(_Strict):
     def _forced_tier_supported(self) -> ModelSpec:
         if self.forced_tier is not None and self.forced_tier not in self.tiers:
             raise ValueError(f"forced_tier '{self.forced_tier}' is not in tiers {self.tiers}")
+        if (self.kind == "embedding") != (self.dimensions is not None):
+            raise ValueError("dimensions is required for an embedding model, and only for one")
         return self
 
 
@@ -462,6 +481,10 @@ class Fixture(_Strict):
     scripts: list[ScriptRule] = Field(
         default_factory=list,
         description="Scripted replies: the first rule that matches a request answers it; otherwise text is generated.",
+    )
+    moderation: Moderation = Field(
+        default_factory=Moderation,
+        description="What /v1/moderations flags: rules of a pattern and the categories it flags. None by default.",
     )
     presets: list[str] = Field(
         default_factory=list,

@@ -201,6 +201,9 @@ def choose(
                     continue
                 step = len(steps) - 1
         reply = steps[step or 0]
+        if reply.embedding is not None:
+            passed_over.append(f"{label}: its reply is an embedding vector, for /v1/embeddings")
+            continue
         if reply.tool_calls is not None and not all(call.name in offered for call in reply.tool_calls):
             passed_over.append(f"{label}: it calls a function the request does not offer")
             continue

@@ -234,7 +234,7 @@ def _responses(
     where: Shared | None, clock: Clock, wall_clock: Callable[[], float], settings: Settings
 ) -> BaseResponseStore:
     """Stored responses in this process, or in the Redis every worker and replica shares."""
-    count, age = settings.stored_responses, settings.stored_response_ttl
+    count, age, size = settings.stored_responses, settings.stored_response_ttl, settings.stored_response_bytes
     if where is None:
-        return ResponseStore(clock.now, max_items=count, ttl_s=age)
-    return RedisResponseStore(where, clock.now, wall_clock, max_items=count, ttl_s=age)
+        return ResponseStore(clock.now, max_items=count, ttl_s=age, max_bytes=size)
+    return RedisResponseStore(where, clock.now, wall_clock, max_items=count, ttl_s=age, max_bytes=size)

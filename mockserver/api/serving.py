@@ -158,11 +158,9 @@ async def respond(
     if stream:
         path = exchange.path  # the request's path as the server gave it; request.url would build a whole URL
         responses, anthropic = is_responses(path), is_anthropic(path)
-        return EventStreamResponse(
-            _held_until_done(events(pacer), exchange, clock=state.clock, responses=responses, anthropic=anthropic),
-            state.streams,
-            typed=responses or anthropic,
-        )
+        source = _held_until_done(events(pacer), exchange, clock=state.clock, responses=responses, anthropic=anthropic)
+        state.live.add(exchange, schedule, source)  # for the dashboard: one dict insert
+        return EventStreamResponse(source, state.streams, typed=responses or anthropic)
     try:
         cut_short = await hold_reply(request, pacer.wait_for_end())
         if cut_short is not None:

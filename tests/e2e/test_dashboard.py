@@ -90,7 +90,8 @@ def rows(page: Any) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = page.evaluate(
         """() => Object.fromEntries([...document.querySelectorAll('#streams tbody tr')].map(tr => [
             tr.dataset.tier,
-            Object.fromEntries([...tr.cells].filter(c => c.classList.length).map(c => [c.classList[c.classList.length - 1], c.textContent]))
+            Object.fromEntries([...tr.cells].filter(c => c.classList.length)
+                .map(c => [c.classList[c.classList.length - 1], c.textContent]))
         ]))"""
     )
     return found

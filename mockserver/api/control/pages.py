@@ -25,15 +25,15 @@ CONTENT_SECURITY_POLICY = (
 HEADERS = {
     "content-security-policy": CONTENT_SECURITY_POLICY,
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",  # no-referrer would make a form post's Origin "null", refused as cross-origin
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
 
 _SIGN_IN = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>mockserver: sign in</title>
-<link rel="icon" href="data:,"><link rel="stylesheet" href="/_mock/ui/app.css"></head>
-<body class="sign-in"><main><h1>mockserver</h1>
+<link rel="icon" href="data:,"></head>
+<body><main><h1>mockserver</h1>
 <p>This server's control plane needs its admin token (<code>--admin-token</code>). It is asked once:
 the browser keeps a digest of it in a cookie that scripts cannot read.</p>
 <form method="post" action="/_mock/ui/sign-in">

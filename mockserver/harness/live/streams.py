@@ -14,6 +14,7 @@ so it holds at most about twice the streams in flight, dashboard or not.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -113,6 +114,7 @@ def _row(live: LiveStream, stream: ActiveStream, now: float, masker: Masker) -> 
         "late_ms": round((engine_lateness if isinstance(engine_lateness, float) else late) * 1000, 1),
         "client_slow": stream.blocked,
         "age_s": round(now - ex.started_at, 3),
+        "process": os.getpid(),  # with --workers, which worker plays it
     }
 
 

@@ -21,7 +21,9 @@ from mockserver.api.control import feed, pages
 from mockserver.api.routing import server_state
 from mockserver.harness.journal import JournalQuery
 
-router = APIRouter(prefix="/_mock", tags=["dashboard"])
+# Not in the OpenAPI document: these serve a page and its endless feed, not an API for clients
+# (docs/dashboard.md describes them).
+router = APIRouter(prefix="/_mock", tags=["dashboard"], include_in_schema=False)
 
 COOKIE_MAX_AGE_S = 7 * 24 * 3600
 MAX_SIGN_IN_BYTES = 4096

@@ -29,11 +29,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockserver import errors
 from mockserver.config import patterns
-from mockserver.config.scripts import ScriptError, ScriptMatch, ScriptRule, ScriptStep
+from mockserver.config.scripts import ScriptMatch, ScriptRule, ScriptStep
 from mockserver.engine import structured
 from mockserver.engine.conversation import ConversationItem, answered
 from mockserver.engine.structured import FunctionSpec
-from mockserver.errors.variants import ErrorContext, status_error
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.service.exchange import Exchange
 from mockserver.state.counters import Counters, MemoryCounters
@@ -177,7 +176,7 @@ def choose(
     memo: dict[int, int] = exchange.extra.setdefault(_MEMO, {}) if exchange is not None else {}
     used = sequences.steps(exchange)
     facts = facts_of(admission, exchange.path if exchange is not None else "", conversation)
-    offered = callable_tools(tools, tool_choice)
+    offered = structured.callable_tools(tools, tool_choice)
     chosen = None
     passed_over: list[str] = []
     for index, rule in enumerate(rules):
@@ -266,39 +265,3 @@ def why_not(match: ScriptMatch, facts: Facts) -> str | None:
     if match.message is not None and not patterns.search(match.message, facts.message):
         return f"message {match.message!r} does not match"
     return None
-
-
-def callable_tools(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None) -> set[str]:
-    """The function names a reply may call under ``tool_choice``."""
-    if tool_choice == "none":
-        return set()
-    names = {t.name for t in tools}
-    named = structured.chosen_name(tool_choice)
-    if named is not None:
-        return names & {named}
-    allowed = structured.allowed_names(tool_choice)
-    return names if allowed is None else names & allowed
-
-
-def error_for(spec: ScriptError, admission: Admission, time_scale: float) -> errors.MockAPIError:
-    """The error a scripted ``error`` reply raises: the same body and headers as a ``status=`` fault."""
-    account = admission.account
-    where = ErrorContext(
-        model=admission.model.id,
-        key=account.key,
-        organization=account.organization,
-        project=account.project,
-        tier=admission.tier.tier,
-    )
-    error = status_error(
-        spec.status, where, code=spec.code, retry_after=spec.retry_after, retry=spec.retry, time_scale=time_scale
-    )
-    if spec.message is not None:
-        error.message = spec.message
-    return error
-
-
-def tools_for(reply: ScriptStep, tools: Sequence[FunctionSpec]) -> list[tuple[FunctionSpec, str]]:
-    """Every function a ``tool_calls`` reply calls, in order, with its arguments: parallel tool calls."""
-    assert reply.tool_calls is not None
-    return [(next(t for t in tools if t.name == call.name), call.arguments_text()) for call in reply.tool_calls]

@@ -27,7 +27,7 @@ from mockserver.harness import control
 from mockserver.harness.faults.injection import FaultState
 from mockserver.harness.journal import Journal, RequestJournal
 from mockserver.harness.metrics import Metrics
-from mockserver.harness.scripts import ScriptState
+from mockserver.harness.scripted import ScriptState
 from mockserver.harness.shared_journal import SharedJournal
 from mockserver.service import capacity
 from mockserver.service.exchange import ExchangeHooks

@@ -43,7 +43,7 @@ from mockserver.service.exchange import Exchange, Usage
 Plan = TypeVar("Plan")
 
 
-async def admit(
+async def admit_and_plan(
     request: Request,
     account: Account,
     *,
@@ -130,7 +130,7 @@ async def respond(
     events: Callable[[Pacer], Iterator[Item]],
     body: Callable[[], dict[str, Any]],
 ) -> Response:
-    """Stream ``events`` on the schedule, framed by the exchange's dialect (:func:`admit` set it), or
+    """Stream ``events`` on the schedule, framed by the exchange's dialect (:func:`admit_and_plan` set it), or
     hold the whole ``body`` until the schedule ends.
 
     A request that draws a fault (header, fixture rule or probability) is served by

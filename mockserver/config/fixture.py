@@ -61,7 +61,7 @@ from mockserver.config.models import ReasoningEffort as ReasoningEffort
 from mockserver.config.models import TimingProfile as TimingProfile
 from mockserver.config.patterns import compile_pattern
 from mockserver.config.presets import PresetError, merge_presets
-from mockserver.config.scripts import ScriptRule
+from mockserver.config.script_rules import ScriptRule
 
 # -- Fixture schema ---------------------------------------------------------------------------
 

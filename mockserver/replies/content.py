@@ -1,6 +1,6 @@
 """What one answer says, for any API: prose, a JSON document, or one or more tool calls.
 
-A scripted reply (:mod:`mockserver.harness.scripts`, chosen by :func:`mockserver.replies.planner.plan`)
+A scripted reply (:mod:`mockserver.harness.scripted`, chosen by :func:`mockserver.replies.planner.plan`)
 takes the place of the generated one.
 Prose runs as long as the prompt asks (:mod:`mockserver.engine.lengths`); a ``json_object``
 answer follows the schema the prompt describes (:mod:`mockserver.engine.structured.described`);
@@ -21,14 +21,14 @@ from typing import Any
 
 from mockserver import errors
 from mockserver.config.fixture import Fixture
-from mockserver.config.scripts import ScriptError, ScriptStep
+from mockserver.config.script_rules import ScriptError, ScriptStep
 from mockserver.engine import generation, lengths, structured, tokens
 from mockserver.engine.generation import Text, TextGenerator
 from mockserver.engine.structured import FunctionSpec, tool_results
 from mockserver.engine.structured.described import asks_for_json_block, described_schema
 from mockserver.engine.structured.prose_keys import prose_schema
 from mockserver.errors.variants import ErrorContext, status_error
-from mockserver.harness.scripts import Scripted
+from mockserver.harness.scripted import Scripted
 from mockserver.service.access import Admission
 
 # Keeps the JSON and tool-argument stream independent of the prose stream of the same seed.

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockserver import errors
 from mockserver.config import patterns
-from mockserver.config.scripts import ScriptMatch, ScriptRule, ScriptStep
+from mockserver.config.script_rules import ScriptMatch, ScriptRule, ScriptStep
 from mockserver.engine import structured
 from mockserver.engine.conversation import ConversationItem, answered
 from mockserver.engine.structured import FunctionSpec

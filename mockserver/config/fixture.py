@@ -52,13 +52,16 @@ from mockserver.config.models import DEFAULT_LONG_ANSWER as DEFAULT_LONG_ANSWER
 from mockserver.config.models import DEFAULT_MAX_OUTPUT_TOKENS as DEFAULT_MAX_OUTPUT_TOKENS
 from mockserver.config.models import DEFAULT_SHORT_ANSWER as DEFAULT_SHORT_ANSWER
 from mockserver.config.models import DEFAULT_ZH_TOKENS_PER_CHARACTER as DEFAULT_ZH_TOKENS_PER_CHARACTER
+from mockserver.config.models import MAX_EMBEDDING_DIMENSIONS as MAX_EMBEDDING_DIMENSIONS
 from mockserver.config.models import LengthRange as LengthRange
 from mockserver.config.models import ModelAPI as ModelAPI
+from mockserver.config.models import ModelKind as ModelKind
 from mockserver.config.models import ModelSpec as ModelSpec
 from mockserver.config.models import OutputLength as OutputLength
 from mockserver.config.models import ParallelToolCalls as ParallelToolCalls
 from mockserver.config.models import ReasoningEffort as ReasoningEffort
 from mockserver.config.models import TimingProfile as TimingProfile
+from mockserver.config.moderation import Moderation
 from mockserver.config.patterns import compile_pattern
 from mockserver.config.presets import PresetError, merge_presets
 from mockserver.config.script_rules import ScriptRule
@@ -121,6 +124,10 @@ class Fixture(_Strict):
     scripts: list[ScriptRule] = Field(
         default_factory=list,
         description="Scripted replies: the first rule that matches a request answers it; otherwise text is generated.",
+    )
+    moderation: Moderation = Field(
+        default_factory=Moderation,
+        description="What /v1/moderations flags: rules of a pattern and the categories it flags. None by default.",
     )
     presets: list[str] = Field(
         default_factory=list,

@@ -169,6 +169,9 @@ class OutputLength(Strict):
 
 
 ModelAPI = Literal["openai", "anthropic"]
+# What a model is for: chat (Chat Completions, Responses, Messages), embeddings or moderations.
+ModelKind = Literal["chat", "embedding", "moderation"]
+MAX_EMBEDDING_DIMENSIONS = 16_384
 
 
 class ParallelToolCalls(Strict):
@@ -201,6 +204,19 @@ class ModelSpec(Strict):
     forced_tier: Tier | None = Field(
         default=None, description="Always serve this id on one tier, e.g. gpt-5.6-sol-ultrafast."
     )
+    kind: ModelKind = Field(
+        default="chat",
+        description=(
+            "What the model serves: 'chat' (Chat Completions, Responses, Messages), 'embedding' (/v1/embeddings) "
+            "or 'moderation' (/v1/moderations). Each endpoint refuses the models of the other kinds."
+        ),
+    )
+    dimensions: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_EMBEDDING_DIMENSIONS,
+        description="An embedding model's vector length (required for kind 'embedding'); 'dimensions' may shorten it.",
+    )
     reasoning: bool = Field(default=True, description="Whether reasoning effort adds reasoning tokens.")
     max_output_tokens: int = Field(
         default=DEFAULT_MAX_OUTPUT_TOKENS,
@@ -223,4 +239,6 @@ class ModelSpec(Strict):
     def _forced_tier_supported(self) -> ModelSpec:
         if self.forced_tier is not None and self.forced_tier not in self.tiers:
             raise ValueError(f"forced_tier '{self.forced_tier}' is not in tiers {self.tiers}")
+        if (self.kind == "embedding") != (self.dimensions is not None):
+            raise ValueError("dimensions is required for an embedding model, and only for one")
         return self

@@ -133,6 +133,19 @@ def model_not_found(model: str) -> NotFoundError:
     )
 
 
+def wrong_model_kind(model: str, kind: str) -> MockAPIError:
+    """A model of another kind than the endpoint serves: an embedding model on Chat Completions
+    (the live wording), a chat model on /v1/embeddings or /v1/moderations."""
+    if kind == "chat":
+        return NotFoundError(
+            "This is not a chat model and thus not supported in the v1/chat/completions endpoint. "
+            "Did you mean to use v1/completions?",
+            param="model",
+        )
+    what = "embeddings" if kind == "embedding" else "moderations"
+    return InvalidRequestError(f"The model `{model}` does not support {what}.", param="model")
+
+
 def tier_not_entitled(project: str, model: str) -> PermissionDeniedError:
     """A key whose project has no Ultrafast preview access asks for ``service_tier: ultrafast``."""
     return PermissionDeniedError(

@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockserver import errors
 from mockserver.config import patterns
-from mockserver.config.script_rules import ScriptMatch, ScriptRule, ScriptStep
+from mockserver.config.script_rules import ScriptError, ScriptMatch, ScriptRule, ScriptStep
 from mockserver.engine import structured
 from mockserver.engine.conversation import ConversationItem, answered
 from mockserver.engine.structured import FunctionSpec
+from mockserver.errors.variants import ErrorContext, status_error
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.service.exchange import Exchange
 from mockserver.state.counters import Counters, MemoryCounters
@@ -200,6 +201,9 @@ def choose(
                     continue
                 step = len(steps) - 1
         reply = steps[step or 0]
+        if reply.embedding is not None:
+            passed_over.append(f"{label}: its reply is an embedding vector, for /v1/embeddings")
+            continue
         if reply.tool_calls is not None and not all(call.name in offered for call in reply.tool_calls):
             passed_over.append(f"{label}: it calls a function the request does not offer")
             continue
@@ -265,3 +269,21 @@ def why_not(match: ScriptMatch, facts: Facts) -> str | None:
     if match.message is not None and not patterns.search(match.message, facts.message):
         return f"message {match.message!r} does not match"
     return None
+
+
+def error_for(spec: ScriptError, admission: Admission, time_scale: float) -> errors.MockAPIError:
+    """The error a scripted ``error`` reply raises: the same body and headers as a ``status=`` fault."""
+    account = admission.account
+    where = ErrorContext(
+        model=admission.model.id,
+        key=account.key,
+        organization=account.organization,
+        project=account.project,
+        tier=admission.tier.tier,
+    )
+    error = status_error(
+        spec.status, where, code=spec.code, retry_after=spec.retry_after, retry=spec.retry, time_scale=time_scale
+    )
+    if spec.message is not None:
+        error.message = spec.message
+    return error

@@ -21,13 +21,13 @@ from typing import Any
 
 from mockserver import errors
 from mockserver.config.fixture import Fixture
-from mockserver.config.script_rules import ScriptError, ScriptStep
+from mockserver.config.script_rules import ScriptStep
 from mockserver.engine import generation, lengths, structured, tokens
 from mockserver.engine.generation import Text, TextGenerator
 from mockserver.engine.structured import FunctionSpec, tool_results
 from mockserver.engine.structured.described import asks_for_json_block, described_schema
 from mockserver.engine.structured.prose_keys import prose_schema
-from mockserver.errors.variants import ErrorContext, status_error
+from mockserver.harness import scripted
 from mockserver.harness.scripted import Scripted
 from mockserver.service.access import Admission
 
@@ -211,7 +211,7 @@ def _scripted(
 ) -> Reply:
     reply = script.reply
     if reply.error is not None:
-        raise error_for(reply.error, admission, writer.time_scale)
+        raise scripted.error_for(reply.error, admission, writer.time_scale)
     if reply.tool_calls is not None:
         made = tools_for(reply, tools)
         return _calls(
@@ -222,24 +222,6 @@ def _scripted(
 
 def _json_text(value: Any) -> Text:
     return Text(tuple(tokens.split(structured.dumps(value))))
-
-
-def error_for(spec: ScriptError, admission: Admission, time_scale: float) -> errors.MockAPIError:
-    """The error a scripted ``error`` reply raises: the same body and headers as a ``status=`` fault."""
-    account = admission.account
-    where = ErrorContext(
-        model=admission.model.id,
-        key=account.key,
-        organization=account.organization,
-        project=account.project,
-        tier=admission.tier.tier,
-    )
-    error = status_error(
-        spec.status, where, code=spec.code, retry_after=spec.retry_after, retry=spec.retry, time_scale=time_scale
-    )
-    if spec.message is not None:
-        error.message = spec.message
-    return error
 
 
 def tools_for(reply: ScriptStep, tools: Sequence[FunctionSpec]) -> list[tuple[FunctionSpec, str]]:

@@ -25,6 +25,8 @@ from mockserver.api.control import stats, ui, usage
 from mockserver.api.middleware import RequestContextMiddleware, expose_connection_closer
 from mockserver.api.openai import models
 from mockserver.api.openai.chat import routes as chat
+from mockserver.api.openai.embeddings import routes as embeddings
+from mockserver.api.openai.moderations import routes as moderations
 from mockserver.api.openai.responses import routes as responses
 from mockserver.api.routing import BODY_SCHEMAS
 from mockserver.config.fixture import Fixture, load_fixture
@@ -80,6 +82,8 @@ def create_app(
     app.include_router(chat.router)
     app.include_router(responses.router)
     app.include_router(anthropic_messages.router)
+    app.include_router(embeddings.router)
+    app.include_router(moderations.router)
     # Anthropic's /v1/models answers only requests with Anthropic's headers, so it goes before OpenAI's.
     app.include_router(anthropic_models.router)
     app.include_router(models.router)

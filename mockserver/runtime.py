@@ -23,14 +23,13 @@ from mockserver.config.settings import Settings
 from mockserver.engine.generation import TextGenerator
 from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.engine.scheduler import StreamScheduler
-from mockserver.engine.stopping import reset_event
 from mockserver.harness import control
 from mockserver.harness.faults.injection import FaultState
 from mockserver.harness.journal import Journal, RequestJournal
 from mockserver.harness.live.speed_check import SpeedCheck
 from mockserver.harness.live.streams import LiveStreams
 from mockserver.harness.metrics import Metrics
-from mockserver.harness.scripts import ScriptState
+from mockserver.harness.scripted import ScriptState
 from mockserver.harness.shared_journal import SharedJournal
 from mockserver.service import capacity
 from mockserver.service.exchange import ExchangeHooks
@@ -132,7 +131,7 @@ class ServerState:
         With a shared store, the shared parts (windows, ledger, configuration) are reset for every
         process; the others take the initial configuration back before their next request."""
         self.replies.end_all("reset")
-        self.streams.finish_all(lambda stream: reset_event(stream.typed, stream.events_sent, stream.path))
+        self.streams.finish_all(lambda stream: stream.dialect.reset_event(stream.events_sent))
         if self.config_log is not None:
             async with self._config_lock:
                 self._config_seen = await self.config_log.reset()

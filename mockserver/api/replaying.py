@@ -20,7 +20,8 @@ from mockserver.api.middleware import exchange_of
 from mockserver.api.routing import server_state
 from mockserver.cassettes.files import CassetteWriter
 from mockserver.cassettes.redaction import Redactor
-from mockserver.config.fixture import Account, ModelAPI
+from mockserver.config.fixture import Account
+from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.harness.replay import library
 from mockserver.harness.replay.plan import plan_replay
@@ -39,7 +40,7 @@ async def answer(
     model: str,
     service_tier: str | None,
     stream: bool,
-    api: ModelAPI = "openai",
+    dialect: Dialect = CHAT,
 ) -> Response | None:
     """The recorded reply, or the miss's answer; ``None`` when the route should generate one."""
     state = server_state(request)
@@ -58,7 +59,7 @@ async def answer(
     entry = await library.take(state.replay_order, exchange.headers.get(TEST_ID_HEADER), key, entries)
     options = raw.get("stream_options") if isinstance(raw, dict) else None
     include_usage = bool(options.get("include_usage")) if isinstance(options, dict) else False
-    _, plan = await serving.admit(
+    _, plan = await serving.admit_and_plan(
         request,
         account,
         model=model,
@@ -75,7 +76,7 @@ async def answer(
             time_scale=state.settings.time_scale,
             chat_ultrafast_tier=fixture.policies.chat_ultrafast_service_tier,
         ),
-        api=api,
+        dialect=dialect,
     )
     return await serving.respond(
         request, usage=plan.usage, schedule=plan.schedule, stream=stream, events=plan.events, body=plan.body

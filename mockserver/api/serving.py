@@ -29,13 +29,13 @@ from starlette.responses import Response
 from mockserver import errors
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.routing import server_state
-from mockserver.config.fixture import Account, ModelAPI
+from mockserver.api.sse import EventStreamResponse
+from mockserver.config.fixture import Account
+from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.pacing import Clock, Pacer, Schedule
-from mockserver.engine.scheduler import EventStreamResponse
 from mockserver.engine.streaming import Item, closing_items
 from mockserver.harness import metrics
 from mockserver.harness.faults import injection
-from mockserver.harness.faults.streams import is_anthropic, is_responses, is_token_event
 from mockserver.service import access, capacity_queue, context_window, inflight, prefill
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
@@ -43,7 +43,7 @@ from mockserver.service.exchange import Exchange, Usage
 Plan = TypeVar("Plan")
 
 
-async def admit(
+async def admit_and_plan(
     request: Request,
     account: Account,
     *,
@@ -52,7 +52,7 @@ async def admit(
     raw_body: Any,
     stream: bool,
     plan: Callable[[Admission], Plan],
-    api: ModelAPI = "openai",
+    dialect: Dialect = CHAT,
 ) -> tuple[Admission, Plan]:
     """Admit an inference request and plan its reply, in the order that keeps refusals free.
 
@@ -60,6 +60,9 @@ async def admit(
     request's content is validated (tools, formats, earlier responses). Only a request
     that passes both takes shared resources: quota, an Ultrafast slot, the rate windows.
     A capacity downgrade changes the tier, so the reply is planned again for the tier served.
+
+    ``dialect`` is the API family the route serves: the models it may ask for, how its prompt is
+    counted, and how its stream is framed. The exchange carries it to :func:`respond`.
     """
     state = server_state(request)
     exchange = exchange_of(request.scope)
@@ -70,21 +73,22 @@ async def admit(
         model,
         service_tier,
         received_at=exchange.started_at,
-        api=api,
+        api=dialect.api,
     )
     # The prompt is counted once, here: in pieces that let the loop run, and no further than the window.
-    dialect: context_window.Dialect = (
-        "anthropic" if api == "anthropic" else "responses" if is_responses(exchange.path) else "chat"
-    )
-    prompt_tokens = (await context_window.measure(resolved.model, raw_body, dialect)).tokens
+    exchange.dialect = dialect
+    prompt_tokens = (await context_window.measure(resolved.model, raw_body, dialect.name)).tokens
     resolved = _with_prefill(exchange, resolved, prompt_tokens)
     record_admission(request, resolved, raw_body, stream)
     sequences = state.script_state  # a scripted sequence's step goes to one request, in every process
     planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(resolved))
+    resources = access.Resources(exchange, state.store, state.clock, state.settings.time_scale)
     queue_s = state.fixture.capacity.queue_ms / 1000 * state.settings.time_scale
     queue = capacity_queue.Queue(queue_s, state.clock, lambda: _client_left(request)) if queue_s > 0 else None
     try:
-        admission = await access.take_resources(state.fixture, resolved, queue=queue, prompt_tokens=prompt_tokens)
+        admission = await access.take_resources(
+            state.fixture, resolved, request=resources, queue=queue, prompt_tokens=prompt_tokens
+        )
     except capacity_queue.ClientLeft:
         raise ClientDisconnect() from None  # journalled as 499 by the middleware
     if admission.tier != resolved.tier:
@@ -126,7 +130,8 @@ async def respond(
     events: Callable[[Pacer], Iterator[Item]],
     body: Callable[[], dict[str, Any]],
 ) -> Response:
-    """Stream ``events`` on the schedule, or hold the whole ``body`` until the schedule ends.
+    """Stream ``events`` on the schedule, framed by the exchange's dialect (:func:`admit_and_plan` set it), or
+    hold the whole ``body`` until the schedule ends.
 
     A request that draws a fault (header, fixture rule or probability) is served by
     :func:`mockserver.harness.faults.injection.respond_with` instead, for every API that comes through here.
@@ -134,7 +139,8 @@ async def respond(
     state = server_state(request)
     exchange = exchange_of(request.scope)
     exchange.usage = usage
-    fault = await injection.choose(state, request, exchange)
+    dialect = exchange.dialect or CHAT
+    fault = await injection.fault_for(state, request, exchange)
     if fault is not None:
         reply = await injection.respond_with(
             fault,
@@ -142,25 +148,25 @@ async def respond(
             state=state,
             schedule=schedule,
             stream=stream,
+            dialect=dialect,
             events=events,
             body=body,
             hold=lambda waiting: hold_reply(request, waiting),
         )
         # A reply that only arrives late is still delivered whole, usage included, so it counts as
         # complete; one cut short by its fault does not. The middleware releases the slot either way.
-        if fault.spec.delivers_whole_reply and not exchange.disconnected:
-            if isinstance(reply, EventStreamResponse):
-                reply.source = _held_until_done(reply.source, exchange)
-            else:
-                exchange.completed = True
+        whole = fault.spec.delivers_whole_reply and not exchange.disconnected
+        if isinstance(reply, injection.FaultedStream):
+            faulted = _held_until_done(reply.events, exchange) if whole else reply.events
+            return EventStreamResponse(faulted, state.streams, dialect=dialect, on_drop=reply.on_drop)
+        if whole:
+            exchange.completed = True
         return reply
     pacer = Pacer(state.clock, schedule)
     if stream:
-        path = exchange.path  # the request's path as the server gave it; request.url would build a whole URL
-        responses, anthropic = is_responses(path), is_anthropic(path)
-        source = _held_until_done(events(pacer), exchange, clock=state.clock, responses=responses, anthropic=anthropic)
+        source = _held_until_done(events(pacer), exchange, clock=state.clock, dialect=dialect)
         state.live.add(exchange, schedule, source)  # for the dashboard: one dict insert
-        return EventStreamResponse(source, state.streams, typed=responses or anthropic)
+        return EventStreamResponse(source, state.streams, dialect=dialect)
     try:
         cut_short = await hold_reply(request, pacer.wait_for_end())
         if cut_short is not None:
@@ -208,13 +214,13 @@ def _held_until_done(
     exchange: Exchange,
     *,
     clock: Clock | None = None,
-    responses: bool = False,
-    anthropic: bool = False,
+    dialect: Dialect | None = None,
 ) -> Iterator[Item]:
     """Pass the stream through; mark it complete only if every event went out; always release the slot.
 
-    With a ``clock``, it notes when the first token event and the end went out, for the metrics'
-    TTFT and achieved-rate histograms (looking at events only until the first token: no cost after).
+    With a ``clock`` and the stream's ``dialect``, it notes when the first token event and the end went
+    out, for the metrics' TTFT and achieved-rate histograms (looking at events only until the first
+    token: no cost after).
 
     The scheduler closes this iterator the moment the stream is over, however it ends (the client
     leaving, or the server stopping, which first sends a final error event: see
@@ -223,10 +229,10 @@ def _held_until_done(
     """
     try:
         with closing_items(events):
-            if clock is not None:
+            if clock is not None and dialect is not None:
                 for item in events:
                     yield item
-                    if isinstance(item, bytes) and is_token_event(item, responses, anthropic):
+                    if isinstance(item, bytes) and dialect.is_token_event(item):
                         exchange.extra[metrics.FIRST_TOKEN_AT] = clock.now()
                         break
             yield from events

@@ -1,10 +1,12 @@
 """Who is calling and what they may do: API keys, model visibility and admission.
 
 :func:`authenticate` finds the key's account and refuses it as the live API would
-(:mod:`mockserver.service.accounts`). :func:`admit` is the one gate every inference request
-passes: it finds the model the key may use and resolves the service tier, then, inside
-a request, checks the organization's quota, takes an Ultrafast capacity slot (or
-downgrades) and counts the request against the rate windows. Each refusal is a typed
+(:mod:`mockserver.service.accounts`). The gate every inference request passes is
+:func:`resolve` (the model the key may use and the service tier), then :func:`take_resources`
+(:func:`admission` is both in one call): with the
+request's :class:`Resources` (its exchange and the server's store, passed down by the serving
+path), checks the organization's quota, takes an Ultrafast capacity slot (or downgrades) and
+counts the request against the rate windows. Each refusal is a typed
 error from :mod:`mockserver.errors` with the live wording.
 """
 
@@ -15,15 +17,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from mockserver import errors
-from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelSpec, Tier, TimingProfile
+from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelKind, ModelSpec, Tier, TimingProfile
 from mockserver.engine.pacing import Clock
-from mockserver.service import accounts, capacity, capacity_queue, context, ratelimits
+from mockserver.service import accounts, capacity, capacity_queue, ratelimits
 from mockserver.service.accounts import bearer_key
+from mockserver.service.exchange import Exchange
 from mockserver.service.tiers import Overrides, TierDecision, resolve_tier
+from mockserver.state.store import Store
 
 __all__ = [
     "Admission",
-    "admit",
+    "admission",
     "authenticate",
     "bearer_key",
     "can_see",
@@ -64,14 +68,18 @@ def find_model(fixture: Fixture, account: Account, model_id: str, api: ModelAPI 
     return model
 
 
-def inference_model(fixture: Fixture, account: Account, model_id: str, api: ModelAPI = "openai") -> ModelSpec:
+def inference_model(
+    fixture: Fixture, account: Account, model_id: str, api: ModelAPI = "openai", kind: ModelKind = "chat"
+) -> ModelSpec:
     """The model for an inference request: 404 if unknown, hidden or served by another API, 403 if the
-    project may not use it."""
+    project may not use it, and the live refusal if it is of another ``kind`` than the endpoint serves."""
     model = fixture.model(model_id)
     if model is None or model.api != api or (model.forced_tier is not None and model.forced_tier not in account.tiers):
         raise errors.model_not_found(model_id)
     if account.models is not None and model.id not in account.models:
         raise errors.project_model_access(account.project, model.id)
+    if model.kind != kind:
+        raise errors.wrong_model_kind(model.id, kind)
     return model
 
 
@@ -101,39 +109,53 @@ def resolve(
     *,
     received_at: float | None = None,
     api: ModelAPI = "openai",
+    kind: ModelKind = "chat",
 ) -> Admission:
     """Find the model and resolve the tier for an authenticated key, or raise the refusal.
 
     Has no side effects: nothing is counted or held until :func:`take_resources`.
     """
     overrides = Overrides.from_headers(headers)
-    model = inference_model(fixture, account, model_id, api)
+    model = inference_model(fixture, account, model_id, api, kind)
     decision = resolve_tier(fixture, account, model, service_tier)
     profile = overrides.apply(fixture.profile(model, decision.tier))
     return Admission(account, model, decision, profile, overrides, received_at)
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Where one request's admission is counted and held: its exchange (which keeps the rate-limit
+    headers and the capacity slot), the server's store, its clock, and the time scale the waits of
+    refusals follow."""
+
+    exchange: Exchange
+    store: Store
+    clock: Clock
+    time_scale: float = 1.0
 
 
 async def take_resources(
     fixture: Fixture,
     admission: Admission,
     *,
-    request: context.RequestContext | None = None,
+    request: Resources | None = None,
     queue: capacity_queue.Queue | None = None,
     prompt_tokens: int | None = None,
+    requested_tokens: int | None = None,
 ) -> Admission:
     """Check the quota, take an Ultrafast slot (or downgrade) and count the request against the
-    rate windows. Returns the admission as served: its tier and profile change on a downgrade.
-
-    ``request`` defaults to the request being served (:func:`mockserver.service.context.current`);
-    outside a request there is no shared state, and the admission is returned as it is. With a
-    ``queue``, a request waits there while the Ultrafast pools are full. ``prompt_tokens``: the
-    prompt as already counted, for the token window (else it is counted here).
+    rate windows, in ``request``'s store. Returns the admission as served: its tier and profile
+    change on a downgrade. Without ``request`` (a unit test of the rules alone) nothing is counted
+    or held, and the admission is returned as it is. With a ``queue``, a request waits there while
+    the Ultrafast pools are full. ``prompt_tokens``: the prompt as already counted, for the token
+    window (else it is counted here). ``requested_tokens`` replaces the whole cost in the token
+    window (prompt and most output, worked out from the body by
+    :func:`mockserver.service.ratelimits.requested_tokens`): an embeddings request gives its input tokens.
     """
-    request = request or context.current()
     if request is None:
         return admission
     decision = await _take_shared_resources(
-        request, fixture, admission.account, admission.model, admission.tier, queue, prompt_tokens
+        request, fixture, admission.account, admission.model, admission.tier, queue, prompt_tokens, requested_tokens
     )
     if decision == admission.tier:
         return admission
@@ -141,30 +163,30 @@ async def take_resources(
     return replace(admission, tier=decision, profile=profile)
 
 
-async def admit(
+async def admission(
     fixture: Fixture,
     account: Account,
     headers: Mapping[str, str],
     model_id: str,
     service_tier: str | None,
     *,
-    request: context.RequestContext | None = None,
+    request: Resources | None = None,
 ) -> Admission:
     """:func:`resolve`, then :func:`take_resources`: the whole gate in one call."""
-    request = request or context.current()
     received_at = request.exchange.started_at if request is not None else None
     resolved = resolve(fixture, account, headers, model_id, service_tier, received_at=received_at)
     return await take_resources(fixture, resolved, request=request)
 
 
 async def _take_shared_resources(
-    request: context.RequestContext,
+    request: Resources,
     fixture: Fixture,
     account: Account,
     model: ModelSpec,
     decision: TierDecision,
     queue: capacity_queue.Queue | None = None,
     prompt_tokens: int | None = None,
+    requested_tokens: int | None = None,
 ) -> TierDecision:
     """Quota, then an Ultrafast slot (which may downgrade the tier), then the rate windows of the tier served.
 
@@ -191,7 +213,11 @@ async def _take_shared_resources(
             )
             if slot is None:
                 decision = TierDecision(decision.requested, "default", downgraded=True)
-        requested = ratelimits.requested_tokens(fixture, exchange.body, prompt_tokens)  # parsed once, by the route
+        requested = (  # the body was parsed once, by the route
+            ratelimits.requested_tokens(fixture, exchange.body, prompt_tokens)
+            if requested_tokens is None
+            else requested_tokens
+        )
         exchange.rate_limit_headers, refused = await ratelimits.take(
             store,
             now,

@@ -17,6 +17,7 @@ from mockserver import errors
 from mockserver.config.fixture import Account
 
 if TYPE_CHECKING:
+    from mockserver.engine.dialects import Dialect
     from mockserver.service.capacity import Slot
 
 
@@ -71,6 +72,7 @@ class Exchange:
     rate_limit_headers: dict[str, str] | None = None  # x-ratelimit-* as of admission
     capacity_slot: Slot | None = None  # an Ultrafast slot held until the reply ends
     api: str = "openai"  # the API family the request speaks ("openai" or "anthropic"): error shape, headers
+    dialect: Dialect | None = None  # how its reply's stream is framed, set by the route that serves it
     route: str | None = None  # the matched route's template (/v1/responses/{response_id}); None if none matched
     refusal: Refusal | None = None  # the error the reply carried, if it was one
 

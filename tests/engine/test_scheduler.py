@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from mockserver.engine.dialects import RESPONSES
 from mockserver.engine.pacing import FakeClock, Pacer, Schedule
 from mockserver.engine.scheduler import ENDS_PER_TICK_S, MAX_WRITE_BYTES, MAX_YIELD_S, StreamScheduler
 from mockserver.engine.streaming import CLIENT_LEFT, COMPLETED, DROP, DROPPED, FINISHED, Item
@@ -235,7 +236,7 @@ def test_end_all_sends_the_shutdown_error_of_each_api_and_ends_new_streams_at_on
         chat, responses, late = Sink(clock), Sink(clock), Sink(clock)
         schedule = Schedule.build(start=0.0, ttft=0.0, tokens_per_second=10, total_tokens=100)
         scheduler.open(token_stream(schedule), send_body=chat.send, send_end=chat.send)
-        scheduler.open(token_stream(schedule), send_body=responses.send, send_end=responses.send, typed=True)
+        scheduler.open(token_stream(schedule), send_body=responses.send, send_end=responses.send, dialect=RESPONSES)
         assert len(scheduler) == 2
         assert scheduler.end_all() == 2 and len(scheduler) == 0
         assert chat.events()[-1].startswith(b'data: {"error":{') and b"server_shutting_down" in chat.events()[-1]

@@ -185,7 +185,7 @@ def test_chinese_output_follows_the_output_token_model(server: MockServer) -> No
 
 
 def test_the_fixture_sets_the_chinese_token_model() -> None:
-    from .conftest import fixture_with
+    from tests.conftest import fixture_with
 
     with MockServer(fixture=fixture_with(output_tokens_per_character={"zh": 2.0}), time_scale=0) as server:
         client = sdk(server, default_headers={"x-mock-output-tokens": "200"})

@@ -1,5 +1,5 @@
-"""Fault syntax and stream framing, without a server: the Responses framing is checked here
-against synthetic events, since /v1/responses is built in parallel."""
+"""Fault syntax and stream framing: the framing is checked against synthetic events without a
+server, and once on the raw stream of a real ``/v1/responses``."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ import pytest
 from pydantic import ValidationError
 
 from mockserver.config.faults import MAX_DURATION_MS, MAX_RETRY_AFTER_S, FaultSpec, parse_fault
+from mockserver.engine.dialects import CHAT, RESPONSES
 from mockserver.engine.pacing import FakeClock, Schedule
 from mockserver.engine.streaming import DONE, data_event, play, typed_event
 from mockserver.errors.variants import ErrorContext, status_error
-from mockserver.harness.faults.streams import FaultPacer, error_event, is_terminal_event, is_token_event, with_fault
+from mockserver.harness.faults.midstream import FaultPacer, with_fault
 from mockserver.testing.handle import MockServerHandle
 
 
@@ -104,7 +105,8 @@ def _chat_events() -> list[bytes]:
 def _run(events: list[bytes], spec: str, *, responses: bool) -> list[bytes]:
     async def collect() -> list[bytes]:
         pacer = FaultPacer(FakeClock(), Schedule.build(start=0, ttft=0, tokens_per_second=10, total_tokens=4))
-        wrapped = with_fault(iter(events), FaultSpec.model_validate(spec), responses=responses, pacer=pacer)
+        dialect = RESPONSES if responses else CHAT
+        wrapped = with_fault(iter(events), FaultSpec.model_validate(spec), dialect=dialect, pacer=pacer)
         return [event async for event in play(wrapped, pacer.clock)]
 
     return asyncio.run(collect())
@@ -112,10 +114,10 @@ def _run(events: list[bytes], spec: str, *, responses: bool) -> list[bytes]:
 
 def test_event_classification() -> None:
     chat, responses = _chat_events(), _responses_events()
-    assert [is_token_event(e, False) for e in chat] == [False, True, True, True, True, False, False]
-    assert sum(is_token_event(e, True) for e in responses) == 4
-    assert [is_terminal_event(e, True) for e in responses][-1] and not is_terminal_event(responses[-2], True)
-    assert is_terminal_event(DONE, False)
+    assert [CHAT.is_token_event(e) for e in chat] == [False, True, True, True, True, False, False]
+    assert sum(RESPONSES.is_token_event(e) for e in responses) == 4
+    assert [RESPONSES.is_terminal_event(e) for e in responses][-1] and not RESPONSES.is_terminal_event(responses[-2])
+    assert CHAT.is_terminal_event(DONE)
 
 
 def test_responses_error_event_is_flat_with_the_next_sequence_number() -> None:
@@ -134,7 +136,7 @@ def test_responses_error_event_is_flat_with_the_next_sequence_number() -> None:
 
 
 def test_responses_nested_error_event_carries_an_error_object() -> None:
-    payload = orjson.loads(error_event(True, 3, "too_many_requests", "nested").split(b"data: ", 1)[1])
+    payload = orjson.loads(RESPONSES.fault_event("too_many_requests", 3, "nested").split(b"data: ", 1)[1])
     assert payload["error"]["code"] == "too_many_requests" and payload["sequence_number"] == 3
 
 
@@ -157,13 +159,10 @@ def test_a_fault_whose_n_is_never_reached_fires_at_the_terminal_event() -> None:
 
 
 def test_responses_route_framing_at_the_raw_sse_level(mockserver: MockServerHandle) -> None:
-    """Runs once /v1/responses exists on this branch."""
     body = {"model": "gpt-5.6-sol", "input": "hello", "stream": True}
     headers = {"authorization": "Bearer sk-mock-preview", "x-mock-fault": "error_event_after=2", **mockserver.headers}
     reply = httpx.post(f"{mockserver.base_url}/responses", json=body, headers=headers)
-    if reply.status_code == 404:
-        pytest.skip("/v1/responses is not on this branch yet")
-    assert reply.status_code == 200
+    assert reply.status_code == 200, reply.text
     events = [e for e in reply.text.split("\n\n") if e]
     assert events[-1].startswith("event: error\ndata: ")
     assert orjson.loads(events[-1].split("data: ", 1)[1])["type"] == "error"

@@ -15,9 +15,10 @@ from mockserver.api.anthropic import auth, event_stream, messages
 from mockserver.api.anthropic.dialect import AnthropicRoute
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
-from mockserver.api.middleware import request_headers
+from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.routing import body_schema, server_state
 from mockserver.engine import jsonbody
+from mockserver.engine.dialects import ANTHROPIC
 from mockserver.service import access
 
 router = APIRouter(prefix="/v1", tags=["anthropic"], route_class=AnthropicRoute)
@@ -38,19 +39,19 @@ async def create_message(request: Request) -> Response:
         model=body.model,
         service_tier=messages.tier_for(body),
         stream=bool(body.stream),
-        api="anthropic",
+        dialect=ANTHROPIC,
     )
     if replayed is not None:
         return replayed
-    admission, plan = await serving.admit(
+    admission, plan = await serving.admit_and_plan(
         request,
         account,
         model=body.model,
         service_tier=messages.tier_for(body),
         raw_body=raw,
         stream=bool(body.stream),
-        plan=lambda admitted: messages.plan_message(state, admitted, body, raw),
-        api="anthropic",
+        plan=lambda admitted: messages.plan_message(state, admitted, body, raw, exchange_of(request.scope)),
+        dialect=ANTHROPIC,
     )
     return await serving.respond(
         request,

@@ -6,10 +6,11 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from mockserver.api import replaying, serving
-from mockserver.api.middleware import request_headers
+from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.openai.chat import completions
 from mockserver.api.openai.schemas import ChatCompletionRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
+from mockserver.engine.dialects import CHAT
 from mockserver.service import access
 
 router = APIRouter(prefix="/v1", tags=["chat"])
@@ -23,18 +24,20 @@ async def create_chat_completion(request: Request) -> Response:
     body, raw = await parse_body(request, ChatCompletionRequest)
     stream = bool(body.stream)
     replayed = await replaying.answer(
-        request, account, raw, model=body.model, service_tier=body.service_tier, stream=stream
+        request, account, raw, model=body.model, service_tier=body.service_tier, stream=stream, dialect=CHAT
     )
     if replayed is not None:
         return replayed
-    admission, plan = await serving.admit(
+    exchange = exchange_of(request.scope)
+    admission, plan = await serving.admit_and_plan(
         request,
         account,
         model=body.model,
         service_tier=body.service_tier,
         raw_body=raw,
         stream=bool(body.stream),
-        plan=lambda admitted: completions.plan_chat_completion(state, admitted, body, raw),
+        dialect=CHAT,
+        plan=lambda admitted: completions.plan_chat_completion(state, admitted, body, raw, exchange),
     )
     return await serving.respond(
         request,

@@ -1,6 +1,7 @@
 """What one answer says, for any API: prose, a JSON document, or one or more tool calls.
 
-A scripted reply (:mod:`mockserver.harness.scripts`) takes the place of the generated one.
+A scripted reply (:mod:`mockserver.harness.scripted`, chosen by :func:`mockserver.replies.planner.plan`)
+takes the place of the generated one.
 Prose runs as long as the prompt asks (:mod:`mockserver.engine.lengths`); a ``json_object``
 answer follows the schema the prompt describes (:mod:`mockserver.engine.structured.described`);
 a reply that calls a tool may call several when the request allows parallel tool calls.
@@ -19,14 +20,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockserver import errors
+from mockserver.config.fixture import Fixture
+from mockserver.config.script_rules import ScriptStep
 from mockserver.engine import generation, lengths, structured, tokens
-from mockserver.engine.generation import Text
+from mockserver.engine.generation import Text, TextGenerator
 from mockserver.engine.structured import FunctionSpec, tool_results
 from mockserver.engine.structured.described import asks_for_json_block, described_schema
 from mockserver.engine.structured.prose_keys import prose_schema
-from mockserver.harness import scripts
-from mockserver.harness.scripts import Scripted
-from mockserver.runtime import ServerState
+from mockserver.harness import scripted
+from mockserver.harness.scripted import Scripted
 from mockserver.service.access import Admission
 
 # Keeps the JSON and tool-argument stream independent of the prose stream of the same seed.
@@ -77,8 +79,18 @@ def _calls(calls: Sequence[Call]) -> Reply:
     return Reply(Text(tuple(token for call in calls for token in call.arguments.tokens)), tuple(calls))
 
 
-def plan_reply(
-    state: ServerState,
+@dataclass(frozen=True)
+class Writer:
+    """What writing an answer reads of the server: the fixture (lengths, tokens per character,
+    parallel tool calls), the text generator, and the time scale a scripted error's retry waits follow."""
+
+    fixture: Fixture
+    generator: TextGenerator
+    time_scale: float
+
+
+def write_reply(
+    writer: Writer,
     admission: Admission,
     *,
     seed: int,
@@ -106,18 +118,18 @@ def plan_reply(
     if kind == "json_schema":
         structured.check_schema(output_format.get("schema") or {}, fmt_source)
     if script is not None:
-        return _scripted(state, admission, script, tools, parallel=parallel)
+        return _scripted(writer, admission, script, tools, parallel=parallel)
     if not tools and kind not in _JSON_FORMATS and not asks_for_json_block(cues.texts):
         # The usual answer, prose: it draws nothing from the structured source, so none is made (a
         # seeded random.Random costs about 6 µs, on every request's path to its first token).
-        return _prose(state, admission, seed, cues)
+        return _prose(writer, admission, seed, cues)
     rng = random.Random(seed ^ _STRUCTURED_SALT)
     prompt = structured.Prompt.of(cues.latest, cues.system)
     tool = structured.pick_tool(tools, tool_choice, answered=answered, rng=rng, prompt=prompt)
     if tool is not None:
         picked = [tool]
         if parallel:
-            picked += _parallel_tools(state, tools, tool_choice, tool, random.Random(seed ^ _PARALLEL_SALT))
+            picked += _parallel_tools(writer.fixture, tools, tool_choice, tool, random.Random(seed ^ _PARALLEL_SALT))
         return _calls([Call(t, _json_text(structured.call_arguments(t, rng, prompt))) for t in picked])
     if kind == "json_schema":
         return Reply(_json_text(structured.instance_for(output_format.get("schema") or {}, rng, fmt_source)))
@@ -128,34 +140,35 @@ def plan_reply(
         value = _described_instance(cues, rng)
         if value is not None:
             return Reply(Text(tuple(tokens.split(f"```json\n{json.dumps(value, indent=2, ensure_ascii=False)}\n```"))))
-    return _prose(state, admission, seed, cues)
+    return _prose(writer, admission, seed, cues)
 
 
-def _prose(state: ServerState, admission: Admission, seed: int, cues: generation.Cues) -> Reply:
+def _prose(writer: Writer, admission: Admission, seed: int, cues: generation.Cues) -> Reply:
     """Generated prose, as long as the request or the prompt asks, else a natural length for its kind."""
     length = admission.overrides.output_tokens
-    per_character = state.fixture.tokens_per_character(cues.language)
+    fixture = writer.fixture
+    per_character = fixture.tokens_per_character(cues.language)
     report = tool_results.mention(cues.results, cues.language) if cues.results else ""
     if report:
-        return _reporting(state, admission, seed, cues, report)
+        return _reporting(writer, admission, seed, cues, report)
     if length is None and cues.size is not None:
         # "in 200 words": about that many, never past the longest range (n choices stay bounded).
         target = lengths.stated_tokens(cues.size, per_character)
-        length = lengths.around(seed, target, state.fixture.output_tokens.longest)
+        length = lengths.around(seed, target, fixture.output_tokens.longest)
     if length is None:
-        length = lengths.natural_length(seed, *state.fixture.output_tokens.range_for(cues.kind))
-    return Reply(state.generator.generate(seed, length, cues.language, tokens_per_character=per_character))
+        length = lengths.natural_length(seed, *fixture.output_tokens.range_for(cues.kind))
+    return Reply(writer.generator.generate(seed, length, cues.language, tokens_per_character=per_character))
 
 
-def _reporting(state: ServerState, admission: Admission, seed: int, cues: generation.Cues, report: str) -> Reply:
+def _reporting(writer: Writer, admission: Admission, seed: int, cues: generation.Cues, report: str) -> Reply:
     """An answer after tool results: ``report`` (what they returned), then generated prose, the
     answer's length in all (never shorter than the report, unless a length is forced)."""
     opening = tokens.split(report)
     forced = admission.overrides.output_tokens
-    per_character = state.fixture.tokens_per_character(cues.language)
-    natural = lengths.natural_length(seed, *state.fixture.output_tokens.range_for(cues.kind))
+    per_character = writer.fixture.tokens_per_character(cues.language)
+    natural = lengths.natural_length(seed, *writer.fixture.output_tokens.range_for(cues.kind))
     length = forced if forced is not None else max(natural, len(opening))
-    rest = state.generator.generate(seed, length - len(opening), cues.language, tokens_per_character=per_character)
+    rest = writer.generator.generate(seed, length - len(opening), cues.language, tokens_per_character=per_character)
     return Reply(Text((*opening, *rest.tokens)[:length]))
 
 
@@ -174,7 +187,7 @@ def _described_instance(cues: generation.Cues, rng: random.Random) -> Any | None
 
 
 def _parallel_tools(
-    state: ServerState,
+    fixture: Fixture,
     tools: Sequence[FunctionSpec],
     tool_choice: str | Mapping[str, Any] | None,
     first: FunctionSpec,
@@ -185,22 +198,22 @@ def _parallel_tools(
     all); never when ``tool_choice`` names one function."""
     if structured.chosen_name(tool_choice) is not None:
         return []
-    callable_names = scripts.callable_tools(tools, tool_choice) - {first.name}
+    callable_names = structured.callable_tools(tools, tool_choice) - {first.name}
     others = [t for t in tools if t.name in callable_names]
-    settings = state.fixture.parallel_tool_calls
+    settings = fixture.parallel_tool_calls
     if not others or rng.random() >= settings.probability:
         return []
     return rng.sample(others, rng.randint(1, min(settings.max_calls - 1, len(others))))
 
 
 def _scripted(
-    state: ServerState, admission: Admission, script: Scripted, tools: Sequence[FunctionSpec], *, parallel: bool
+    writer: Writer, admission: Admission, script: Scripted, tools: Sequence[FunctionSpec], *, parallel: bool
 ) -> Reply:
     reply = script.reply
     if reply.error is not None:
-        raise scripts.error_for(reply.error, admission, state.settings.time_scale)
+        raise scripted.error_for(reply.error, admission, writer.time_scale)
     if reply.tool_calls is not None:
-        made = scripts.tools_for(reply, tools)
+        made = tools_for(reply, tools)
         return _calls(
             [Call(tool, Text(tuple(tokens.split(arguments)))) for tool, arguments in made[: None if parallel else 1]]
         )
@@ -209,3 +222,9 @@ def _scripted(
 
 def _json_text(value: Any) -> Text:
     return Text(tuple(tokens.split(structured.dumps(value))))
+
+
+def tools_for(reply: ScriptStep, tools: Sequence[FunctionSpec]) -> list[tuple[FunctionSpec, str]]:
+    """Every function a ``tool_calls`` reply calls, in order, with its arguments: parallel tool calls."""
+    assert reply.tool_calls is not None
+    return [(next(t for t in tools if t.name == call.name), call.arguments_text()) for call in reply.tool_calls]

@@ -187,6 +187,18 @@ def allowed_names(tool_choice: str | Mapping[str, Any] | None) -> set[str] | Non
     return names
 
 
+def callable_tools(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None) -> set[str]:
+    """The function names a reply may call under ``tool_choice``."""
+    if tool_choice == "none":
+        return set()
+    names = {t.name for t in tools}
+    named = chosen_name(tool_choice)
+    if named is not None:
+        return names & {named}
+    allowed = allowed_names(tool_choice)
+    return names if allowed is None else names & allowed
+
+
 def check_tool_choice(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None) -> None:
     """Refuse a ``tool_choice`` that cannot be honoured, with the live API's wording."""
     if isinstance(tool_choice, str) and tool_choice not in TOOL_CHOICE_OPTIONS:

@@ -23,7 +23,6 @@ from mockserver.config.moderation import ModerationRule
 from mockserver.engine import moderation, tokens
 from mockserver.engine.moderation import Part
 
-
 MAX_INPUTS = 2_048  # assumption: the embeddings endpoint's figure; the live API publishes none
 MAX_IMAGES = 1
 

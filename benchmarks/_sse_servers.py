@@ -7,7 +7,7 @@ Every variant plays the same producer, the server's own ``stream_chunks`` on a d
 says otherwise), under uvicorn with uvloop and httptools, as ``mockserver serve`` runs. Only what
 carries the events to the socket differs:
 
-- ``ours``: :class:`~mockserver.engine.scheduler.EventStreamResponse`: one scheduler for every
+- ``ours``: :class:`~mockserver.api.sse.EventStreamResponse`: one scheduler for every
   stream, one timer, events written straight to uvicorn's transport;
 - ``sse-starlette``: sse-starlette's ``EventSourceResponse`` over the same producer played by
   :func:`~mockserver.engine.streaming.play`: a task per stream, each sleeping until its next
@@ -38,9 +38,10 @@ from starlette.routing import Route
 
 from mockserver.api.middleware import expose_connection_closer
 from mockserver.api.openai.chat.completions import ChatChoice, ChatPlan, stream_chunks
+from mockserver.api.sse import EventStreamResponse
 from mockserver.engine.generation import TextGenerator
 from mockserver.engine.pacing import MonotonicClock, Pacer, Schedule
-from mockserver.engine.scheduler import EventStreamResponse, StreamScheduler
+from mockserver.engine.scheduler import StreamScheduler
 from mockserver.engine.streaming import play
 
 RATE = 750.0

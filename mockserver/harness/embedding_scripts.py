@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from mockserver.config.scripts import ScriptRule
-from mockserver.harness import scripts
-from mockserver.harness.scripts import Facts
+from mockserver.config.script_rules import ScriptRule
+from mockserver.harness import scripted
+from mockserver.harness.scripted import Facts
 
 if TYPE_CHECKING:
     from mockserver.service.access import Admission
@@ -48,10 +48,10 @@ def scripted_vector(
         reply = rule.reply
         if reply.sequence is not None or (reply.embedding is None and reply.error is None):
             continue
-        if not scripts.matches(rule.match, facts):
+        if not scripted.matches(rule.match, facts):
             continue
         if reply.error is not None:
-            raise scripts.error_for(reply.error, admission, time_scale)
+            raise scripted.error_for(reply.error, admission, time_scale)
         assert reply.embedding is not None
         return index, reply.embedding
     return None

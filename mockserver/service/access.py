@@ -1,8 +1,9 @@
 """Who is calling and what they may do: API keys, model visibility and admission.
 
 :func:`authenticate` finds the key's account and refuses it as the live API would
-(:mod:`mockserver.service.accounts`). :func:`admit` is the one gate every inference request
-passes: it finds the model the key may use and resolves the service tier, then, with the
+(:mod:`mockserver.service.accounts`). The gate every inference request passes is
+:func:`resolve` (the model the key may use and the service tier), then :func:`take_resources`
+(:func:`admission` is both in one call): with the
 request's :class:`Resources` (its exchange and the server's store, passed down by the serving
 path), checks the organization's quota, takes an Ultrafast capacity slot (or downgrades) and
 counts the request against the rate windows. Each refusal is a typed
@@ -26,7 +27,7 @@ from mockserver.state.store import Store
 
 __all__ = [
     "Admission",
-    "admit",
+    "admission",
     "authenticate",
     "bearer_key",
     "can_see",
@@ -162,7 +163,7 @@ async def take_resources(
     return replace(admission, tier=decision, profile=profile)
 
 
-async def admit(
+async def admission(
     fixture: Fixture,
     account: Account,
     headers: Mapping[str, str],

@@ -19,7 +19,7 @@
 ``match`` uses the vocabulary of ``faults.rules`` (model, tier, key, path prefix, a
 ``message`` regex), except that ``message`` is searched in the latest user message
 only, plus ``turn``: the number of user messages in the conversation. How a rule is
-chosen and replayed lives in :mod:`mockserver.harness.scripts`.
+chosen and replayed lives in :mod:`mockserver.harness.scripted`.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Owns fault injection (``faults/``), scripted replies (:mod:`.scripted`), the request journal
 (:mod:`.journal` in memory, :mod:`.shared_journal` through Redis), key masking for what it
-shows (:mod:`.masking`), and the runtime configuration document with its merge patch
-(:mod:`.control`), and the Prometheus metrics of ``GET /metrics`` (:mod:`.metrics`).
+shows (:mod:`.masking`), and replies from recordings (``replay/``). The runtime configuration
+and the metrics are operations, not test tooling: :mod:`mockserver.operations`.
 
 May import: service, engine, config, state, errors.
 

@@ -25,8 +25,8 @@ from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.engine.scheduler import StreamScheduler
 from mockserver.harness.faults.injection import FaultState
 from mockserver.harness.journal import Journal, RequestJournal
+from mockserver.harness.journal.shared import SharedJournal
 from mockserver.harness.scripted import ScriptState
-from mockserver.harness.shared_journal import SharedJournal
 from mockserver.operations import configuration
 from mockserver.operations.metrics import Metrics
 from mockserver.service import capacity

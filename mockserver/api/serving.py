@@ -164,11 +164,9 @@ async def respond(
         return reply
     pacer = Pacer(state.clock, schedule)
     if stream:
-        return EventStreamResponse(
-            _held_until_done(events(pacer), exchange, clock=state.clock, dialect=dialect),
-            state.streams,
-            dialect=dialect,
-        )
+        source = _held_until_done(events(pacer), exchange, clock=state.clock, dialect=dialect)
+        state.live.add(exchange, schedule, source)  # for the dashboard: one dict insert
+        return EventStreamResponse(source, state.streams, dialect=dialect)
     try:
         cut_short = await hold_reply(request, pacer.wait_for_end())
         if cut_short is not None:

@@ -42,6 +42,27 @@ def test_a_patch_typo_names_the_closest_field(server: MockServer) -> None:
         assert error["code"] == "unknown_parameter"
 
 
+def test_a_misspelled_required_field_is_named_as_the_typo_it_is(server: MockServer) -> None:
+    """``kee`` for ``key`` is both a missing field and an unknown one: the answer names the typo,
+    with the closest field, not pydantic's "Extra inputs are not permitted"; one full stop, after '?'."""
+    reply = httpx.patch(f"{server.url}/_mock/config", json={"accounts": [{"kee": "sk-x"}]})
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert error["code"] == "unknown_parameter" and error["param"] == "accounts.0.kee", error
+    assert error["message"].endswith("unknown field `kee`, did you mean `key`?"), error
+    assert "Extra inputs" not in error["message"]
+
+
+def test_a_fault_field_without_a_value_says_so(server: MockServer) -> None:
+    headers = {"authorization": "Bearer sk-mock-preview", "x-mock-fault": "status"}
+    body = {"model": "gpt-5.6-sol", "messages": MESSAGES}
+    reply = httpx.post(f"{server.url}/v1/chat/completions", json=body, headers=headers)
+    assert reply.status_code == 400
+    message = reply.json()["error"]["message"]
+    assert "'status' needs a value: status=..." in message and "did you mean" not in message, message
+    assert not message.endswith("?.")
+
+
 def test_a_configure_keyword_typo_names_the_closest_setting(server: MockServer) -> None:
     with pytest.raises(
         ValueError, match=re.escape("unknown setting `tokens_per_secnd`, did you mean `tokens_per_second`?")

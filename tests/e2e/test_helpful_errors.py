@@ -87,3 +87,15 @@ def test_a_path_without_v1_logs_one_warning_and_gets_the_live_404(
     ]
     assert httpx.get(f"{server.url}/nothing/here").status_code == 404
     assert not [r for r in caplog.records if "/nothing/here" in r.getMessage()]
+
+
+def test_a_misspelled_journal_filter_is_refused_not_ignored(server: MockServer) -> None:
+    """``?type=`` (for ``error_type``) was ignored, so the test saw every entry as if it matched."""
+    reply = httpx.get(f"{server.url}/_mock/requests", params={"type": "invalid_request_error"})
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert error["param"] == "type" and error["code"] == "unknown_parameter", error
+    assert "unknown filter `type`" in error["message"]
+    reply = httpx.get(f"{server.url}/_mock/requests", params={"cod": "rate_limit_exceeded"})
+    assert "did you mean `code`?" in reply.json()["error"]["message"]
+    assert httpx.get(f"{server.url}/_mock/requests", params={"code": "x", "limit": 5}).status_code == 200

@@ -3,7 +3,8 @@
 Owns fault injection (``faults/``), scripted replies (:mod:`.scripted`), the request journal
 (:mod:`.journal` in memory, :mod:`.shared_journal` through Redis), key masking for what it
 shows (:mod:`.masking`), and the runtime configuration document with its merge patch
-(:mod:`.control`), and the Prometheus metrics of ``GET /metrics`` (:mod:`.metrics`).
+(:mod:`.control`), the Prometheus metrics of ``GET /metrics`` (:mod:`.metrics`), and what the
+dashboard shows live: the streams in flight, the accounts' budgets, the speed check (``live/``).
 
 May import: service, engine, config, state, errors.
 

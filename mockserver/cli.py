@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from mockserver.commands import recording
+from mockserver.commands import analysis, recording
 from mockserver.config import presets
 from mockserver.config.fixture import ConfigError, default_fixture_path, load_fixture
 from mockserver.config.rates import apply_rates
@@ -39,6 +39,7 @@ LIMIT_FLAGS: list[tuple[str, type, str, str]] = [
     ("--max-reply-seconds", float, "S", "wall-clock limit on any one reply; past it a held reply gets a 504"),
     ("--stored-responses", int, "N", "stored responses kept (store: true), oldest evicted first"),
     ("--stored-response-ttl", float, "S", "seconds a stored response is kept before it is evicted"),
+    ("--stored-response-bytes", int, "BYTES", "bytes stored responses may take (as JSON), oldest evicted first"),
 ]
 LIMIT_FIELDS = [flag.removeprefix("--").replace("-", "_") for flag, *_ in LIMIT_FLAGS]
 
@@ -68,6 +69,8 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     add_health(commands)
     recording.add_record(commands)
     recording.add_cassette(commands)
+    analysis.add_whatif(commands)
+    analysis.add_calibrate(commands)
     commands.add_parser(
         "presets",
         help="list the timing presets with their rates and sources",
@@ -300,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
             return recording.record(args)
         if args.command == "cassette":
             return recording.cassette(args)
+        if args.command in ("whatif", "calibrate"):
+            return analysis.whatif(args) if args.command == "whatif" else analysis.calibrate(args)
         if args.command == "health":
             from mockserver.process import probe_health
 
@@ -345,11 +350,11 @@ def list_presets() -> str:
 
 
 def print_config(config: str | None, preset_names: tuple[str, ...] = ()) -> int:
-    from mockserver.harness import control
+    from mockserver.operations import configuration
 
     settings = Settings(config=config)
-    document = control.document(settings, load_fixture(config, preset_names))
-    for name in control.RUNTIME_FIELDS:  # settings, not fixture fields: kept out so the output loads back
+    document = configuration.document(settings, load_fixture(config, preset_names))
+    for name in configuration.RUNTIME_FIELDS:  # settings, not fixture fields: kept out so the output loads back
         document.pop(name)
     source = config if config is not None else f"{default_fixture_path()} (built-in)"
     sys.stdout.write(f"# The fixture in force: {source}, every default filled in.\n")

@@ -34,8 +34,8 @@ from mockserver.config.fixture import Account
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.pacing import Clock, Pacer, Schedule
 from mockserver.engine.streaming import Item, closing_items
-from mockserver.harness import metrics
 from mockserver.harness.faults import injection
+from mockserver.operations import metrics
 from mockserver.service import access, capacity_queue, context_window, inflight, prefill
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from mockserver.engine.pacing import FakeClock, Pacer, Schedule
-from mockserver.engine.scheduler import ENDS_PER_TICK_S, MAX_WRITE_BYTES, MAX_YIELD_S, StreamScheduler
+from mockserver.engine.scheduler import (
+    CATCH_UP,
+    ENDS_PER_TICK_S,
+    LATE_TOLERANCE_S,
+    MAX_WRITE_BYTES,
+    MAX_YIELD_S,
+    StreamScheduler,
+)
 from mockserver.engine.streaming import CLIENT_LEFT, COMPLETED, DROP, DROPPED, FINISHED, Item
 
 
@@ -78,7 +85,7 @@ def test_every_event_goes_out_at_its_deadline_on_one_timer() -> None:
     run(main())
 
 
-def test_a_late_wakeup_sends_each_due_token_as_its_own_event_in_one_write() -> None:
+def test_a_late_wakeup_is_caught_up_no_faster_than_the_catch_up_rate() -> None:
     async def main() -> None:
         wakeups = iter(range(1000))
         clock = FakeClock(start=0.0, lateness=lambda: 0.035 if next(wakeups) == 1 else 0.0)
@@ -87,11 +94,14 @@ def test_a_late_wakeup_sends_each_due_token_as_its_own_event_in_one_write() -> N
         schedule = Schedule.build(start=0.0, ttft=0.0, tokens_per_second=100, total_tokens=8)
         stream = scheduler.open(token_stream(schedule), send_body=sink.send, send_end=sink.send)
         await stream.done
-        # The second wake-up (for token 2, due at 0.02) comes 35 ms late: tokens 2-5 are due by then.
-        late_write = next(body for t, body in sink.writes if t == pytest.approx(0.055))
-        assert late_write == b"t2-3\n\nt3-4\n\nt4-5\n\nt5-6\n\n"  # four events, one write
+        # The second wake-up (for token 2, due at 0.02) comes 35 ms late: token 2 goes then, and the
+        # rest follow CATCH_UP times as fast as the rate (10 ms / 1.12 apart), each as its own event.
+        times = [t for t, body in sink.writes[1:-1]]  # t1 to t7, a write each
+        assert times[:2] == pytest.approx([0.01, 0.055])
+        gaps = [b - a for a, b in itertools.pairwise(times[1:])]
+        # The line starts the tolerance back (what a late tick may send at once), then runs at CATCH_UP.
+        assert gaps == pytest.approx([0.01 / CATCH_UP - LATE_TOLERANCE_S] + [0.01 / CATCH_UP] * (len(gaps) - 1))
         assert [e for e in sink.events() if e.startswith(b"t")] == [f"t{k}-{k + 1}\n\n".encode() for k in range(8)]
-        assert clock.now() == pytest.approx(schedule.end)
 
     run(main())
 
@@ -390,6 +400,7 @@ def waiting_to_end() -> tuple[StreamScheduler, Sink, Any]:
     schedule = Schedule.build(start=0.0, ttft=0.01, tokens_per_second=1000, total_tokens=2)
     stream = scheduler.open(token_stream(schedule), send_body=sink.send, send_end=sink.send)
     scheduler._ticking = True  # as in a tick
+    scheduler._advance(stream, schedule.due_at(0))  # its first token, on time: anchored where it is
     scheduler._advance(stream, schedule.end)
     scheduler._ticking = False
     return scheduler, sink, stream

@@ -58,10 +58,21 @@ _PROFILE_EXTRAS = frozenset(
 )
 
 
+# The rates a stream may be paced at, in tokens per second: a fixture's and an x-mock-tokens-per-second
+# header's. Below the least, a 2,000-token reply would take over two days; above the most, a token's
+# interval (10 µs) is far under the server's timer tick, and every deadline stays a finite number.
+MIN_TOKENS_PER_SECOND = 0.01
+MAX_TOKENS_PER_SECOND = 100_000.0
+
+
 class TimingProfile(_Strict):
     """How fast one tier produces tokens."""
 
-    tokens_per_second: float = Field(gt=0, description="Output tokens per second once generation starts.")
+    tokens_per_second: float = Field(
+        ge=MIN_TOKENS_PER_SECOND,
+        le=MAX_TOKENS_PER_SECOND,
+        description="Output tokens per second once generation starts (0.01 to 100,000).",
+    )
     ttft_ms: float = Field(ge=0, description="Time to first token, in milliseconds.")
     jitter: float = Field(
         default=0.0,

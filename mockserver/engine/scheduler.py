@@ -62,7 +62,7 @@ import heapq
 import itertools
 import logging
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
@@ -70,8 +70,10 @@ from typing import Any
 from starlette.responses import Response
 from starlette.types import Receive, Scope
 
+from mockserver.engine.lateness import BUCKETS as LATENESS_BUCKETS
+from mockserver.engine.lateness import LATE_S, Lateness
 from mockserver.engine.pacing import Clock
-from mockserver.engine.stopping import shutdown_event, time_limit_event
+from mockserver.engine.stopping import error_event, shutdown_event, time_limit_event
 from mockserver.engine.streaming import (
     CLIENT_LEFT,
     COMPLETED,
@@ -88,6 +90,13 @@ from mockserver.engine.streaming import (
 logger = logging.getLogger("mockserver")
 
 MAX_WRITE_BYTES = 64 * 1024  # at most this much per stream per write; the rest goes at the next tick
+MAX_WRITE_EVENTS = 256  # at most this many events per stream per write; the rest goes at the next tick
+# A stream more than this behind its schedule catches up at CATCH_UP times its rate, no faster;
+# within it, what is due goes out at once (one timer tick's worth, and a busy loop's ticks are longer).
+LATE_TOLERANCE_S = 0.003
+# 1.12, not 1.25: with the tolerance's burst on top, any 50 events still go out at most 1.25x as
+# fast as the stream's rate, at rates up to about 1,200 tokens/s (see docs/limits.md).
+CATCH_UP = 1.12
 MAX_YIELD_S = 0.001  # a tick leaves the loop to other work for as long as it took, up to this
 ENDS_PER_TICK_S = 0.001  # a tick ends replies for at most this long, after every due event is out
 DROP_GRACE_S = 5.0  # after a dropped connection, how long the handler waits for the server to notice
@@ -99,20 +108,27 @@ class ActiveStream:
     """One open stream: its producer, where its frames go, and when it is next due."""
 
     __slots__ = (
+        "anchored",
         "at",
         "blocked",
         "done",
         "due",
         "ending",
         "events_sent",
+        "failed_write",
+        "late_period",
         "limit_timer",
+        "line",
         "on_drop",
         "over",
         "path",
+        "pending",
         "run",
         "send_body",
         "send_end",
+        "shift",
         "source",
+        "steady",
         "typed",
         "write_body",
     )
@@ -145,6 +161,16 @@ class ActiveStream:
         self.run: Run | None = None  # a run of events part way through, from its frame ``at`` on
         self.at = 0
         self.limit_timer: asyncio.TimerHandle | None = None  # ends the stream at the wall-clock limit
+        # Where the schedule is anchored (see "Never faster than the rate" above): every deadline
+        # of the stream goes out ``shift`` later, fixed when its first deadline is met.
+        self.anchored = False
+        self.shift = 0.0
+        # The catch-up line: deadline d goes out no sooner than line + d / CATCH_UP. -inf: not catching up.
+        self.line = -math.inf
+        self.steady = False  # anchored and not catching up: the tick's short way applies
+        self.late_period = 0  # see Lateness.late
+        self.pending = math.inf  # the deadline (of the producer's, not a run's) the stream waits for; inf: none
+        self.failed_write = False
 
 
 class StreamScheduler:
@@ -166,6 +192,9 @@ class StreamScheduler:
         # The wall-clock limit on one stream (Settings.max_reply_seconds): past it, it ends with an error event.
         self.max_reply_s: float | None = None
         self.on_change: Callable[[], None] | None = None  # told when a stream opens or ends (a metrics gauge)
+        self.lateness = Lateness()
+        self._tick_now = -math.inf  # the tick's time while it runs: a stream due again by then waits for the next
+        self._dead = 0  # about how many heap entries belong to streams that are over (see _close)
 
     def __len__(self) -> int:
         return len(self.active)
@@ -251,31 +280,47 @@ class StreamScheduler:
         now = started = self.clock.now()
         heap, order = self._heap, self._order
         heappop, heappush = heapq.heappop, heapq.heappush
+        lateness = self.lateness
+        counts, buckets = lateness.events.counts, LATENESS_BUCKETS
+        worst = 0.0
         self._ticking = True
+        self._tick_now = now
         try:
             while heap and heap[0][0] <= now:
                 _, _, stream = heappop(heap)
                 if stream.over or stream.blocked:
                     continue
-                run = stream.run
-                if run is not None:
-                    # The usual case, written out: one event of a run is due, and the next is not yet.
-                    at = stream.at
-                    dues = run.dues
-                    if at + 1 < len(dues) and dues[at] <= now < dues[at + 1]:
-                        write = stream.write_body
-                        if write is not None and write(run.frames[at]):
-                            stream.at = at + 1
-                            stream.events_sent += 1
-                            stream.due = due = dues[at + 1]
-                            heappush(heap, (due, next(order), stream))
-                            continue
-                self._advance(stream, now)
+                try:
+                    run = stream.run
+                    if run is not None and stream.steady:
+                        # The usual case, written out: one event of a run is due, on time, and the next is not yet.
+                        at = stream.at
+                        dues = run.dues
+                        shift = stream.shift
+                        late = now - shift - dues[at]
+                        if at + 1 < len(dues) and 0.0 <= late <= LATE_TOLERANCE_S and now < dues[at + 1] + shift:
+                            write = stream.write_body
+                            if write is not None and write(run.frames[at]):
+                                stream.at = at + 1
+                                stream.events_sent += 1
+                                stream.due = due = dues[at + 1] + shift
+                                heappush(heap, (due, next(order), stream))
+                                counts[bisect_left(buckets, late)] += 1
+                                lateness.events.total += late
+                                if late > worst:
+                                    worst = late
+                                continue
+                    self._advance(stream, now)
+                except Exception as exc:  # a write that failed in a way no client causes: this stream alone ends
+                    self._write_failed(stream, exc)
             self._ticking = False
+            lateness.saw(worst)
+            lateness.tick(now)
             if self._ending:
                 self._end_some(self.clock.now() + ENDS_PER_TICK_S)
         finally:
             self._ticking = False
+            self._tick_now = -math.inf
             self._timer_at = math.inf
             # The loop gets at least as long as this tick took before the next one, however much is due:
             ended = self.clock.now()
@@ -314,33 +359,52 @@ class StreamScheduler:
             self._timer, self._timer_at = self.clock.call_at(at, self._tick), at
 
     def _schedule(self, stream: ActiveStream, due: float) -> None:
+        if due <= self._tick_now:  # more was due than one write holds: the rest after the others' turn
+            due = math.nextafter(self._tick_now, math.inf)
         stream.due = due
         heapq.heappush(self._heap, (due, next(self._order), stream))
         if due < self._timer_at:
             self._arm()
 
     def _advance(self, stream: ActiveStream, now: float) -> None:
-        """Write every frame of ``stream`` that is due by ``now``, in one write; then wait for its next deadline."""
+        """Write every frame of ``stream`` that may go out by ``now``, in one write; then wait for its next deadline.
+
+        What may go out: see :meth:`_horizon`. Deadlines are on the schedule's scale; the stream's
+        own (anchored, caught-up) time of a deadline is :meth:`_wall`."""
         parts: list[bytes] = []
         size = 0
         due = math.inf
+        horizon: float | None = None  # set at the first deadline met
         ended = dropped = False
         run = stream.run
         if run is not None:  # part way through a run of events: the usual case of a long stream
-            size, due = self._take(stream, run, stream.at, now, parts, 0)
+            horizon = self._horizon(stream, now, run.dues[stream.at])
+            size, due = self._take(stream, run, stream.at, horizon, parts, 0)
             if due != math.inf:  # more of the run to come, or the write is full
-                self._write_due(stream, parts, due)
+                self._write_due(stream, parts, self._wall(stream, due, now))
                 return
+        elif stream.pending != math.inf:  # the deadline the producer gave last, already taken from it
+            pending = stream.pending
+            horizon = self._horizon(stream, now, pending)
+            if pending > horizon:  # not yet (a held-back write that has just gone out)
+                self._schedule(stream, self._wall(stream, pending, now))
+                return
+            stream.pending = math.inf
         source = stream.source
         try:
             for item in source:
                 cls = item.__class__
                 if cls is float:
-                    if item > now:  # type: ignore[operator]
-                        due = item  # type: ignore[assignment]
+                    if horizon is None:
+                        horizon = self._horizon(stream, now, item)  # type: ignore[arg-type]
+                    if item > horizon:  # type: ignore[operator]
+                        stream.pending = due = item  # type: ignore[assignment]
                         break
                 elif cls is Run:
-                    size, due = self._take(stream, item, 0, now, parts, size)  # type: ignore[arg-type]
+                    if horizon is None and item.dues:  # type: ignore[union-attr]
+                        horizon = self._horizon(stream, now, item.dues[0])  # type: ignore[union-attr]
+                    limit = now if horizon is None else horizon
+                    size, due = self._take(stream, item, 0, limit, parts, size)  # type: ignore[arg-type]
                     if due != math.inf:
                         break
                 elif item is DROP:
@@ -349,8 +413,8 @@ class StreamScheduler:
                 else:
                     parts.append(item)  # type: ignore[arg-type]
                     size += len(item)  # type: ignore[arg-type]
-                    if size >= MAX_WRITE_BYTES:
-                        due = now  # the rest at the next tick
+                    if size >= MAX_WRITE_BYTES or len(parts) >= MAX_WRITE_EVENTS:
+                        due = -math.inf  # the rest at the next tick
                         break
             else:
                 ended = True
@@ -376,16 +440,69 @@ class StreamScheduler:
         elif ended:
             self._end(stream, COMPLETED)
         elif due != math.inf:
-            self._schedule(stream, due)
+            self._schedule(stream, self._wall(stream, due, now))
         # A due of inf (a stall until the client leaves) waits for cancel().
 
+    def _horizon(self, stream: ActiveStream, now: float, first: float) -> float:
+        """The latest deadline of ``stream`` that may go out at ``now``; ``first`` is its next deadline.
+
+        - The first deadline a stream meets (its first token's: the events before it go out at
+          once) anchors its schedule where it really goes out: if late, every later deadline
+          moves by as much (``shift``). A late first token never compresses the stream.
+        - Later, a deadline goes out at its anchored time (``deadline + shift``) or after. A stream
+          that is more than :data:`LATE_TOLERANCE_S` behind (a busy loop, a reader that paused)
+          catches up along a line of slope ``1 / CATCH_UP`` that starts here: never faster than
+          :data:`CATCH_UP` times its rate, and pacing stays absolute once it has caught up.
+        """
+        if not stream.anchored:
+            if first > now:
+                return now  # not due yet: anchored when it is
+            late = now - first
+            stream.anchored, stream.shift, stream.steady = True, late, True
+            self.lateness.first(late)
+            if late > LATE_S:
+                stream.late_period = self.lateness.late(late, stream.late_period)
+            return first
+        shift, line = stream.shift, stream.line
+        at = first + shift
+        if line != -math.inf:
+            caught_up = line + first / CATCH_UP
+            if caught_up <= at:  # the line no longer binds, from this deadline on
+                stream.line = line = -math.inf
+                stream.steady = True
+            else:
+                at = caught_up
+        behind = now - at
+        if behind > LATE_TOLERANCE_S:
+            stream.line = line = now - LATE_TOLERANCE_S - first / CATCH_UP
+            stream.steady = False
+        if behind >= 0.0:
+            late = now - first - shift  # against the schedule itself
+            self.lateness.event(late)
+            if late > LATE_S:
+                stream.late_period = self.lateness.late(late, stream.late_period)
+        return min(now - shift, (now - line) * CATCH_UP)
+
     @staticmethod
-    def _take(stream: ActiveStream, run: Run, at: int, now: float, parts: list[bytes], size: int) -> tuple[int, float]:
-        """Add the frames of ``run`` from ``at`` that are due by ``now`` to ``parts`` (within
-        :data:`MAX_WRITE_BYTES`). Returns the new size and the next deadline: ``inf`` when the
-        run is used up (the producer comes next), ``now`` when the write is full."""
+    def _wall(stream: ActiveStream, due: float, now: float) -> float:
+        """When deadline ``due`` of ``stream`` may go out, on the server's clock (``-inf``: at the next tick)."""
+        if due == -math.inf:
+            return now
+        at = due + stream.shift
+        line = stream.line
+        if line != -math.inf:
+            at = max(at, line + due / CATCH_UP)
+        return at
+
+    @staticmethod
+    def _take(
+        stream: ActiveStream, run: Run, at: int, horizon: float, parts: list[bytes], size: int
+    ) -> tuple[int, float]:
+        """Add the frames of ``run`` from ``at`` whose deadlines are by ``horizon`` to ``parts`` (within
+        :data:`MAX_WRITE_BYTES` and :data:`MAX_WRITE_EVENTS`). Returns the new size and the next
+        deadline: ``inf`` when the run is used up (the producer comes next), ``-inf`` when the write is full."""
         dues = run.dues
-        end = bisect_right(dues, now, at)
+        end = bisect_right(dues, horizon, at)
         if end > at:
             frames = run.frames
             if end == at + 1:  # one event per tick: the usual case
@@ -393,14 +510,19 @@ class StreamScheduler:
                 parts.append(frame)
                 size += len(frame)
             else:
+                room = MAX_WRITE_EVENTS - len(parts)
+                if end - at > room:
+                    end = at + max(room, 0)
                 for index in range(at, end):
                     frame = frames[index]
                     parts.append(frame)
                     size += len(frame)
                     if size >= MAX_WRITE_BYTES and index + 1 < end:
                         end = index + 1
-                        stream.run, stream.at = run, end
-                        return size, now  # the rest at the next tick
+                        break
+                if end < len(dues) and dues[end] <= horizon:
+                    stream.run, stream.at = run, end
+                    return size, -math.inf  # the rest at the next tick
         if end < len(dues):
             stream.run, stream.at = run, end
             return size, dues[end]
@@ -419,9 +541,29 @@ class StreamScheduler:
     # -- writing without awaiting --------------------------------------------------------------
 
     def _write(self, stream: ActiveStream, body: bytes) -> None:
-        if stream.write_body is not None and stream.write_body(body):
+        try:
+            if stream.write_body is not None and stream.write_body(body):
+                return
+            send = stream.send_body({"type": "http.response.body", "body": body, "more_body": True})
+        except Exception as exc:
+            self._write_failed(stream, exc)
             return
-        self._step(stream, stream.send_body({"type": "http.response.body", "body": body, "more_body": True}), None)
+        self._step(stream, send, None)
+
+    def _write_failed(self, stream: ActiveStream, exc: Exception) -> None:
+        """A write raised something no client causes (a bug): end this stream alone, cleanly.
+
+        It gets the server error event of its API, then its end (so its capacity is given back
+        and the journal records it, not completed); if writing that fails too, it is closed."""
+        if stream.over:
+            return
+        logger.error("writing to a stream failed on %s; that stream ends", stream.path, exc_info=exc)
+        if stream.failed_write:
+            self._close(stream, FAILED)
+            return
+        stream.failed_write = True
+        stream.blocked = False
+        self._finish(stream, _write_failed_event)
 
     def _end(self, stream: ActiveStream, outcome: str) -> None:
         """End the response; the stream is over (and its handler may return) once the end is written.
@@ -464,6 +606,9 @@ class StreamScheduler:
         except OSError:  # the client went away mid-write
             self.cancel(stream)
             return
+        except Exception as exc:
+            self._write_failed(stream, exc)
+            return
         stream.blocked = True
         task = asyncio.ensure_future(self._finish_write(stream, coro, waiting, ending))
         task.add_done_callback(_log_failure)
@@ -482,6 +627,10 @@ class StreamScheduler:
         except OSError:
             self.cancel(stream)
             return
+        except Exception as exc:
+            stream.blocked = False
+            self._write_failed(stream, exc)
+            return
         finally:
             if stream.over:
                 coro.close()
@@ -492,6 +641,18 @@ class StreamScheduler:
             self._schedule(stream, self.clock.now())
 
     # -- ending ----------------------------------------------------------------------------------
+
+    def _forget(self, stream: ActiveStream) -> None:
+        """A stream is over: its heap entry, if it has one, is skipped when popped, at no cost.
+        Once such entries make up half the heap, the heap is rebuilt without them, so a crowd of
+        streams cancelled while they wait for a distant deadline (a 600 s TTFT) holds nothing."""
+        if stream.due > self.clock.now():
+            self._dead += 1
+            heap = self._heap
+            if self._dead > 64 and 2 * self._dead > len(heap):
+                heap[:] = [entry for entry in heap if not entry[2].over]
+                heapq.heapify(heap)
+                self._dead = 0
 
     def _drop(self, stream: ActiveStream) -> None:
         try:
@@ -507,10 +668,18 @@ class StreamScheduler:
         stream.over = True
         if stream.limit_timer is not None:
             stream.limit_timer.cancel()
+            stream.limit_timer = None
         self.active.discard(stream)
         if self.on_change is not None:
             self.on_change()
-        close = getattr(stream.source, "close", None)
+        source = stream.source
+        # What the stream held goes now, though its heap entry waits (see _forget): the producer
+        # (its plan and text), its run, the connection's functions.
+        stream.source, stream.run = _NOTHING, None
+        stream.write_body = stream.on_drop = None
+        stream.send_body = stream.send_end = _nowhere
+        self._forget(stream)
+        close = getattr(source, "close", None)
         if close is not None:
             try:
                 close()  # runs the producer's finally blocks: capacity is released there
@@ -586,6 +755,19 @@ class EventStreamResponse(Response):
 async def _watch_for_disconnect(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+_NOTHING: Iterator[Item] = iter(())
+WRITE_FAILED_CODE = "server_error"
+WRITE_FAILED_MESSAGE = "The server failed while writing this reply and ended it. Please retry the request."
+
+
+async def _nowhere(message: dict[str, Any]) -> None:
+    """Where a stream that is over sends: nowhere."""
+
+
+def _write_failed_event(stream: ActiveStream) -> bytes:
+    return error_event(stream.typed, stream.events_sent, WRITE_FAILED_MESSAGE, WRITE_FAILED_CODE, stream.path)
 
 
 def _shutdown_event(stream: ActiveStream) -> bytes:

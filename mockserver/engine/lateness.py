@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 from bisect import bisect_left
+from collections.abc import Callable
 
 logger = logging.getLogger("mockserver")
 
@@ -66,6 +67,7 @@ class Lateness:
         self._period = 0  # counts warning periods, so a stream is counted late once per period
         self._warn_at = -math.inf  # no warning before this
         self.warnings = 0  # warnings logged so far
+        self.on_window: Callable[[], None] | None = None  # told when a window ends (the metrics publish then)
 
     def first(self, seconds: float) -> None:
         """A stream's first token went out ``seconds`` after its deadline (0 if on time)."""
@@ -99,6 +101,8 @@ class Lateness:
         if now >= self._window_ends:
             self._worst_before, self._worst = self._worst, 0.0
             self._window_ends = now + WORST_WINDOW_S
+            if self.on_window is not None:
+                self.on_window()
         if self._late and now >= self._warn_at:
             logger.warning(
                 "%d stream(s) ran late by up to %.0f ms (first tokens or events): %s",

@@ -199,6 +199,15 @@ class StreamScheduler:
     def __len__(self) -> int:
         return len(self.active)
 
+    def worst_lateness(self) -> float:
+        """Seconds: the worst lateness of the last second or so (see :class:`Lateness`), or how long
+        the most overdue stream has been waiting for its turn now, whichever is more."""
+        heap, now = self._heap, self.clock.now()
+        while heap and heap[0][2].over:
+            heapq.heappop(heap)
+        waiting = now - heap[0][0] if heap and not heap[0][2].blocked else 0.0
+        return max(self.lateness.worst(), waiting)
+
     def open(
         self,
         source: Iterator[Item],

@@ -114,7 +114,7 @@ class Overrides:
                 positive=True,
                 least=MIN_TOKENS_PER_SECOND,
                 most=MAX_TOKENS_PER_SECOND,
-            ),  # fmt: skip
+            ),
             ttft_ms=_header_number(headers, HEADER_TTFT_MS, float, positive=False, most=MAX_OVERRIDE_TTFT_MS),
             output_tokens=_header_number(
                 headers, HEADER_OUTPUT_TOKENS, int, positive=False, most=MAX_OVERRIDE_OUTPUT_TOKENS

@@ -572,6 +572,7 @@ class StreamScheduler:
             return
         stream.failed_write = True
         stream.blocked = False
+        stream.write_body = None  # the error event goes through the server's own send
         self._finish(stream, _write_failed_event)
 
     def _end(self, stream: ActiveStream, outcome: str) -> None:

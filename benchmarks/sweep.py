@@ -153,7 +153,12 @@ def started(commands: dict[str, tuple[list[str], dict[str, str]]]) -> Iterator[d
             port = free_port()
             argv = [str(port) if part == "PORT" else part for part in command]
             process = subprocess.Popen(
-                pin + argv, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                pin + argv,
+                env={**os.environ, **env},
+                # `python -m mockserver` looks in its working directory first: run each checkout's in its own.
+                cwd=env.get("PYTHONPATH"),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
             servers[name] = Server(name, port, process)
         for server in servers.values():

@@ -92,11 +92,11 @@ logger = logging.getLogger("mockserver")
 MAX_WRITE_BYTES = 64 * 1024  # at most this much per stream per write; the rest goes at the next tick
 MAX_WRITE_EVENTS = 256  # at most this many events per stream per write; the rest goes at the next tick
 # A stream more than this behind its schedule catches up at CATCH_UP times its rate, no faster;
-# within it, what is due goes out at once (one timer tick's worth, and a busy loop's ticks are longer).
-LATE_TOLERANCE_S = 0.003
-# 1.12, not 1.25: with the tolerance's burst on top, any 50 events still go out at most 1.25x as
-# fast as the stream's rate, at rates up to about 1,200 tokens/s (see docs/limits.md).
-CATCH_UP = 1.12
+# within it, what is due goes out at once (a timer tick's worth: the loop's timers are whole ms).
+LATE_TOLERANCE_S = 0.002
+# 1.2, not 1.25: with the tolerance's burst on top, any 50 events still go out at most 1.25x as
+# fast as their deadlines ask, at rates up to about 800 tokens/s (see docs/limits.md).
+CATCH_UP = 1.2
 MAX_YIELD_S = 0.001  # a tick leaves the loop to other work for as long as it took, up to this
 ENDS_PER_TICK_S = 0.001  # a tick ends replies for at most this long, after every due event is out
 DROP_GRACE_S = 5.0  # after a dropped connection, how long the handler waits for the server to notice

@@ -30,12 +30,13 @@ HEALTHCHECK --interval=5s --timeout=3s --start-period=5s --retries=6 CMD ["mocks
 CMD ["mockserver", "serve"]
 WORKDIR /app
 
-# The dependencies, in their own layer, rebuilt only when pyproject.toml changes. The same layer
-# adds the `mockserver` command and a user of its own (the server never runs as root).
-COPY pyproject.toml ./
+# The dependencies, in their own layer, rebuilt only when pyproject.toml or constraints.txt changes,
+# at the versions constraints.txt pins: an image built next year installs what CI tested. The same
+# layer adds the `mockserver` command and a user of its own (the server never runs as root).
+COPY pyproject.toml constraints.txt ./
 RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
       > /tmp/requirements.txt \
- && pip install -r /tmp/requirements.txt \
+ && pip install -r /tmp/requirements.txt -c constraints.txt \
  && rm /tmp/requirements.txt \
  && printf '#!/bin/sh\nexec python -m mockserver "$@"\n' > /usr/local/bin/mockserver \
  && chmod 755 /usr/local/bin/mockserver \

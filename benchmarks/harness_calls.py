@@ -36,7 +36,7 @@ from typing import Any
 from mockserver.service.response_store import BaseResponseStore, ResponseStore, StoredResponse
 from mockserver.service.shared_responses import RedisResponseStore
 from mockserver.state.counters import Counters, MemoryCounters
-from mockserver.state.shared import UNREACHABLE, Shared
+from mockserver.state.shared import Shared, unreachable
 from mockserver.state.shared_counters import RedisCounters
 
 RESULTS = Path(__file__).parent / "results"
@@ -106,7 +106,7 @@ async def main(seconds: float) -> dict[str, Any]:
                 try:
                     await where.connection.ping()
                     break
-                except UNREACHABLE:
+                except unreachable():
                     await asyncio.sleep(0.05)
             ping = await timed(where.connection.ping, seconds)
             shared = calls(RedisCounters(where, "bench"), RedisResponseStore(where, time.monotonic, time.time))

@@ -13,7 +13,7 @@ counter at zero, file descriptors where they started, and memory flat after warm
 the journal and stored responses are reached during warm-up, so memory must stop growing).
 
     python -m benchmarks.soak --seconds 300            # the long run; figures to results/soak.json
-    python -m benchmarks.soak --seconds 40 --workers 8 # about what tests/test_soak.py runs in CI
+    python -m benchmarks.soak --seconds 40 --workers 8 # about what tests/e2e/test_soak.py runs in CI
 """
 
 from __future__ import annotations

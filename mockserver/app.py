@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mockserver import errors
-from mockserver.api import health, metrics
+from mockserver.api import base_url, health, metrics
 from mockserver.api import openapi as openapi_doc
 from mockserver.api.anthropic import dialect
 from mockserver.api.anthropic import errors as anthropic_errors
@@ -28,15 +28,16 @@ from mockserver.api.openai.chat import routes as chat
 from mockserver.api.openai.responses import routes as responses
 from mockserver.api.routing import BODY_SCHEMAS
 from mockserver.config.fixture import Fixture, load_fixture
+from mockserver.config.rates import apply_rates
 from mockserver.config.settings import Settings
 from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.errors import validation
 from mockserver.harness.masking import mask_access_log
+from mockserver.harness.replay import library as replay
 from mockserver.runtime import ServerState
 from mockserver.service import ledger
 from mockserver.service.reply_headers import anthropic_headers, openai_headers
 from mockserver.state import shared
-from mockserver.state.redis import RedisStore
 from mockserver.state.store import MemoryStore, Store
 from mockserver.version import __version__
 
@@ -58,6 +59,8 @@ def create_app(
     settings.check_control_plane()
     if fixture is None:
         fixture = load_fixture(settings.config, settings.presets)
+    fixture = apply_rates(fixture, settings.rates)  # --rate / MOCKSERVER_RATES, under a model's own profiles
+    fixture = replay.fixture_with(fixture, settings)  # every cassette replayed is loaded and checked here
     where = shared.Shared.from_url(settings.state) if shared.is_shared(settings.state) else None
     state = ServerState(
         settings=settings,
@@ -102,11 +105,14 @@ def create_app(
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         return render_for(request, validation.to_api_error(exc.errors()))
 
+    missing_v1 = base_url.MissingV1()
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 405:
             return render_for(request, errors.method_not_allowed(request.method, request.url.path))
         if exc.status_code == 404:
+            missing_v1.warn(request.method, request.url.path, str(request.base_url))
             return render_for(request, errors.unknown_route(request.method, request.url.path))
         error = errors.MockAPIError(str(exc.detail), type="invalid_request_error")
         error.status_code = exc.status_code
@@ -124,6 +130,8 @@ def _store(where: shared.Shared | None) -> Store:
     """The in-memory store, or the Redis one that every worker and replica on ``where`` shares."""
     if where is None:
         return MemoryStore()
+    from mockserver.state.redis import RedisStore  # imports the Redis client: only with --state redis://
+
     return RedisStore(where.connection, where.url, prefix=where.prefix)
 
 
@@ -170,7 +178,11 @@ def render_for(request: Request, error: errors.MockAPIError) -> JSONResponse:
     """An error in the shape of the API family the request speaks (OpenAI's or Anthropic's)."""
     exchange = request.scope.get("state", {}).get("exchange")
     if exchange is not None and exchange.api == dialect.ANTHROPIC:
-        return anthropic_errors.render(exchange, error)
+        reply = anthropic_errors.render(exchange, error)
+        exchange.refused(error, anthropic_errors.error_body(exchange, error))
+        return reply
+    if exchange is not None:
+        exchange.refused(error, errors.error_body(error))
     return render(error)
 
 

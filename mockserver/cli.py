@@ -11,14 +11,17 @@ from __future__ import annotations
 import argparse
 import functools
 import secrets
+import signal
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
 import yaml
 
+from mockserver.commands import recording
 from mockserver.config import presets
 from mockserver.config.fixture import ConfigError, default_fixture_path, load_fixture
+from mockserver.config.rates import apply_rates
 from mockserver.config.settings import LOG_LEVELS, Settings
 from mockserver.version import __version__
 
@@ -63,6 +66,8 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     add_init(commands)
     add_config(commands, defaults)
     add_health(commands)
+    recording.add_record(commands)
+    recording.add_cassette(commands)
     commands.add_parser(
         "presets",
         help="list the timing presets with their rates and sources",
@@ -86,6 +91,7 @@ def add_serve(commands: Any, defaults: Settings) -> None:
         "--port", type=int, default=defaults.port, help="port to bind; 0 picks a free one [env MOCKSERVER_PORT]"
     )
     add_config_option(serve, defaults)
+    recording.add_replay_options(serve, defaults)
     serve.add_argument(
         "--time-scale",
         type=float,
@@ -178,6 +184,17 @@ def add_serve(commands: Any, defaults: Settings) -> None:
         help=(
             "serve /_mock/ without a token on a non-loopback address: anyone who reaches the port can "
             "reconfigure the server [env MOCKSERVER_INSECURE_CONTROL_PLANE]"
+        ),
+    )
+    serve.add_argument(
+        "--rate",
+        action="append",
+        dest="rates",
+        metavar="TIER=TOKENS_PER_S[:TTFT_MS]",
+        help=(
+            "a tier's output rate (and time to first token) on every model that does not set its own; "
+            "repeatable, e.g. --rate ultrafast=300:150 --rate default=40 "
+            "[env MOCKSERVER_RATES, comma-separated; the flags replace it]"
         ),
     )
     serve.add_argument(
@@ -279,6 +296,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "presets":
             print(list_presets())
             return 0
+        if args.command == "record":
+            return recording.record(args)
+        if args.command == "cassette":
+            return recording.cassette(args)
         if args.command == "health":
             from mockserver.process import probe_health
 
@@ -336,7 +357,18 @@ def print_config(config: str | None, preset_names: tuple[str, ...] = ()) -> int:
     return 0
 
 
+def hold_stop_signals() -> list[int]:
+    """Note a SIGINT or SIGTERM that comes while the server starts (importing, binding, reaching
+    Redis), rather than dying of it with a ``KeyboardInterrupt`` traceback; the start-up then stops
+    cleanly (status 0) before it serves. The server takes the signals over once it runs."""
+    held: list[int] = []
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop_signal, lambda received, frame: held.append(received))
+    return held
+
+
 def serve(args: argparse.Namespace, defaults: Settings) -> int:
+    held = hold_stop_signals()
     import uvicorn
 
     from mockserver import startup
@@ -360,14 +392,17 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
             for name in (flag.removeprefix("--").replace("-", "_") for flag, *_ in LIMIT_FLAGS)
         },
         presets=tuple(args.presets) if args.presets else None,
+        rates=tuple(args.rates) if args.rates else None,
         quiet=args.quiet,
         state=args.state,
         workers=args.workers,
+        **recording.replay_overrides(args),
     )
     generated = settings.admin_token == GENERATED_TOKEN
     if generated:
         settings = settings.with_overrides(admin_token=secrets.token_urlsafe(TOKEN_BYTES))
-    fixture = load_fixture(settings.config, settings.presets)
+    fixture = apply_rates(load_fixture(settings.config, settings.presets), settings.rates)
+    fixture = recording.replayed(fixture, settings)
     try:
         sock = startup.listen(settings.host, settings.port)
     except startup.StartupError as exc:
@@ -400,8 +435,12 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
         print(
             f"mockserver: control plane admin token (generated for this run): {settings.admin_token}", file=sys.stderr
         )
+    if held:  # told to stop while starting: stop before serving
+        sock.close()
+        return 0
     if isinstance(server, Workers):
-        return server.run()
+        return server.run(held)
+    server.held = held
     server.run(sockets=[sock])
     return 0
 

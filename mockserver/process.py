@@ -49,11 +49,12 @@ class GracefulServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, state: ServerState | None = None) -> None:
         super().__init__(config)
         self.mock_state = state  # None: found in the app uvicorn loads (a worker process builds its own)
+        self.held: list[int] = []  # stop signals noted before uvicorn took them over (cli.hold_stop_signals)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         settle_heap()
-        if _stop_pending:  # asked to stop while it was starting (a worker of --workers N)
+        if _stop_pending or self.held:  # asked to stop while it was starting
             self.should_exit = True
         state = self.mock_state or self.find_state()
         if state is not None and state.settings.port_file and self.servers:
@@ -198,9 +199,15 @@ class Workers:
         logger.info("Started worker process [%s]", process.pid)
         return process
 
-    def run(self) -> int:
+    def run(self, held: list[int] | None = None) -> int:
+        """Supervise the workers until they stop; the run's exit status. ``held``: stop signals noted
+        while starting (:func:`mockserver.cli.hold_stop_signals`), and where later ones are noted."""
+        if held is not None:
+            self.signals = held
         for stop_signal in STOP_SIGNALS:
             signal.signal(stop_signal, lambda received, frame: self.signals.append(received))
+        if self.signals:  # told to stop before a worker started
+            return 0
         with metrics.shared_directory() as self.metrics_dir:
             return self._supervise()
 

@@ -98,6 +98,7 @@ class ServerState:
         self.journal = self._journal()
         self.fault_state = FaultState(self.settings.seed, _counters(self.shared, "faults"))
         self.script_state = ScriptState(_counters(self.shared, "scripts"))
+        self.replay_order = _counters(self.shared, "replay")  # which recording identical requests get next
         self.replies = InFlight()  # held non-streaming replies
         self.streams = StreamScheduler(self.clock)  # every open stream, on one timer; ended with a final event on stop
         self.streams.max_reply_s = self.settings.max_reply_seconds  # fixed for the process
@@ -117,12 +118,14 @@ class ServerState:
         """Back to how the server started: the original fixture and settings, a fresh id sequence,
         no stored responses, empty rate windows, ledger and journal, fresh fault counters and
         script sequences.
-        Replies still being held are ended (they answer 503 ``server_reset``) and give back their
-        Ultrafast slots; a slot is only ever released by the reply that holds it, so the capacity
-        cap stays exact across a reset.
+        Replies still being held are ended (they answer 503 ``server_reset``), and so are the streams
+        still open in this process (their last event is the ``server_reset`` error); both give back
+        their Ultrafast slots; a slot is only ever released by the reply that holds it, so the
+        capacity cap stays exact across a reset.
         With a shared store, the shared parts (windows, ledger, configuration) are reset for every
         process; the others take the initial configuration back before their next request."""
         self.replies.end_all("reset")
+        self.streams.finish_all(lambda stream: stream.dialect.reset_event(stream.events_sent))
         if self.config_log is not None:
             async with self._config_lock:
                 self._config_seen = await self.config_log.reset()
@@ -133,6 +136,7 @@ class ServerState:
         await self.journal.forget()
         await self.fault_state.clear()
         await self.script_state.clear()
+        await self.replay_order.clear()
 
     async def close(self) -> None:
         """The server is stopping: let go of the shared store's connection and background work."""
@@ -145,6 +149,7 @@ class ServerState:
         await self.journal.forget(test_id)
         await self.fault_state.clear(test_id)
         await self.script_state.clear(test_id)
+        await self.replay_order.clear(test_id)
 
     def _journal(self) -> RequestJournal:
         """The journal in this process's memory, or the one every process shares through Redis."""
@@ -167,14 +172,28 @@ class ServerState:
 
     async def configure_everywhere(self, patch: Any) -> None:
         """``PATCH /_mock/config``: apply a merge patch here and, with a shared configuration, in every
-        process: the patch is checked, appended to the shared log, and the log is followed, so every
-        process applies the patches in the same order. A refused patch changes nothing anywhere."""
+        process: the patch is checked against the log's head and appended there only if the head is
+        still the same (:meth:`ConfigLog.append`), and the log is followed, so every process applies
+        the same patches in the same order. A patch that another process's patch, landed first, made
+        invalid is refused with a 409; a refused patch changes nothing anywhere."""
         if self.config_log is None:
             self.configure(patch)
             return
-        await self.follow_config()
-        control.apply_patch(self.settings, self.fixture, patch, initial=self._initial_settings)  # or the 400
-        length = await self.config_log.append(patch)
+        for attempt in range(CONFIG_ATTEMPTS):
+            await self.follow_config()
+            async with self._config_lock:  # the position and the configuration it stands for, together
+                head, settings, fixture = self._config_seen, self.settings, self.fixture
+            try:
+                control.apply_patch(settings, fixture, patch, initial=self._initial_settings)
+            except errors.MockAPIError as exc:
+                if attempt == 0:
+                    raise  # invalid on the configuration it was sent to: the 400 as in one process
+                raise errors.config_conflict(exc.message) from None
+            length = await self.config_log.append(patch, onto=head)
+            if length is not None:
+                break
+        else:
+            raise errors.config_conflict(f"the configuration changed {CONFIG_ATTEMPTS} times meanwhile.")
         await self.follow_config()
         if length > MAX_PATCHES:
             initial = control.document(self._initial_settings, self._initial_fixture)
@@ -203,6 +222,9 @@ class ServerState:
         if settings.seed != self.settings.seed:
             self.fault_state.reseed(settings.seed)
         self.settings, self.fixture = settings, fixture
+
+
+CONFIG_ATTEMPTS = 8  # a PATCH racing other processes' patches is checked again this many times at most
 
 
 def _counters(where: Shared | None, namespace: str) -> Counters:

@@ -4,8 +4,9 @@
 host that does not resolve or a port that needs privileges ends the start-up with one line that
 names the cause and the fix (:class:`StartupError`), not a traceback after "startup complete".
 :func:`banner` is the summary printed on standard error once the address is taken: the URL to
-use as ``OPENAI_BASE_URL``, the fixture file, the models, the keys (masked) and their access, the
-tiers and their rates, the time scale and where the shared state lives.
+use as ``OPENAI_BASE_URL``, the fixture file, the models, the keys and their access (the built-in
+keys in full, since they are public fakes; a user's own keys masked), how the announcement's tier
+names map to the API's, the tiers and their rates, the time scale and where the shared state lives.
 
 May import: config, state and errors (it sits just below the CLI).
 """
@@ -14,11 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import ipaddress
 import socket
 from pathlib import Path
 
+from mockserver.config.documents import read_yaml
 from mockserver.config.fixture import Fixture, default_fixture_path
+from mockserver.config.rates import parse_rates
 from mockserver.config.settings import Settings
 from mockserver.errors import mask_api_key
 from mockserver.state import shared
@@ -102,14 +106,26 @@ async def _ping(url: str) -> None:
     await connection.aclose()
 
 
+# The announcement's names of the tiers and the API's, said once here and in the README.
+VOCABULARY = 'standard = default, fast = priority, Ultrafast = ultrafast; Anthropic\'s speed: "fast" = priority'
+
+
+@functools.cache
+def built_in_keys() -> frozenset[str]:
+    """The keys of the built-in fixture: public fakes, documented in full, so shown in full."""
+    data = read_yaml(default_fixture_path())
+    return frozenset(str(a["key"]) for a in data.get("accounts", []) if isinstance(a, dict) and "key" in a)
+
+
 def banner(settings: Settings, fixture: Fixture, root: str, state: str = MEMORY_STATE) -> str:
-    """The start-up summary, one fact per line, keys masked."""
+    """The start-up summary, one fact per line; a key from the user's own fixture is masked."""
     api = f"{root}/v1"
     source = (
         f"{default_fixture_path()} (built-in)"
         if settings.config is None
         else str(Path(settings.config).expanduser().resolve())
     )
+    rates = parse_rates(settings.rates)
     lines = [
         f"mockserver: an OpenAI-compatible API at {api}",
         f"  use it       export OPENAI_BASE_URL={api} OPENAI_API_KEY=<one of the keys below>",
@@ -118,10 +134,12 @@ def banner(settings: Settings, fixture: Fixture, root: str, state: str = MEMORY_
         *([f"  presets      {', '.join(fixture.presets)}"] if fixture.presets else []),
         *_rows("models", [_model(fixture, m.id) for m in fixture.models]),
         *_rows("keys", [_key(fixture, a.key) for a in fixture.accounts]),
+        f"  tier names   {VOCABULARY}",
         *_rows(
             "tiers",
             [
                 f"{tier}: {_number(p.tokens_per_second)} tokens/s, first token after {_number(p.ttft_ms)} ms"
+                + (f" (--rate {rates[tier]})" if tier in rates else "")
                 for tier, p in fixture.profiles.items()
             ],
         ),
@@ -154,15 +172,23 @@ def _model(fixture: Fixture, model_id: str) -> str:
     if model.forced_tier is not None:
         return f"{model.id}{api}: always {model.forced_tier}; listed only for keys with access to it"
     if model.profiles:  # its own rates (a preset's model): show them
-        rates = [f"{tier} {_number(fixture.profile(model, tier).tokens_per_second)} tokens/s" for tier in model.tiers]
+        rates = [
+            f"{_tier_name(model.api, tier)} {_number(fixture.profile(model, tier).tokens_per_second)} tokens/s"
+            for tier in model.tiers
+        ]
         return f"{model.id}{api}: {', '.join(rates)}"
     return f"{model.id}{api}: {', '.join(model.tiers)}"
+
+
+def _tier_name(api: str, tier: str) -> str:
+    """A tier as the model's API asks for it: Anthropic's fast mode is ``speed: "fast"``."""
+    return 'priority (speed: "fast")' if api == "anthropic" and tier == "priority" else tier
 
 
 def _key(fixture: Fixture, key: str) -> str:
     account = fixture.account(key)
     assert account is not None
-    masked = mask_api_key(account.key)
+    masked = account.key if account.key in built_in_keys() else mask_api_key(account.key)
     if account.status != "active":
         return f"{masked}  {account.status}: every request gets 401"
     facts = [", ".join(account.tiers)]

@@ -9,6 +9,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 report="${MOCKSERVER_FUZZ_REPORT:-benchmarks/results/fuzz.json}"
 MOCKSERVER_FUZZ_EXAMPLES="${1:-500}" MOCKSERVER_FUZZ_REPORT="$report" \
-  python -m pytest -q -p no:cacheprovider --timeout 0 tests/test_fuzz.py
+  python -m pytest -q -p no:cacheprovider --timeout 0 tests/api/test_fuzz.py
 echo "requests the server answered, by status (a 5xx fails the run above):"
 cat "$report"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from typing import Any, cast
@@ -24,17 +25,55 @@ STANDARD_KEY = "sk-mock-standard"
 WORKERS_STATE_VARIABLE = "MOCKSERVER_TEST_WORKERS_STATE"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "server(**options): the MockServer options a test module's ``server`` needs beyond the default ones",
+    )
+
+
+class Servers:
+    """The session's servers, one for each set of options asked for, started on first use and stopped
+    at the end: modules that ask for the same options share one server."""
+
+    def __init__(self) -> None:
+        self._running: dict[tuple[tuple[str, object], ...], MockServer] = {}
+        self._stack = contextlib.ExitStack()
+
+    def get(self, **options: object) -> MockServer:
+        key = tuple(sorted(options.items()))
+        if key not in self._running:
+            self._running[key] = self._stack.enter_context(self._started(**options))
+        return self._running[key]
+
+    @staticmethod
+    def _started(**options: object) -> contextlib.AbstractContextManager[MockServer]:
+        state = os.environ.get(WORKERS_STATE_VARIABLE)
+        if state and not options:
+            args = ("--workers", "2", "--state", state, "--time-scale", "0", "--seed", "1")
+            return cast(contextlib.AbstractContextManager[MockServer], ServerProcess(*args))
+        return MockServer(**{"time_scale": 0, "seed": 1, **options})  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        self._stack.close()
+
+
 @pytest.fixture(scope="session")
-def server() -> Iterator[MockServer]:
-    """The default fixture, answering instantly (time scale 0)."""
-    state = os.environ.get(WORKERS_STATE_VARIABLE)
-    if state:
-        args = ("--workers", "2", "--state", state, "--time-scale", "0", "--seed", "1")
-        with ServerProcess(*args) as workers:
-            yield cast(MockServer, workers)  # what these suites use of it: url and base_url
-        return
-    with MockServer(time_scale=0, seed=1) as running:
-        yield running
+def servers() -> Iterator[Servers]:
+    running = Servers()
+    yield running
+    running.close()
+
+
+@pytest.fixture(scope="module")
+def server(request: pytest.FixtureRequest, servers: Servers) -> MockServer:
+    """A server answering instantly (time scale 0, seed 1), shared by every module that asks for the
+    same options: ``pytestmark = pytest.mark.server(max_body_bytes=...)`` adds to the default ones.
+
+    With ``MOCKSERVER_TEST_WORKERS_STATE`` set, the default server is ``serve --workers 2`` on that
+    state instead, as the SDK suites use it (only through its URL)."""
+    marker = request.node.get_closest_marker("server")
+    return servers.get(**(marker.kwargs if marker else {}))
 
 
 def fresh_connections() -> dict[str, object]:

@@ -27,6 +27,10 @@ def fixture(
     return Fixture.model_validate(data)
 
 
+# Headers that make a reply instant on a server whose time scale is 1 (for tests of the waits it asks for).
+INSTANT = {"x-mock-tokens-per-second": "100000", "x-mock-ttft-ms": "0"}
+
+
 def sdk(server: MockServer, key: str = "sk-mock-preview", **kwargs: Any) -> openai.OpenAI:
     kwargs.setdefault("max_retries", 0)
     return openai.OpenAI(base_url=server.base_url, api_key=key, _strict_response_validation=True, **kwargs)

@@ -46,3 +46,23 @@ def test_every_page_is_in_the_nav() -> None:
     for page in (ROOT / "docs").rglob("*.md"):
         name = page.relative_to(ROOT / "docs").as_posix()
         assert f": {name}" in nav, f"docs/{name} is not in the nav of mkdocs.yml"
+
+
+def test_every_recipe_is_given_for_both_apis() -> None:
+    """Each section of a recipe page has a test on the Responses API and one on Chat Completions."""
+    import re
+
+    for page in sorted((ROOT / "docs" / "recipes").glob("*.md")):
+        if page.name == "index.md":
+            continue
+        sections = re.split(r"^## ", page.read_text(encoding="utf-8"), flags=re.M)[1:]
+        assert sections, f"docs/recipes/{page.name} has no ## sections"
+        for section in sections:
+            title = section.splitlines()[0]
+            tests = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+            assert any("responses." in t and "def test_" in t for t in tests), (
+                f"{page.name} / {title}: no Responses test"
+            )
+            assert any("chat.completions." in t and "def test_" in t for t in tests), (
+                f"{page.name} / {title}: no Chat test"
+            )

@@ -3,8 +3,7 @@
 
 The exchange is labelled with the caller's account as soon as the key is known (so even
 an error reply carries ``openai-organization`` and the key's rate-limit headers), the raw
-request body is kept on it as the app reads it, and the request is bound as the current
-:mod:`~mockserver.service.context` for the admission step. When the exchange closes, any capacity
+request body is kept on it as the app reads it. When the exchange closes, any capacity
 slot still held is given back before the observers run.
 
 Pure ASGI rather than Starlette's ``BaseHTTPMiddleware``, which would buffer and
@@ -26,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mockserver import errors
 from mockserver.api import arrival, guard
 from mockserver.runtime import ServerState
-from mockserver.service import accounts, context
+from mockserver.service import accounts
 from mockserver.service.exchange import Exchange
 
 logger = logging.getLogger("mockserver")
@@ -140,7 +139,9 @@ class RequestContextMiddleware:
             await send(message)
 
         async def send_error(error: errors.MockAPIError) -> None:
-            body = orjson.dumps(self.error_body(exchange, error))
+            shaped = self.error_body(exchange, error)
+            exchange.refused(error, shaped)
+            body = orjson.dumps(shaped)
             headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
             headers += [(k.encode(), v.encode()) for k, v in error.headers.items()]
             await send_with_headers({"type": "http.response.start", "status": error.status_code, "headers": headers})
@@ -160,7 +161,6 @@ class RequestContextMiddleware:
             await send_error(errors.body_too_large(limit, declared))
             return
 
-        bound = context.bind(context.RequestContext(exchange, state.store, state.clock))
         try:
             await self.app(scope, receive_and_keep, send_with_headers)
         except ClientDisconnect:
@@ -174,7 +174,6 @@ class RequestContextMiddleware:
                 raise
             await send_error(errors.InternalServerError())
         finally:
-            context.unbind(bound)
             await exchange.capacity_released()
             if not finished and started:
                 exchange.disconnected = True  # the reply never ended: the client left, or a fault closed it

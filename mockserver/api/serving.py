@@ -18,23 +18,25 @@ leaving, a reset, the server stopping and the reply's wall-clock limit
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from mockserver import errors
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.routing import server_state
-from mockserver.config.fixture import Account, ModelAPI
+from mockserver.api.sse import EventStreamResponse
+from mockserver.config.fixture import Account
+from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.pacing import Clock, Pacer, Schedule
-from mockserver.engine.scheduler import EventStreamResponse
 from mockserver.engine.streaming import Item, closing_items
 from mockserver.harness import metrics
 from mockserver.harness.faults import injection
-from mockserver.harness.faults.streams import is_anthropic, is_responses, is_token_event
-from mockserver.service import access, inflight
+from mockserver.service import access, capacity_queue, context_window, inflight, prefill
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
 
@@ -50,7 +52,7 @@ async def admit(
     raw_body: Any,
     stream: bool,
     plan: Callable[[Admission], Plan],
-    api: ModelAPI = "openai",
+    dialect: Dialect = CHAT,
 ) -> tuple[Admission, Plan]:
     """Admit an inference request and plan its reply, in the order that keeps refusals free.
 
@@ -58,6 +60,9 @@ async def admit(
     request's content is validated (tools, formats, earlier responses). Only a request
     that passes both takes shared resources: quota, an Ultrafast slot, the rate windows.
     A capacity downgrade changes the tier, so the reply is planned again for the tier served.
+
+    ``dialect`` is the API family the route serves: the models it may ask for, how its prompt is
+    counted, and how its stream is framed. The exchange carries it to :func:`respond`.
     """
     state = server_state(request)
     exchange = exchange_of(request.scope)
@@ -68,16 +73,41 @@ async def admit(
         model,
         service_tier,
         received_at=exchange.started_at,
-        api=api,
+        api=dialect.api,
     )
+    # The prompt is counted once, here: in pieces that let the loop run, and no further than the window.
+    exchange.dialect = dialect
+    prompt_tokens = (await context_window.measure(resolved.model, raw_body, dialect.name)).tokens
+    resolved = _with_prefill(exchange, resolved, prompt_tokens)
     record_admission(request, resolved, raw_body, stream)
     sequences = state.script_state  # a scripted sequence's step goes to one request, in every process
     planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(resolved))
-    admission = await access.take_resources(state.fixture, resolved)
+    resources = access.Resources(exchange, state.store, state.clock, state.settings.time_scale)
+    queue_s = state.fixture.capacity.queue_ms / 1000 * state.settings.time_scale
+    queue = capacity_queue.Queue(queue_s, state.clock, lambda: _client_left(request)) if queue_s > 0 else None
+    try:
+        admission = await access.take_resources(
+            state.fixture, resolved, request=resources, queue=queue, prompt_tokens=prompt_tokens
+        )
+    except capacity_queue.ClientLeft:
+        raise ClientDisconnect() from None  # journalled as 499 by the middleware
     if admission.tier != resolved.tier:
+        admission = _with_prefill(exchange, admission, prompt_tokens)
         record_admission(request, admission, raw_body, stream)
+    queued_ms = exchange.extra.get(capacity_queue.QUEUED_MS)
+    if admission.tier != resolved.tier or queued_ms:
+        if queued_ms and admission.received_at is not None:
+            # The wait for a slot is part of the TTFT: the reply's schedule starts when the slot was had.
+            admission = replace(admission, received_at=admission.received_at + queued_ms / 1000)
         planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(admission))
     return admission, planned
+
+
+def _with_prefill(exchange: Exchange, admission: Admission, prompt_tokens: int) -> Admission:
+    """The admission with the prompt's prefill in its TTFT (:mod:`mockserver.service.prefill`), journalled."""
+    admission, seconds = prefill.with_prefill(admission, prompt_tokens)
+    exchange.extra[prefill.PREFILL_MS] = round(seconds * 1000, 3)
+    return admission
 
 
 def record_admission(request: Request, admission: Admission, body: Any, stream: bool) -> None:
@@ -100,7 +130,8 @@ async def respond(
     events: Callable[[Pacer], Iterator[Item]],
     body: Callable[[], dict[str, Any]],
 ) -> Response:
-    """Stream ``events`` on the schedule, or hold the whole ``body`` until the schedule ends.
+    """Stream ``events`` on the schedule, framed by the exchange's dialect (:func:`admit` set it), or
+    hold the whole ``body`` until the schedule ends.
 
     A request that draws a fault (header, fixture rule or probability) is served by
     :func:`mockserver.harness.faults.injection.respond_with` instead, for every API that comes through here.
@@ -108,7 +139,8 @@ async def respond(
     state = server_state(request)
     exchange = exchange_of(request.scope)
     exchange.usage = usage
-    fault = await injection.choose(state, request, exchange)
+    dialect = exchange.dialect or CHAT
+    fault = await injection.fault_for(state, request, exchange)
     if fault is not None:
         reply = await injection.respond_with(
             fault,
@@ -116,26 +148,26 @@ async def respond(
             state=state,
             schedule=schedule,
             stream=stream,
+            dialect=dialect,
             events=events,
             body=body,
             hold=lambda waiting: hold_reply(request, waiting),
         )
         # A reply that only arrives late is still delivered whole, usage included, so it counts as
         # complete; one cut short by its fault does not. The middleware releases the slot either way.
-        if fault.spec.delivers_whole_reply and not exchange.disconnected:
-            if isinstance(reply, EventStreamResponse):
-                reply.source = _held_until_done(reply.source, exchange)
-            else:
-                exchange.completed = True
+        whole = fault.spec.delivers_whole_reply and not exchange.disconnected
+        if isinstance(reply, injection.FaultedStream):
+            faulted = _held_until_done(reply.events, exchange) if whole else reply.events
+            return EventStreamResponse(faulted, state.streams, dialect=dialect, on_drop=reply.on_drop)
+        if whole:
+            exchange.completed = True
         return reply
     pacer = Pacer(state.clock, schedule)
     if stream:
-        path = exchange.path  # the request's path as the server gave it; request.url would build a whole URL
-        responses, anthropic = is_responses(path), is_anthropic(path)
         return EventStreamResponse(
-            _held_until_done(events(pacer), exchange, clock=state.clock, responses=responses, anthropic=anthropic),
+            _held_until_done(events(pacer), exchange, clock=state.clock, dialect=dialect),
             state.streams,
-            typed=responses or anthropic,
+            dialect=dialect,
         )
     try:
         cut_short = await hold_reply(request, pacer.wait_for_end())
@@ -184,13 +216,13 @@ def _held_until_done(
     exchange: Exchange,
     *,
     clock: Clock | None = None,
-    responses: bool = False,
-    anthropic: bool = False,
+    dialect: Dialect | None = None,
 ) -> Iterator[Item]:
     """Pass the stream through; mark it complete only if every event went out; always release the slot.
 
-    With a ``clock``, it notes when the first token event and the end went out, for the metrics'
-    TTFT and achieved-rate histograms (looking at events only until the first token: no cost after).
+    With a ``clock`` and the stream's ``dialect``, it notes when the first token event and the end went
+    out, for the metrics' TTFT and achieved-rate histograms (looking at events only until the first
+    token: no cost after).
 
     The scheduler closes this iterator the moment the stream is over, however it ends (the client
     leaving, or the server stopping, which first sends a final error event: see
@@ -199,10 +231,10 @@ def _held_until_done(
     """
     try:
         with closing_items(events):
-            if clock is not None:
+            if clock is not None and dialect is not None:
                 for item in events:
                     yield item
-                    if isinstance(item, bytes) and is_token_event(item, responses, anthropic):
+                    if isinstance(item, bytes) and dialect.is_token_event(item):
                         exchange.extra[metrics.FIRST_TOKEN_AT] = clock.now()
                         break
             yield from events

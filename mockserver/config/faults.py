@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mockserver.config import suggestions
 from mockserver.config.patterns import compile_pattern
 from mockserver.errors.variants import check_variant
 
@@ -61,7 +62,7 @@ def parse_fault(text: str) -> dict[str, Any]:
         name = name.strip().lower().replace("-", "_")
         if not sep:
             if name not in _FLAGS:
-                raise FaultSyntaxError(f"unknown fault '{item}'")
+                raise FaultSyntaxError(suggestions.unknown(item, [*_FLAGS, *FaultSpec.model_fields], "fault"))
             key, flag = _FLAGS[name]
             fields[key] = flag
             continue

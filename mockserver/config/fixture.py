@@ -23,13 +23,16 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
+    field_validator,
     model_serializer,
     model_validator,
 )
 
+from mockserver.config import suggestions
 from mockserver.config.documents import ConfigError as ConfigError
 from mockserver.config.documents import read_yaml, resolve
 from mockserver.config.faults import Faults
+from mockserver.config.patterns import compile_pattern
 from mockserver.config.presets import PresetError, merge_presets
 from mockserver.config.scripts import ScriptRule
 
@@ -37,6 +40,10 @@ Tier = Literal["default", "priority", "flex", "ultrafast"]
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 DEFAULT_MAX_OUTPUT_TOKENS = 128_000
+# GPT-5's published window (400k tokens: prompt and output together); the simulated models follow it.
+DEFAULT_CONTEXT_WINDOW = 400_000
+# The longest wait for an Ultrafast slot the fixture may ask for (capacity.queue_ms): a minute.
+MAX_QUEUE_MS = 60_000
 # The Ultrafast announcement: 750 tokens/s is about 550 Chinese characters/s ("a paragraph of about
 # 100 characters is about 150 tokens"; "10,000 characters in under 20 seconds"), 1.36 tokens each.
 DEFAULT_ZH_TOKENS_PER_CHARACTER = 1.36
@@ -54,7 +61,13 @@ class _Strict(BaseModel):
 
 
 _PROFILE_EXTRAS = frozenset(
-    {"tokens_per_second_min", "tokens_per_second_max", "chinese_characters_per_second", "source"}
+    {
+        "tokens_per_second_min",
+        "tokens_per_second_max",
+        "chinese_characters_per_second",
+        "prefill_tokens_per_second",
+        "source",
+    }
 )
 
 
@@ -73,7 +86,15 @@ class TimingProfile(_Strict):
         le=MAX_TOKENS_PER_SECOND,
         description="Output tokens per second once generation starts (0.01 to 100,000).",
     )
-    ttft_ms: float = Field(ge=0, description="Time to first token, in milliseconds.")
+    ttft_ms: float = Field(ge=0, description="Time to first token of an empty prompt, in milliseconds.")
+    prefill_tokens_per_second: float | None = Field(
+        default=None,
+        gt=0,
+        description=(
+            "Prompt tokens read per second before the first token: the TTFT is ttft_ms plus "
+            "prompt tokens / this rate. Null: the TTFT does not depend on the prompt."
+        ),
+    )
     jitter: float = Field(
         default=0.0,
         ge=0,
@@ -229,6 +250,14 @@ class ModelSpec(_Strict):
         ge=1,
         description="The most output tokens one answer may ask for: a larger max_tokens is refused with 400.",
     )
+    context_window: int = Field(
+        default=DEFAULT_CONTEXT_WINDOW,
+        ge=1,
+        description=(
+            "Tokens of prompt and output together the model can hold: a longer prompt, or a prompt plus "
+            "max_tokens past it, is refused with 400 context_length_exceeded."
+        ),
+    )
     profiles: dict[Tier, TimingProfile] = Field(
         default_factory=dict, description="Per-tier timing overrides for this model."
     )
@@ -324,6 +353,15 @@ class Capacity(_Strict):
     reject_status: Literal[429, 503] = 429
     retry_after_ms: int = Field(
         default=1000, ge=1, le=120_000, description="The retry-after sent with a capacity rejection."
+    )
+    queue_ms: float = Field(
+        default=0,
+        ge=0,
+        le=MAX_QUEUE_MS,
+        description=(
+            "While the pools are full, how long a request waits for a slot (scaled by time_scale) before "
+            "when_full applies. Its TTFT includes the wait. 0: no wait."
+        ),
     )
 
 
@@ -440,6 +478,43 @@ class Fixture(_Strict):
         default_factory=list,
         description="Timing presets merged into this fixture when it is loaded (see `mockserver presets`).",
     )
+    redact: list[str] = Field(
+        default_factory=list,
+        description="Regexes (RE2) whose matches `mockserver record` replaces by [redacted] in every string it writes.",
+    )
+
+    replay: list[str] = Field(
+        default_factory=list,
+        description="Cassettes whose recordings answer the requests that match them (docs/recording.md).",
+    )
+    replay_ignore: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Body fields left out when a request is matched to a recording, besides stream, stream_options, "
+            "user, metadata and store; a dotted path names a nested field, '*' every item of a list."
+        ),
+    )
+    replay_timing: Literal["recorded", "tier", "instant"] = Field(
+        default="recorded",
+        description=(
+            "How a recording is paced: 'recorded' (its own TTFT and event offsets), 'tier' (re-paced at the "
+            "profile of the tier the request asks for) or 'instant'; the time scale applies to all three."
+        ),
+    )
+    replay_miss: Literal["error", "generate", "record"] = Field(
+        default="error",
+        description=(
+            "A request no recording matches: 'error' (a 400, code no_recording, naming the nearest recording), "
+            "'generate' (a generated reply) or 'record' (forwarded to --upstream, recorded and answered)."
+        ),
+    )
+
+    @field_validator("redact")
+    @classmethod
+    def _patterns_compile(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            compile_pattern(pattern)  # refused at load time, not on the first recorded exchange
+        return patterns
 
     @model_validator(mode="after")
     def _consistent(self) -> Fixture:
@@ -554,14 +629,21 @@ def parse_fixture(data: Any, *, source: str = "<fixture>", presets: Sequence[str
     try:
         return Fixture.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"config file {source}: {describe_validation_error(exc)}") from None
+        raise ConfigError(f"config file {source}: {describe_validation_error(exc, Fixture)}") from None
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line per problem: ``field.path: what is wrong``."""
+def describe_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """One line per problem: ``field.path: what is wrong``. Given the ``model`` validated, an unknown
+    field names the closest known one: ``profiles.ultrafast: unknown field `tokens_per_secnd`, did
+    you mean `tokens_per_second`?``."""
     lines = []
     for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        loc = err["loc"]
+        if err["type"] == "extra_forbidden" and model is not None and loc:
+            where = ".".join(str(p) for p in loc[:-1]) or "(top level)"
+            lines.append(f"{where}: {suggestions.describe_unknown(model, loc)}")
+            continue
+        where = ".".join(str(p) for p in loc) or "(top level)"
         message = err["msg"].removeprefix("Value error, ")
         lines.append(f"{where}: {message}")
     return "; ".join(lines)

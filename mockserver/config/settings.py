@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mockserver.config.fixture import ConfigError
+from mockserver.config.rates import parse_rates
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -79,11 +80,21 @@ class Settings:
     presets: tuple[str, ...] = field(
         default=(), metadata={"help": "timing presets merged into the fixture; the variable is comma-separated"}
     )
+    rates: tuple[str, ...] = field(
+        default=(),
+        metadata={"help": "TIER=TOKENS_PER_S[:TTFT_MS] per tier, on every model without its own; comma-separated"},
+    )
     quiet: bool = field(default=False, metadata={"help": "leave out the start-up summary"})
     state: str = field(
         default=DEFAULT_STATE, metadata={"help": "where shared state is kept: memory, or redis://host:port/db"}
     )
     workers: int = field(default=1, metadata={"help": "worker processes; more than one needs a shared --state"})
+    replay: tuple[str, ...] = field(
+        default=(), metadata={"help": "cassettes replayed, added to the fixture's replay:; comma-separated"}
+    )
+    replay_timing: str | None = field(default=None, metadata={"help": "recorded, tier or instant"})
+    replay_miss: str | None = field(default=None, metadata={"help": "error, generate or record"})
+    upstream: str | None = field(default=None, metadata={"help": "the API a replay miss is recorded from"})
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -114,6 +125,10 @@ class Settings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "presets", tuple(self.presets))  # a list from MockServer(presets=[...])
+        replay = (self.replay,) if isinstance(self.replay, str) else tuple(self.replay)
+        object.__setattr__(self, "replay", replay)  # MockServer(replay="session.jsonl") or a list
+        object.__setattr__(self, "rates", tuple(self.rates))
+        parse_rates(self.rates)  # a bad one is a ConfigError: one line, exit status 2
         if self.time_scale < 0:
             raise ConfigError(f"time_scale must be 0 or more, got {self.time_scale}")
         if not 0 <= self.port <= 65535:

@@ -1,13 +1,16 @@
 """What is said and when: the reply engine, shared by every API family.
 
 Owns the pacing schedule and its clocks (:mod:`.pacing`), SSE framing and the items a stream
-is made of (:mod:`.streaming`), the per-server stream scheduler that plays every open stream
+is made of (:mod:`.streaming`), each API family's framing of its stream (:mod:`.dialects`: token,
+error, shutdown events), the per-server stream scheduler that plays every open stream
 on one timer and ends them all when the server stops (:mod:`.scheduler`, :mod:`.stopping`),
 text generation (:mod:`.generation`, :mod:`.lengths`), token counting (:mod:`.tokens`), reading a
 conversation out of a request (:mod:`.conversation`), and structured output
 (``structured/``: JSON Schema checks and instances, tool arguments).
 
-May import: config, state, errors. Knows nothing of accounts, HTTP or the harness.
+May import: config, state, errors. Knows nothing of accounts, HTTP or the harness: no starlette or
+fastapi import (a ``forbidden`` contract of ``lint-imports``); the HTTP reply that plays a stream is
+:class:`mockserver.api.sse.EventStreamResponse`.
 
 Read first: :mod:`.pacing`, then :mod:`.scheduler`, then :mod:`.generation` (and :mod:`.lengths`,
 how long an answer runs).

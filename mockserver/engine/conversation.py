@@ -115,6 +115,17 @@ def answered(items: Sequence[ConversationItem]) -> bool:
     return any(kind in TOOL_RESULT_KINDS for kind, _ in items[last_user + 1 :])
 
 
+def tool_results(items: Sequence[ConversationItem]) -> list[str]:
+    """The texts of the tool results that follow the last user message, which the answer reports."""
+    last_user = max((i for i, (kind, _) in enumerate(items) if kind == "user"), default=-1)
+    return [text for kind, text in items[last_user + 1 :] if kind in TOOL_RESULT_KINDS]
+
+
+def system_texts(items: Sequence[ConversationItem]) -> list[str]:
+    """The texts of the system and developer messages."""
+    return [text for kind, text in items if kind in ("system", "developer")]
+
+
 def function_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[FunctionSpec]:
     """The flat function tools of a Responses request; other tool types are accepted and never called."""
     specs = []

@@ -352,9 +352,18 @@ class Cues:
     kind: AnswerKind
     texts: tuple[str, ...] = ()
     size: tuple[int, StatedUnit] | None = None  # a size the prompt states: "200 words", "800字"
+    latest: str = ""  # the latest user text that is not blank: where tool arguments are read
+    system: tuple[str, ...] = ()  # the system (and developer) prompts
+    results: tuple[str, ...] = ()  # the tool results after the latest user message, which the answer reports
 
 
-def cues_of(user_texts: Sequence[str], all_texts: Sequence[str]) -> Cues:
+def cues_of(
+    user_texts: Sequence[str],
+    all_texts: Sequence[str],
+    *,
+    system: Sequence[str] = (),
+    results: Sequence[str] = (),
+) -> Cues:
     """The cues of a conversation: the latest user text decides language, kind and stated size
     (the other texts when there is no user text)."""
     latest = list(user_texts) or list(all_texts)
@@ -364,7 +373,8 @@ def cues_of(user_texts: Sequence[str], all_texts: Sequence[str]) -> Cues:
         language, kind, size = _remembered_cues(decisive)
     else:
         language, kind, size = _cues_of_text(decisive)
-    return Cues(language, kind, tuple(all_texts), size)
+    said = decisive if user_texts else ""
+    return Cues(language, kind, tuple(all_texts), size, said, tuple(t for t in system if t), tuple(results))
 
 
 # The cues of prompts up to this long are remembered: a test run sends the same prompts again and

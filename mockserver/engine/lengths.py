@@ -16,6 +16,10 @@ length in it, so the same request always gets the same length.
 
 A prompt that states a size ("in 200 words", "about 500 tokens", "写800字") gets about that
 size instead (:func:`stated_size`, within 10%), converted to tokens by :func:`stated_tokens`.
+
+A long message is read for cues in its first and last :data:`CUE_CHARS` characters only: that is
+where an instruction sits around a pasted document, and the cue patterns cost about a second per
+600 kB of text, which would otherwise hold the event loop for a long prompt.
 """
 
 from __future__ import annotations
@@ -42,6 +46,16 @@ _SHORT = re.compile(
     re.IGNORECASE,
 )
 
+CUE_CHARS = 4_096
+
+
+def cue_text(text: str) -> str:
+    """The part of a message read for cues: all of it, or its first and last :data:`CUE_CHARS` characters."""
+    if len(text) <= 2 * CUE_CHARS:
+        return text
+    return f"{text[:CUE_CHARS]}\n{text[-CUE_CHARS:]}"
+
+
 # Salt so the length draw is independent of the other draws made from the same seed.
 _LENGTH_SALT = 0x5EED
 
@@ -50,6 +64,7 @@ def answer_kind(texts: Sequence[str]) -> AnswerKind:
     """The kind of answer the latest non-empty text asks for."""
     for text in reversed(texts):
         if text.strip():
+            text = cue_text(text)
             if _SHORT.search(text):
                 return "short"
             if _LONG.search(text):
@@ -78,7 +93,7 @@ def stated_size(texts: Sequence[str]) -> tuple[int, StatedUnit] | None:
     """The size the latest non-empty text asks for ("500 words", "800字"), or None."""
     for text in reversed(texts):
         if text.strip():
-            match = _STATED.search(text)
+            match = _STATED.search(cue_text(text))
             if match is None:
                 return None
             number = int(match.group(1).replace(",", ""))

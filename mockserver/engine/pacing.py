@@ -27,6 +27,10 @@ from typing import Protocol, overload
 
 from mockserver.config.fixture import MAX_TOKENS_PER_SECOND, MIN_TOKENS_PER_SECOND
 
+# The longest TTFT a schedule has, in seconds: far past any reply's wall-clock limit
+# (--max-reply-seconds), so every deadline stays a finite number.
+MAX_TTFT_S = 7 * 86_400.0
+
 
 class Clock(Protocol):
     def now(self) -> float:
@@ -131,6 +135,7 @@ class Schedule:
         # Clamped, so every deadline is a finite number whatever rate reaches here: the API rejects
         # a header outside the range, and a fixture's rates are checked against it when loaded.
         rate = min(MAX_TOKENS_PER_SECOND, max(MIN_TOKENS_PER_SECOND, tokens_per_second))
+        ttft = min(MAX_TTFT_S, max(0.0, ttft))  # a prefill at a vanishing rate is a long wait, not an endless one
         interval = time_scale / rate
         offsets: Sequence[float] = ()
         if jitter > 0 and interval > 0 and total_tokens > 1:

@@ -46,10 +46,10 @@ Bounds, per stream:
 Ending every stream at once: :attr:`StreamScheduler.active` holds the open streams.
 :meth:`StreamScheduler.end_all` (what a stopping server calls after its grace period)
 writes each one the ``server_shutting_down`` error event of its API
-(:func:`mockserver.engine.stopping.shutdown_event`), ends the response, and from then
+(:meth:`mockserver.engine.dialects.Dialect.shutdown_event`), ends the response, and from then
 on ends every new stream the same way at once. :meth:`StreamScheduler.finish_all` is
 the general form: a final event of the caller's choosing per stream (from
-:attr:`ActiveStream.typed`, :attr:`ActiveStream.path`, :attr:`ActiveStream.events_sent`).
+:attr:`ActiveStream.dialect`, :attr:`ActiveStream.path`, :attr:`ActiveStream.events_sent`).
 Either way each stream's producer is closed (capacity released), its handler returns,
 and the journal shows the reply as not completed.
 """
@@ -57,7 +57,6 @@ and the journal shows the reply as not completed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import itertools
 import logging
@@ -67,13 +66,10 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-from starlette.responses import Response
-from starlette.types import Receive, Scope
-
+from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.lateness import BUCKETS as LATENESS_BUCKETS
 from mockserver.engine.lateness import LATE_S, Lateness
 from mockserver.engine.pacing import Clock
-from mockserver.engine.stopping import error_event, shutdown_event, time_limit_event
 from mockserver.engine.streaming import (
     CLIENT_LEFT,
     COMPLETED,
@@ -81,10 +77,8 @@ from mockserver.engine.streaming import (
     DROPPED,
     FAILED,
     FINISHED,
-    SSE_HEADERS,
     Item,
     Run,
-    close_items,
 )
 
 logger = logging.getLogger("mockserver")
@@ -92,14 +86,14 @@ logger = logging.getLogger("mockserver")
 MAX_WRITE_BYTES = 64 * 1024  # at most this much per stream per write; the rest goes at the next tick
 MAX_WRITE_EVENTS = 256  # at most this many events per stream per write; the rest goes at the next tick
 # A stream more than this behind its schedule catches up at CATCH_UP times its rate, no faster;
-# within it, what is due goes out at once (a timer tick's worth: the loop's timers are whole ms).
-LATE_TOLERANCE_S = 0.002
-# 1.2, not 1.25: with the tolerance's burst on top, any 50 events still go out at most 1.25x as
-# fast as their deadlines ask, at rates up to about 800 tokens/s (see docs/limits.md).
+# within it, what is due goes out at once (a late tick's worth: a busy loop's ticks come late).
+LATE_TOLERANCE_S = 0.005
+# 1.2, not 1.25: with one tolerance's burst on top, any run of events whose deadlines span at least
+# RATE_WINDOW_S still goes out at most 1.25x as fast as its deadlines ask (see docs/limits.md).
 CATCH_UP = 1.2
+RATE_WINDOW_S = 0.15  # LATE_TOLERANCE_S / (1 / CATCH_UP - 1 / 1.25)
 MAX_YIELD_S = 0.001  # a tick leaves the loop to other work for as long as it took, up to this
 ENDS_PER_TICK_S = 0.001  # a tick ends replies for at most this long, after every due event is out
-DROP_GRACE_S = 5.0  # after a dropped connection, how long the handler waits for the server to notice
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -111,6 +105,7 @@ class ActiveStream:
         "anchored",
         "at",
         "blocked",
+        "dialect",
         "done",
         "due",
         "ending",
@@ -129,7 +124,6 @@ class ActiveStream:
         "shift",
         "source",
         "steady",
-        "typed",
         "write_body",
     )
 
@@ -140,7 +134,7 @@ class ActiveStream:
         send_end: Send,
         on_drop: Callable[[], None] | None,
         path: str,
-        typed: bool,
+        dialect: Dialect,
         write_body: Callable[[bytes], bool] | None,
         done: asyncio.Future[str],
     ) -> None:
@@ -151,7 +145,7 @@ class ActiveStream:
         self.write_body = write_body
         self.on_drop = on_drop
         self.path = path  # the request path
-        self.typed = typed  # Responses API framing (``event:`` lines), so a final event can match it
+        self.dialect = dialect  # its API's framing, for a final event the server sends
         self.due = 0.0
         self.done = done  # resolved with the outcome (COMPLETED, CLIENT_LEFT, ...) when the stream is over
         self.blocked = False  # a write is held back by the server (a paused transport)
@@ -216,7 +210,7 @@ class StreamScheduler:
         send_end: Send,
         on_drop: Callable[[], None] | None = None,
         path: str = "",
-        typed: bool = False,
+        dialect: Dialect = CHAT,
         write_body: Callable[[bytes], bool] | None = None,
     ) -> ActiveStream:
         """Start playing ``source``. Whatever is due already goes out now, before this returns.
@@ -225,7 +219,7 @@ class StreamScheduler:
         says whether it did (see :func:`mockserver.api.middleware.direct_body_writer`).
         """
         done = asyncio.get_running_loop().create_future()
-        stream = ActiveStream(source, send_body, send_end, on_drop, path, typed, write_body, done)
+        stream = ActiveStream(source, send_body, send_end, on_drop, path, dialect, write_body, done)
         self.active.add(stream)
         if self.on_change is not None:
             self.on_change()
@@ -235,7 +229,7 @@ class StreamScheduler:
         if self.max_reply_s is not None:
             limit = self.max_reply_s
             stream.limit_timer = asyncio.get_running_loop().call_later(
-                limit, self._finish, stream, lambda s: time_limit_event(s.typed, s.events_sent, limit, s.path)
+                limit, self._finish, stream, lambda s: s.dialect.time_limit_event(s.events_sent, limit)
             )
         self._advance(stream, self.clock.now())
         return stream
@@ -292,13 +286,17 @@ class StreamScheduler:
         lateness = self.lateness
         counts, buckets = lateness.events.counts, LATENESS_BUCKETS
         worst = 0.0
+        clock_now = self.clock.now
         self._ticking = True
-        self._tick_now = now
+        self._tick_now = started
         try:
-            while heap and heap[0][0] <= now:
+            # The streams due when the tick began; each is served at the time it is reached, so a
+            # long tick neither sends a later stream's events early nor counts them as on time.
+            while heap and heap[0][0] <= started:
                 _, _, stream = heappop(heap)
                 if stream.over or stream.blocked:
                     continue
+                now = clock_now()
                 try:
                     run = stream.run
                     if run is not None and stream.steady:
@@ -324,7 +322,7 @@ class StreamScheduler:
                     self._write_failed(stream, exc)
             self._ticking = False
             lateness.saw(worst)
-            lateness.tick(now)
+            lateness.tick(started)
             if self._ending:
                 self._end_some(self.clock.now() + ENDS_PER_TICK_S)
         finally:
@@ -702,71 +700,6 @@ class StreamScheduler:
                 stream.done.set_result(outcome)
 
 
-class EventStreamResponse(Response):
-    """A ``text/event-stream`` reply whose events the server's scheduler plays.
-
-    The handler sends the start, registers the stream, and waits for it to be over; a
-    small task meanwhile listens for the client going away, which cancels the stream at
-    once (even while it waits for a deadline or a stall), so nothing keeps running behind it.
-    """
-
-    media_type = "text/event-stream"
-
-    def __init__(
-        self,
-        source: Iterator[Item],
-        scheduler: StreamScheduler,
-        *,
-        on_drop: Callable[[], None] | None = None,
-        typed: bool = False,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        self.source = source
-        self.typed = typed
-        self.scheduler = scheduler
-        self.on_drop = on_drop
-        self.status_code = 200
-        self.background = None
-        self.init_headers({**SSE_HEADERS, **(headers or {})})
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        server_send = scope.get("state", {}).get("server_send") or send
-        try:
-            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        except OSError:  # the client went away before the reply started
-            close_items(self.source)
-            return
-        stream = self.scheduler.open(
-            self.source,
-            send_body=server_send,
-            send_end=send,
-            on_drop=self.on_drop,
-            path=scope.get("path", ""),
-            typed=self.typed,
-            write_body=scope.get("state", {}).get("write_body"),
-        )
-        if stream.done.done():  # everything was due at once (time scale 0): no need to watch the client
-            stream.done.result()
-            return
-        watcher = asyncio.ensure_future(_watch_for_disconnect(receive))
-        watcher.add_done_callback(lambda _: self.scheduler.cancel(stream))
-        try:
-            outcome = await stream.done
-            if outcome == DROPPED:
-                # Let the server see the closed connection before returning, so it doesn't log
-                # a reply that ended without completing.
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(asyncio.shield(watcher), DROP_GRACE_S)
-        finally:
-            watcher.cancel()
-            self.scheduler.cancel(stream)
-
-
-async def _watch_for_disconnect(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
 _NOTHING: Iterator[Item] = iter(())
 WRITE_FAILED_CODE = "server_error"
 WRITE_FAILED_MESSAGE = "The server failed while writing this reply and ended it. Please retry the request."
@@ -777,11 +710,11 @@ async def _nowhere(message: dict[str, Any]) -> None:
 
 
 def _write_failed_event(stream: ActiveStream) -> bytes:
-    return error_event(stream.typed, stream.events_sent, WRITE_FAILED_MESSAGE, WRITE_FAILED_CODE, stream.path)
+    return stream.dialect.server_error_event(WRITE_FAILED_CODE, WRITE_FAILED_MESSAGE, stream.events_sent)
 
 
 def _shutdown_event(stream: ActiveStream) -> bytes:
-    return shutdown_event(stream.typed, stream.events_sent, stream.path)
+    return stream.dialect.shutdown_event(stream.events_sent)
 
 
 def _log_failure(task: asyncio.Task[None]) -> None:

@@ -10,7 +10,7 @@ server's clock (what follows is due then), ``bytes`` an encoded event, :data:`DR
 a request to close the connection under the reply (a fault), and a :class:`Run` a
 batch of events with a deadline each (the text deltas of a long reply). Producers encode a
 frame, then yield its deadline, then the frame, so the bytes are ready before they
-are due. :class:`~mockserver.engine.scheduler.EventStreamResponse` hands the iterator
+are due. :class:`~mockserver.api.sse.EventStreamResponse` hands the iterator
 to the server's :class:`~mockserver.engine.scheduler.StreamScheduler`, which plays
 every open stream on one timer; :func:`play` plays one on its own, for tests and tools.
 

@@ -3,7 +3,7 @@
 The vocabulary comes with the ``bpe-openai`` package (a Rust BPE with a tiktoken-compatible
 API that ships o200k_base inside its wheel), so nothing is downloaded at run time. Counts are
 tiktoken's: ``tiktoken.get_encoding("o200k_base")`` gives the same tokens for the same text
-(tests/test_tokens.py checks it with tiktoken itself, built from the same vocabulary file).
+(tests/engine/test_tokens.py checks it with tiktoken itself, built from the same vocabulary file).
 
 Prompt tokens follow OpenAI's published recipe for chat models: 3 tokens of framing per
 message, plus its role, its text and (with 1 more) its ``name``, and 3 to prime the reply.
@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 import threading
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -92,12 +93,28 @@ _REMEMBERED_CHARS = 1_024
 _REMEMBERED_COUNTS = 4_096
 
 
+# Counts of this request's long texts, made once by :mod:`mockserver.engine.prompt_count` before the
+# reply is planned: the reply's usage then looks them up instead of counting them again. One
+# request's own (a context variable: each request's task has its own), so nothing outlives it.
+_COUNTED: ContextVar[Mapping[str, int] | None] = ContextVar("counted_texts", default=None)
+
+
+def remember(counted: Mapping[str, int]) -> None:
+    """Let :func:`count` answer these long texts' counts for the rest of the current request."""
+    _COUNTED.set(counted)
+
+
 def count(text: str) -> int:
     """Tokens in ``text``: o200k_base's count, or the estimate without ``bpe-openai``."""
     if not text:
         return 0
     if len(text) <= _REMEMBERED_CHARS:
         return _count_remembered(text)
+    counted = _COUNTED.get()
+    if counted is not None:
+        known = counted.get(text)
+        if known is not None:
+            return known
     return _count(text)
 
 
@@ -166,18 +183,34 @@ def _readable(token_bytes: list[bytes]) -> list[str]:
     return out
 
 
-_WORD_START = re.compile(r"(?<=\S) (?=\w)")
+_WORD_START = re.compile(r"\S (?=\w)")  # matched one character before the space
 
 
-def _pieces_of(text: str) -> Iterable[str]:
-    """``text`` in pieces of at most :data:`_PIECE_CHARS`, cut before a space that starts a word."""
-    while len(text) > _PIECE_CHARS:
-        window = text[: _PIECE_CHARS + 1]
-        cuts = [m.start() for m in _WORD_START.finditer(window, _PIECE_CHARS // 2)]
-        at = cuts[-1] if cuts else _PIECE_CHARS
-        yield text[:at]
-        text = text[at:]
-    yield text
+def _pieces_of(text: str, size: int = _PIECE_CHARS) -> Iterable[str]:
+    """``text`` in pieces of at most ``size`` characters, cut before a space that starts a word
+    (so the pieces' counts add up to the text's)."""
+    start, end = 0, len(text)
+    while end - start > size:
+        at = _last_word_start(text, start + size // 2, start + size)
+        yield text[start:at]
+        start = at
+    yield text[start:] if start else text
+
+
+def _last_word_start(text: str, low: int, high: int) -> int:
+    """The last space in ``text[low:high]`` after a non-space and before a word character; ``high`` if none.
+    (Searched from the end: a piece's last cut is near its end, so this looks at a few characters.)"""
+    at = text.rfind(" ", low, high)
+    while at > low:
+        if _WORD_START.match(text, at - 1) is not None:
+            return at
+        at = text.rfind(" ", low, at)
+    return high
+
+
+def pieces(text: str, size: int) -> Iterable[str]:
+    """``text`` in pieces of at most ``size`` characters whose counts add up to ``count(text)``."""
+    return _pieces_of(text, size)
 
 
 # -- The estimate, when bpe-openai is missing ---------------------------------------------------

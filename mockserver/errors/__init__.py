@@ -357,6 +357,16 @@ def background_without_store() -> InvalidRequestError:
     return InvalidRequestError("Background responses require 'store' to be true.", param="store", code="invalid_value")
 
 
+def config_conflict(reason: str) -> ConflictError:
+    """A ``PATCH /_mock/config`` that another process's patch, landed first, made invalid (or kept racing)."""
+    return ConflictError(
+        "Another PATCH /_mock/config changed the configuration while this one was being applied, and this "
+        f"patch does not apply to the configuration now in force: {reason} Read GET /_mock/config and "
+        "send the patch again against it.",
+        code="config_conflict",
+    )
+
+
 def server_reset() -> ServiceUnavailableError:
     return ServiceUnavailableError(
         "The mock server was reset (POST /_mock/reset) while this request was in flight.", code="server_reset"

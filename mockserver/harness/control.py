@@ -19,11 +19,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from mockserver import errors
+from mockserver.config import suggestions
 from mockserver.config.documents import merge_patch
 from mockserver.config.fixture import ConfigError, Fixture
 from mockserver.config.presets import PresetError, merge_presets
 from mockserver.config.settings import Settings
 from mockserver.harness.masking import Masker
+from mockserver.harness.replay import library
 
 RUNTIME_FIELDS = ("time_scale", "seed")
 FIXED_SETTINGS = (
@@ -46,6 +48,7 @@ FIXED_SETTINGS = (
     "quiet",
     "state",
     "workers",
+    "upstream",
 )
 
 
@@ -96,6 +99,10 @@ def apply_patch(
         raise errors.InvalidRequestError(str(exc), param="presets", code="invalid_value") from None
     except ValidationError as exc:
         raise _invalid(exc) from None
+    try:
+        library.check(new_fixture)  # a cassette that does not load is refused here, not met by a request
+    except ConfigError as exc:
+        raise errors.InvalidRequestError(str(exc), param="replay", code="invalid_value") from None
     return new_settings, new_fixture
 
 
@@ -141,7 +148,9 @@ def _invalid(exc: ValidationError) -> errors.InvalidRequestError:
     first = problems[0]
     param = ".".join(str(p) for p in first["loc"]) or None
     if first["type"] == "extra_forbidden":
-        message = f"Unrecognized configuration field: '{param}'."
+        loc = first["loc"]
+        extra = RUNTIME_FIELDS if len(loc) == 1 else ()
+        message = f"Unrecognized configuration field: '{param}': {suggestions.describe_unknown(Fixture, loc, extra)}."
         code = "unknown_parameter"
     else:
         details = "; ".join(

@@ -38,7 +38,9 @@ from mockserver.config.settings import DEFAULT_JOURNAL_BYTES, MAX_JSON_DEPTH
 from mockserver.engine import jsonbody
 from mockserver.harness.masking import Masker
 from mockserver.service.accounts import request_key
+from mockserver.service.capacity_queue import QUEUE_OUTCOME, QUEUED_MS
 from mockserver.service.exchange import Exchange
+from mockserver.service.prefill import PREFILL_MS
 
 TEST_ID_HEADER = "x-mock-test-id"
 UNRECORDED_PREFIXES = ("/_mock/", "/health", "/metrics", "/docs", "/redoc", "/openapi.json")
@@ -74,9 +76,17 @@ class JournalQuery:
     method: str | None = None
     tier: str | None = None
     status: int | None = None
+    code: str | None = None
+    param: str | None = None
+    error_type: str | None = None
     since: int = 0
     include_unscoped: bool = False
     limit: int | None = None
+
+    def refusal_matches(self, code: str | None, param: str | None, error_type: str | None) -> bool:
+        """Whether an entry's error ``code``, ``param`` and ``type`` pass the refusal filters."""
+        wanted = ((self.code, code), (self.param, param), (self.error_type, error_type))
+        return all(want is None or want == actual for want, actual in wanted)
 
 
 @dataclass(frozen=True)
@@ -220,8 +230,13 @@ class Journal(Settling):
         status: int | None = None,
         since: int = 0,
         include_unscoped: bool = False,
+        code: str | None = None,
+        param: str | None = None,
+        error_type: str | None = None,
     ) -> list[Record]:
         """Records oldest first. ``test_id`` None means every scope."""
+        refusal = JournalQuery(code=code, param=param, error_type=error_type)
+        any_refusal = (code, param, error_type) != (None, None, None)
         with self._cond:
             records = list(self._records)
         chosen = []
@@ -242,6 +257,8 @@ class Journal(Settling):
                 continue
             if status is not None and r.exchange.status != status:
                 continue
+            if any_refusal and not refusal.refusal_matches(*_refusal_fields(r.exchange)):
+                continue
             chosen.append(r)
         return chosen
 
@@ -260,6 +277,9 @@ class Journal(Settling):
             status=query.status,
             since=query.since,
             include_unscoped=query.include_unscoped,
+            code=query.code,
+            param=query.param,
+            error_type=query.error_type,
         )
         if query.limit is not None:
             records = records[-query.limit :]
@@ -311,6 +331,12 @@ def requested_model(exchange: Exchange) -> str | None:
     return None
 
 
+def _refusal_fields(exchange: Exchange) -> tuple[str | None, str | None, str | None]:
+    """The error ``code``, ``param`` and ``type`` of an exchange's reply; all None when it was no error."""
+    refusal = exchange.refusal
+    return (None, None, None) if refusal is None else (refusal.code, refusal.param, refusal.type)
+
+
 def _masked(masker: Masker, value: str | None) -> str | None:
     return None if value is None else masker.text(value)
 
@@ -329,6 +355,7 @@ def entry(record: Record, known_keys: Iterable[str]) -> dict[str, Any]:
             "total_tokens": ex.usage.total_tokens,
         }
     fault = ex.extra.get("fault")
+    code, param, error_type = _refusal_fields(ex)
     return {
         "seq": record.seq,
         "request_id": ex.request_id,
@@ -346,11 +373,17 @@ def entry(record: Record, known_keys: Iterable[str]) -> dict[str, Any]:
         "tier": ex.tier,
         "downgraded": ex.downgraded,
         "status": ex.status,
+        "error_type": error_type,
+        "code": code,
+        "param": param,
         "usage": usage,
         "fault": fault,
         "script": ex.extra.get("script"),
         "disconnected": ex.disconnected,
         "body_dropped_bytes": ex.extra.get("journal_body_dropped"),
+        "prefill_ms": ex.extra.get(PREFILL_MS),
+        "queued_ms": ex.extra.get(QUEUED_MS),
+        "queue_outcome": ex.extra.get(QUEUE_OUTCOME),
         "started_at": round(record.finished_wall - (duration or 0) / 1000, 6),
         "duration_ms": duration,
     }

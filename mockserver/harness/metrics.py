@@ -16,7 +16,12 @@ so the request path pays one dictionary lookup per label set):
   ``error_event_after``, ``truncate``, ``stall``, ...), a bounded set;
 - ``mockserver_time_to_first_token_seconds{tier}`` and ``mockserver_achieved_tokens_per_second{tier}``:
   histograms of streamed replies, measured on the server's clock from the request's arrival to
-  its first token event, and over the token events of a complete stream.
+  its first token event, and over the token events of a complete stream;
+- ``mockserver_prefill_seconds{tier}``: the part of each inference request's planned TTFT spent
+  reading its prompt (``prefill_tokens_per_second``);
+- ``mockserver_capacity_queue_total{outcome}`` and ``mockserver_capacity_queue_seconds{outcome}``:
+  requests that waited for an Ultrafast slot (``capacity.queue_ms``), by how the wait ended
+  (``served``, ``timed_out``, ``left``, ``full``), and how long they waited.
 
 Two histograms say how well the server keeps its promised pace (see :mod:`mockserver.engine.lateness`):
 ``mockserver_first_token_lateness_seconds``, how late each stream's first token went out against its
@@ -57,7 +62,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, mult
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from mockserver.engine import lateness as pace
+from mockserver.service.capacity_queue import QUEUE_OUTCOME, QUEUED_MS
 from mockserver.service.exchange import Exchange
+from mockserver.service.prefill import PREFILL_MS
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 METRICS_PATH = "/metrics"
@@ -65,6 +72,8 @@ OTHER_ROUTE = "other"
 NO_TIER = "none"
 TTFT_BUCKETS = (0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 13.0, 20.0, 30.0)
 # Around the tiers' rates (flex 27, standard 54, fast 135, Ultrafast 750 tokens/s) and beyond.
+PREFILL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+QUEUE_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 RATE_BUCKETS = (10.0, 20.0, 27.0, 40.0, 54.0, 80.0, 135.0, 200.0, 400.0, 600.0, 750.0, 900.0, 1500.0, 5000.0)
 
 # Keys an exchange's ``extra`` carries for the histograms (set by the stream as it goes out).
@@ -130,6 +139,18 @@ class Metrics:
             "mockserver_achieved_tokens_per_second", "Complete streams: output tokens per second after the first.",
             ["tier"], buckets=RATE_BUCKETS, registry=r,
         )  # fmt: skip
+        self.prefill = Histogram(
+            "mockserver_prefill_seconds", "Inference requests: the part of the TTFT spent reading the prompt.",
+            ["tier"], buckets=PREFILL_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.queued = Counter(
+            "mockserver_capacity_queue", "Requests that waited for an Ultrafast slot, by how the wait ended.",
+            ["outcome"], registry=r,
+        )  # fmt: skip
+        self.queue_wait = Histogram(
+            "mockserver_capacity_queue_seconds", "Seconds requests waited for an Ultrafast slot, by outcome.",
+            ["outcome"], buckets=QUEUE_BUCKETS, registry=r,
+        )  # fmt: skip
         self.streams_gauge = Gauge(
             "mockserver_active_streams", "Streams in flight.", registry=r, multiprocess_mode=LIVE_SUM
         )
@@ -170,6 +191,14 @@ class Metrics:
         fault = exchange.extra.get("fault")
         if isinstance(fault, str):
             self.faults.labels(fault_kind(fault)).inc()
+        extra = exchange.extra
+        prefill_ms = extra.get(PREFILL_MS)
+        if prefill_ms is not None:
+            self.prefill.labels(tier).observe(prefill_ms / 1000)
+        outcome = extra.get(QUEUE_OUTCOME)
+        if isinstance(outcome, str):
+            self.queued.labels(outcome).inc()
+            self.queue_wait.labels(outcome).observe(extra.get(QUEUED_MS, 0.0) / 1000)
         first = exchange.extra.get(FIRST_TOKEN_AT)
         if exchange.stream and isinstance(first, float):
             self.ttft.labels(tier).observe(max(0.0, first - exchange.started_at))

@@ -35,7 +35,6 @@ from mockserver.engine.conversation import ConversationItem, answered
 from mockserver.engine.structured import FunctionSpec
 from mockserver.errors.variants import ErrorContext, status_error
 from mockserver.harness.journal import TEST_ID_HEADER
-from mockserver.service import context
 from mockserver.service.exchange import Exchange
 from mockserver.state.counters import Counters, MemoryCounters
 
@@ -164,17 +163,17 @@ def choose(
     tools: Sequence[FunctionSpec],
     tool_choice: str | Mapping[str, Any] | None,
     *,
+    exchange: Exchange | None = None,
     strict: bool = False,
 ) -> Scripted | None:
-    """The scripted reply for this request, or None to generate one. Notes the rule in the journal.
+    """The scripted reply for this request, or None to generate one. Notes the rule in ``exchange``'s
+    journal entry, and the sequence steps it took there (none is kept without an exchange).
 
     With ``strict`` (the fixture's ``scripts_strict``), a request that no rule answers is refused
     with :func:`unscripted`, a 400 that names the request and says why each rule passed it over.
     """
     if not rules and not strict:
         return None
-    request = context.current()
-    exchange = request.exchange if request is not None else None
     memo: dict[int, int] = exchange.extra.setdefault(_MEMO, {}) if exchange is not None else {}
     used = sequences.steps(exchange)
     facts = facts_of(admission, exchange.path if exchange is not None else "", conversation)
@@ -297,11 +296,6 @@ def error_for(spec: ScriptError, admission: Admission, time_scale: float) -> err
     if spec.message is not None:
         error.message = spec.message
     return error
-
-
-def tool_for(reply: ScriptStep, tools: Sequence[FunctionSpec]) -> tuple[FunctionSpec, str]:
-    """The first function a ``tool_calls`` reply calls (offered, as :func:`choose` checked) and its arguments."""
-    return tools_for(reply, tools)[0]
 
 
 def tools_for(reply: ScriptStep, tools: Sequence[FunctionSpec]) -> list[tuple[FunctionSpec, str]]:

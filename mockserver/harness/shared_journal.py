@@ -108,6 +108,9 @@ class SharedJournal(Settling):
             "method": exchange.method,
             "tier": exchange.tier,
             "status": exchange.status,
+            "code": shaped["code"],
+            "param": shaped["param"],
+            "error_type": shaped["error_type"],
         }
         head, stored = JournalLog.head(scope, fields), _dumps(shaped, exchange, [key, *known])
         size = len(exchange.request_body)
@@ -158,6 +161,8 @@ def _admits(query: JournalQuery, wanted_key: str | None, item: Head) -> bool:
         (query.status, fields["status"]),
     )
     if any(wanted is not None and wanted != actual for wanted, actual in checks):
+        return False
+    if not query.refusal_matches(fields.get("code"), fields.get("param"), fields.get("error_type")):
         return False
     return query.model is None or query.model in (fields["model"], fields["requested_model"])
 

@@ -4,7 +4,7 @@ Owns accounts and key lookup, access resolution (model, tier, entitlements, poli
 tier profiles, Ultrafast capacity, rate limits and their headers, reasoning budgets,
 output limits, stored responses (in Redis with a shared state: :mod:`.shared_responses`),
 and the usage ledger. :mod:`.exchange` is one request as
-the server saw it; :mod:`.context` binds it for the request being served.
+the server saw it.
 
 May import: engine, config, state, errors.
 

@@ -2,9 +2,10 @@
 
 :func:`authenticate` finds the key's account and refuses it as the live API would
 (:mod:`mockserver.service.accounts`). :func:`admit` is the one gate every inference request
-passes: it finds the model the key may use and resolves the service tier, then, inside
-a request, checks the organization's quota, takes an Ultrafast capacity slot (or
-downgrades) and counts the request against the rate windows. Each refusal is a typed
+passes: it finds the model the key may use and resolves the service tier, then, with the
+request's :class:`Resources` (its exchange and the server's store, passed down by the serving
+path), checks the organization's quota, takes an Ultrafast capacity slot (or downgrades) and
+counts the request against the rate windows. Each refusal is a typed
 error from :mod:`mockserver.errors` with the live wording.
 """
 
@@ -17,9 +18,11 @@ from dataclasses import dataclass, replace
 from mockserver import errors
 from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelSpec, Tier, TimingProfile
 from mockserver.engine.pacing import Clock
-from mockserver.service import accounts, capacity, context, ratelimits
+from mockserver.service import accounts, capacity, capacity_queue, ratelimits
 from mockserver.service.accounts import bearer_key
+from mockserver.service.exchange import Exchange
 from mockserver.service.tiers import Overrides, TierDecision, resolve_tier
+from mockserver.state.store import Store
 
 __all__ = [
     "Admission",
@@ -113,19 +116,38 @@ def resolve(
     return Admission(account, model, decision, profile, overrides, received_at)
 
 
+@dataclass(frozen=True)
+class Resources:
+    """Where one request's admission is counted and held: its exchange (which keeps the rate-limit
+    headers and the capacity slot), the server's store, its clock, and the time scale the waits of
+    refusals follow."""
+
+    exchange: Exchange
+    store: Store
+    clock: Clock
+    time_scale: float = 1.0
+
+
 async def take_resources(
-    fixture: Fixture, admission: Admission, *, request: context.RequestContext | None = None
+    fixture: Fixture,
+    admission: Admission,
+    *,
+    request: Resources | None = None,
+    queue: capacity_queue.Queue | None = None,
+    prompt_tokens: int | None = None,
 ) -> Admission:
     """Check the quota, take an Ultrafast slot (or downgrade) and count the request against the
-    rate windows. Returns the admission as served: its tier and profile change on a downgrade.
-
-    ``request`` defaults to the request being served (:func:`mockserver.service.context.current`);
-    outside a request there is no shared state, and the admission is returned as it is.
+    rate windows, in ``request``'s store. Returns the admission as served: its tier and profile
+    change on a downgrade. Without ``request`` (a unit test of the rules alone) nothing is counted
+    or held, and the admission is returned as it is. With a ``queue``, a request waits there while
+    the Ultrafast pools are full. ``prompt_tokens``: the prompt as already counted, for the token
+    window (else it is counted here).
     """
-    request = request or context.current()
     if request is None:
         return admission
-    decision = await _take_shared_resources(request, fixture, admission.account, admission.model, admission.tier)
+    decision = await _take_shared_resources(
+        request, fixture, admission.account, admission.model, admission.tier, queue, prompt_tokens
+    )
     if decision == admission.tier:
         return admission
     profile = admission.overrides.apply(fixture.profile(admission.model, decision.tier))
@@ -139,17 +161,22 @@ async def admit(
     model_id: str,
     service_tier: str | None,
     *,
-    request: context.RequestContext | None = None,
+    request: Resources | None = None,
 ) -> Admission:
     """:func:`resolve`, then :func:`take_resources`: the whole gate in one call."""
-    request = request or context.current()
     received_at = request.exchange.started_at if request is not None else None
     resolved = resolve(fixture, account, headers, model_id, service_tier, received_at=received_at)
     return await take_resources(fixture, resolved, request=request)
 
 
 async def _take_shared_resources(
-    request: context.RequestContext, fixture: Fixture, account: Account, model: ModelSpec, decision: TierDecision
+    request: Resources,
+    fixture: Fixture,
+    account: Account,
+    model: ModelSpec,
+    decision: TierDecision,
+    queue: capacity_queue.Queue | None = None,
+    prompt_tokens: int | None = None,
 ) -> TierDecision:
     """Quota, then an Ultrafast slot (which may downgrade the tier), then the rate windows of the tier served.
 
@@ -166,18 +193,36 @@ async def _take_shared_resources(
     try:
         await accounts.check_quota(store, fixture, account)
         if decision.tier == "ultrafast":
-            slot = await capacity.acquire(store, fixture, account.organization, model.id)
+
+            def noted(outcome: capacity_queue.Outcome, waited: float) -> None:
+                exchange.extra[capacity_queue.QUEUE_OUTCOME] = outcome
+                exchange.extra[capacity_queue.QUEUED_MS] = round(waited * 1000, 3)
+
+            slot = await capacity.acquire(
+                store, fixture, account.organization, model.id, request.time_scale, queue=queue, noted=noted
+            )
             if slot is None:
                 decision = TierDecision(decision.requested, "default", downgraded=True)
-        requested = ratelimits.requested_tokens(fixture, exchange.body)  # parsed once, by the route
-        exchange.rate_limit_headers = await ratelimits.take(
-            store, now, fixture, account, model.id, window(decision.tier), requested
+        requested = ratelimits.requested_tokens(fixture, exchange.body, prompt_tokens)  # parsed once, by the route
+        exchange.rate_limit_headers, refused = await ratelimits.take(
+            store,
+            now,
+            fixture,
+            account,
+            model.id,
+            window(decision.tier),
+            requested,
+            time_scale=request.time_scale,
+            request_id=exchange.request_id,
         )
+        if refused is not None:  # the headers as of the refusal came with it: nothing more to ask the store
+            raise refused
     except errors.MockAPIError:
         if slot is not None:
             await slot.released()
-        with contextlib.suppress(errors.MockAPIError):  # the store may be what failed: no headers then
-            exchange.rate_limit_headers = await ratelimits.headers(store, now, window(decision.tier))
+        if not exchange.rate_limit_headers:  # refused before the rate windows (a quota, a 413)
+            with contextlib.suppress(errors.MockAPIError):  # the store may be what failed: no headers then
+                exchange.rate_limit_headers = await ratelimits.headers(store, now, window(decision.tier))
         raise
     except BaseException:
         if slot is not None:  # cancelled, or a bug: the slot is not left taken behind the cap

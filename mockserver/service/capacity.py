@@ -6,8 +6,10 @@ reply ends, fails or the client goes away. There are two pools: the whole server
 ultrafast_concurrency``); a request needs a place in both. Taking both is one atomic
 store call, so the cap is exact however many requests race for it.
 
-Past the cap, ``capacity.when_full`` decides: ``reject`` answers 429 or 503 with
-``retry-after``, ``downgrade`` serves the request on the ``default`` tier instead.
+While the pools are full, a request first waits up to ``capacity.queue_ms`` for a slot
+(:mod:`mockserver.service.capacity_queue`). Past the cap (and the wait), ``capacity.when_full``
+decides: ``reject`` answers 429 or 503 with ``retry-after`` (times the time scale, as every wait
+the server asks for), ``downgrade`` serves the request on the ``default`` tier instead.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ import asyncio
 import itertools
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mockserver import errors
 from mockserver.config.fixture import Fixture
-from mockserver.service.ratelimits import retry_headers
+from mockserver.service import capacity_queue
+from mockserver.service.capacity_queue import Outcome, Queue
+from mockserver.service.ratelimits import retry_delay, retry_headers
 from mockserver.state.store import Store
 
 SERVER_POOL = "ultrafast"
@@ -66,26 +71,55 @@ class Slot:
     async def _give_back(self) -> None:
         try:
             await self.store.release(self.pools, self.lease)
+            capacity_queue.notify()
         except errors.MockAPIError:
             # The shared store is unreachable: the lease expires there by itself.
             logger.warning("could not give back Ultrafast slot %s; its lease will expire", self.lease)
 
 
-async def acquire(store: Store, fixture: Fixture, organization: str, model_id: str) -> Slot | None:
-    """Take an Ultrafast slot for the organization.
+async def acquire(
+    store: Store,
+    fixture: Fixture,
+    organization: str,
+    model_id: str,
+    time_scale: float = 1.0,
+    *,
+    queue: Queue | None = None,
+    noted: Callable[[Outcome, float], None] | None = None,
+) -> Slot | None:
+    """Take an Ultrafast slot for the organization, waiting in ``queue`` while the pools are full.
 
     Returns None when the pools are full and the policy is ``downgrade``; raises the
-    retryable 429/503 when it is ``reject``.
+    retryable 429/503 when it is ``reject``. Its ``retry-after`` is ``capacity.retry_after_ms``
+    times the time scale, at least 1 ms: at time scale 0 a client retries at once. ``noted`` hears
+    how a wait ended and how long it took (only when the request had to wait). Raises
+    :class:`~mockserver.service.capacity_queue.ClientLeft` if the client leaves while it waits.
     """
     org = fixture.organization(organization)
     pools = [(SERVER_POOL, fixture.capacity.ultrafast_concurrency), (org_pool(organization), org.ultrafast_concurrency)]
     lease = f"{_PROCESS}-{next(_LEASES)}"
+    slot = Slot(store, tuple(name for name, _ in pools), lease)
     if await store.acquire(pools, lease) is None:
-        return Slot(store, tuple(name for name, _ in pools), lease)
+        return slot
+    if queue is not None and queue.wait_s > 0:
+
+        async def take() -> bool:
+            return await store.acquire(pools, lease) is None
+
+        try:
+            outcome, waited = await capacity_queue.wait_for_slot(take, queue)
+        except capacity_queue.ClientLeft as left:
+            if noted is not None:
+                noted("left", left.waited)
+            raise
+        if noted is not None:
+            noted(outcome, waited)
+        if outcome == "served":
+            return slot
     policy = fixture.capacity
     if policy.when_full == "downgrade":
         return None
-    wait = policy.retry_after_ms / 1000
+    wait = retry_delay(policy.retry_after_ms / 1000 * time_scale)
     error = errors.ultrafast_capacity(model_id, policy.reject_status, errors.go_duration(wait))
     error.headers.update({**retry_headers(wait), "x-should-retry": "true"})
     raise error

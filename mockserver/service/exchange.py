@@ -17,6 +17,7 @@ from mockserver import errors
 from mockserver.config.fixture import Account
 
 if TYPE_CHECKING:
+    from mockserver.engine.dialects import Dialect
     from mockserver.service.capacity import Slot
 
 
@@ -34,6 +35,17 @@ class Usage:
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """The error a reply carried, as the client reads it: ``type`` as rendered for the request's API
+    family, and the server's ``code`` and ``param`` (Anthropic's body has neither; the journal keeps them
+    so a test can tell a capacity 429, ``param: "service_tier"``, from a rate-limit 429)."""
+
+    type: str
+    code: str | None
+    param: str | None
 
 
 @dataclass
@@ -60,7 +72,15 @@ class Exchange:
     rate_limit_headers: dict[str, str] | None = None  # x-ratelimit-* as of admission
     capacity_slot: Slot | None = None  # an Ultrafast slot held until the reply ends
     api: str = "openai"  # the API family the request speaks ("openai" or "anthropic"): error shape, headers
+    dialect: Dialect | None = None  # how its reply's stream is framed, set by the route that serves it
     route: str | None = None  # the matched route's template (/v1/responses/{response_id}); None if none matched
+    refusal: Refusal | None = None  # the error the reply carried, if it was one
+
+    def refused(self, error: errors.MockAPIError, body: dict[str, Any]) -> None:
+        """Note the error this exchange answers with; ``body`` is the error body as rendered."""
+        shown = body.get("error")
+        shown_type = shown.get("type") if isinstance(shown, dict) else None
+        self.refusal = Refusal(shown_type if isinstance(shown_type, str) else error.type, error.code, error.param)
 
     def release_capacity(self) -> None:
         """Start giving back the Ultrafast slot, if any. Safe to call any number of times."""

@@ -48,6 +48,7 @@ def recorder(store: Store, fixture: Callable[[], Fixture]) -> Callable[[Exchange
                 output_tokens=usage.output_tokens,
                 reasoning_tokens=usage.reasoning_tokens,
                 cost_usd=cost_usd(fixture(), exchange.model, tier, usage),
+                request_id=exchange.request_id,
             )
         )
 

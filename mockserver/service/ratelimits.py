@@ -105,11 +105,24 @@ def _remembered_target(fixture: Fixture, account: Account, model_id: str | None,
 
 
 async def take(
-    store: Store, now: float, fixture: Fixture, account: Account, model_id: str, target: Target, requested_tokens: int
-) -> dict[str, str]:
-    """Count one request and its requested tokens against ``target``, or raise the live 429.
+    store: Store,
+    now: float,
+    fixture: Fixture,
+    account: Account,
+    model_id: str,
+    target: Target,
+    requested_tokens: int,
+    *,
+    time_scale: float = 1.0,
+    request_id: str = "",
+) -> tuple[dict[str, str], errors.MockAPIError | None]:
+    """Count one request and its requested tokens against ``target``, or refuse it with the live 429.
 
-    Returns the ``x-ratelimit-*`` headers as of admission, as the live API reports them.
+    The 429's ``retry-after`` is the window's wait times ``time_scale`` (at least 1 ms), as for
+    every wait the server asks for; the window itself keeps to the real clock.
+    Returns the ``x-ratelimit-*`` headers as of admission, as the live API reports them (with a 429
+    too), and the 429 to raise, if refused: one call to the store (one round trip to Redis) either way.
+    ``request_id`` makes a retried call to a shared store count the request once.
     """
     limits = target.limits
     if requested_tokens > limits.tpm:
@@ -128,19 +141,20 @@ async def take(
             Allowance(overall.tokens_bucket, overall.limits.tpm, requested_tokens),
         ],
         report=[(target.requests_bucket, limits.rpm), (target.tokens_bucket, limits.tpm)],
+        request_id=request_id,
     )
     shortfall = admitted.shortfall
-    if shortfall is not None:
-        kind, limit, amount = (
-            ("requests", limits.rpm, 1) if shortfall.index == 0 else ("tokens", limits.tpm, requested_tokens)
-        )
-        wait = retry_delay(shortfall.retry_after)
-        error = errors.rate_limited(
-            kind, model_id, account.organization, limit, shortfall.used, amount, errors.go_duration(wait)
-        )
-        error.headers.update(retry_headers(wait))
-        raise error
-    return _headers(*admitted.windows)
+    if shortfall is None:
+        return _headers(*admitted.windows), None
+    kind, limit, amount = (
+        ("requests", limits.rpm, 1) if shortfall.index == 0 else ("tokens", limits.tpm, requested_tokens)
+    )
+    wait = retry_delay(shortfall.retry_after * time_scale)
+    error = errors.rate_limited(
+        kind, model_id, account.organization, limit, shortfall.used, amount, errors.go_duration(wait)
+    )
+    error.headers.update(retry_headers(wait))
+    return _headers(*admitted.windows), error
 
 
 async def headers(store: Store, now: float, target: Target) -> dict[str, str]:
@@ -194,15 +208,28 @@ def retry_headers(seconds: float) -> dict[str, str]:
 _OUTPUT_LIMIT_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
 
-def requested_tokens(fixture: Fixture, body: Any) -> int:
+def requested_tokens(fixture: Fixture, body: Any, prompt_tokens: int | None = None) -> int:
     """Estimated prompt tokens plus the maximum output, times ``n``, from a parsed request body.
 
     Works for Chat Completions (``messages``), the Responses API (``input``, ``instructions``)
     and Anthropic's Messages API (``messages``, ``system``, ``max_tokens``). Never raises: a body
-    that isn't an object counts as an empty prompt.
+    that isn't an object counts as an empty prompt. ``prompt_tokens``: the prompt as already
+    counted (:mod:`mockserver.service.context_window` counts it once per request), else counted here.
     """
     if not isinstance(body, dict):
         body = {}
+    if prompt_tokens is None:
+        prompt_tokens = tokens.count_messages(prompt_texts(body))
+    output = requested_output(body)
+    output = fixture.output_tokens.max if output is None else output
+    choices = _positive_int(body.get("n")) or 1
+    return prompt_tokens + output * choices
+
+
+def prompt_texts(body: Any) -> list[str]:
+    """The prompt's texts, one per message or input item, system prompt and instructions included."""
+    if not isinstance(body, dict):
+        return []
     texts: list[str] = []
     for field in ("messages", "input"):
         texts += _texts_of(body.get(field))
@@ -212,10 +239,14 @@ def requested_tokens(fixture: Fixture, body: Any) -> int:
             texts.append(value)
         elif isinstance(value, list):  # Anthropic's system prompt as text blocks
             texts.append(text_of(value))
-    limits = [_positive_int(body.get(f)) for f in _OUTPUT_LIMIT_FIELDS]
-    output = next((v for v in limits if v is not None), fixture.output_tokens.max)
-    choices = _positive_int(body.get("n")) or 1
-    return tokens.count_messages(texts) + output * choices
+    return texts
+
+
+def requested_output(body: Any) -> int | None:
+    """The output limit the request sets (``max_completion_tokens``, ``max_tokens``, ``max_output_tokens``)."""
+    if not isinstance(body, dict):
+        return None
+    return next((v for v in (_positive_int(body.get(f)) for f in _OUTPUT_LIMIT_FIELDS) if v is not None), None)
 
 
 def _positive_int(value: Any) -> int | None:

@@ -215,7 +215,7 @@ class RedisResponseStore(BaseResponseStore):
                 await asyncio.sleep(min(CANCEL_POLL_S, max(0.0, until - self._now())))
                 try:
                     cancelled = await self._redis.hget(self._key(response_id), "cancelled")
-                except shared.UNREACHABLE:
+                except shared.unreachable():
                     continue  # Redis away: the stream goes on; the flag is read again next time
                 if cancelled is None:
                     return  # deleted or evicted: there is nothing left to cancel

@@ -8,6 +8,12 @@ each request it asks Redis for both (one round trip) and, when they moved, appli
 patches in list order, or starts again from its initial configuration after a reset. A PATCH
 answered by one worker is therefore in force on every worker for the next request it serves.
 
+A patch is checked against the configuration at the log's head, and appended only if the head has
+not moved since (one script: compare and append). If another process appended first, the patch is
+checked again on the new head: still valid, it is appended there; made invalid by the other
+change, it is refused with a 409 (``config_conflict``) and changes nothing anywhere. So every
+patch in the log applies, in order, in every process that follows it.
+
 The list is bounded (:data:`MAX_PATCHES`): past it, the process that appends folds the log
 into one patch (the difference between the initial configuration and the one in force) in a new
 epoch, so every process, and a replica starting late, still reaches the same configuration.
@@ -80,6 +86,15 @@ redis.call('INCR', KEYS[1])
 return 1
 """
 )
+# Append only onto the log the patch was checked against: same epoch, same length. Returns the
+# length after it, or 0 if the log moved meanwhile (the caller checks the patch again on the new head).
+_APPEND = (
+    _EPOCH
+    + """
+if epoch(ARGV[4]) ~= tonumber(ARGV[2]) or redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[3]) then return 0 end
+return redis.call('RPUSH', KEYS[2], ARGV[1])
+"""
+)
 _RESET = (
     _EPOCH
     + """
@@ -99,6 +114,7 @@ class ConfigLog:
         self._keys = [where.key("config:epoch"), where.key("config:patches")]
         self._read = self._redis.register_script(_READ)
         self._fold = self._redis.register_script(_FOLD)
+        self._append = self._redis.register_script(_APPEND)
         self._reset = self._redis.register_script(_RESET)
 
     async def position(self) -> Position:
@@ -117,10 +133,14 @@ class ConfigLog:
             return Changes(now, decoded, restart=True)
         return Changes(now, decoded[seen.applied :], restart=False)
 
-    async def append(self, patch: object) -> int:
-        """Add a patch at the end; returns the log's length after it."""
+    async def append(self, patch: object, onto: Position) -> int | None:
+        """Add a patch at the end, if the log is still at ``onto`` (the head it was checked against):
+        the log's length after it, or None if another process changed the log first. Atomic: a patch
+        is appended only onto the configuration it was checked on, so it applies in every process."""
         async with shared.reaching(self._url):
-            return int(await self._redis.rpush(self._keys[1], orjson.dumps(patch)))
+            args: list[int | bytes] = [orjson.dumps(patch), onto.epoch, onto.applied, _offered_epoch()]
+            length = int(await self._append(keys=self._keys, args=args))
+        return length or None
 
     async def fold(self, position: Position, whole: object) -> bool:
         """Replace the log, if it is still at ``position``, by ``whole``: one patch leading from the

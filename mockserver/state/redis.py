@@ -2,7 +2,7 @@
 replica pointed at one Redis (``--state redis://host:port/db``).
 
 It behaves exactly as :class:`~mockserver.state.store.MemoryStore` (the same replenishment
-arithmetic, the same all-or-nothing admission); ``tests/test_store_contract.py`` runs one set of
+arithmetic, the same all-or-nothing admission); ``tests/state/test_store_contract.py`` runs one set of
 tests against both. What differs, and why:
 
 - **One round trip, atomic.** Each check-and-update (``consume``, ``charge``, ``window``,
@@ -12,6 +12,10 @@ tests against both. What differs, and why:
   forgot it (a restart), so recovery needs nothing from us.
 - **One clock.** Every process has its own monotonic clock, so the windows keep time by the Redis
   server's (``TIME`` inside the scripts) and the caller's ``now`` is ignored.
+- **Once per request.** The client retries a call once on a fresh connection when the first one
+  failed, and Redis may have run the first before the connection dropped. ``admit`` and ``record``
+  are therefore idempotent by request id: a ``done:admit:<id>`` / ``done:record:<id>`` key, kept
+  :data:`IDEMPOTENCY_TTL_MS`, makes the retry take no allowance and add no ledger entry again.
 - **Leases.** A pool is a sorted set of lease names scored by their expiry (server time, in ms).
   This process renews the leases it holds every ``lease_ttl_s / 3`` (one script call for all of
   them, from a background task started by the first :meth:`RedisStore.acquire`). A worker that
@@ -60,6 +64,9 @@ from mockserver.state.store import (
 
 LEASE_TTL_S = 15.0  # a slot whose process stopped renewing it comes back within this
 COUNTERS = ("requests", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd")
+# How long a request's admission and ledger entry are remembered by its id, so that the one retry
+# the client makes after a dropped connection (within its call timeout) is not counted again.
+IDEMPOTENCY_TTL_MS = 10_000
 
 logger = logging.getLogger("mockserver")
 
@@ -111,14 +118,27 @@ local now = clock()
 put(ARGV[1], level(ARGV[1], tonumber(ARGV[2]), now) + tonumber(ARGV[3]), now)
 return false
 """,
-    # KEYS: window:used, window:at. ARGV: the number of allowances, their (bucket, limit, amount)
-    # triples; the number of charges, their triples; then (bucket, limit) pairs to report.
-    # Admission in one step: the allowances all or none (as consume); if taken, every charge (as
-    # charge); then the usage of each reported window. Returns {shortfall or false, {usage...}}.
+    # KEYS: window:used, window:at, and (optional) the request's done:admit:<id>. ARGV: the idempotency
+    # ttl in ms, the number of allowances, their (bucket, limit, amount) triples; the number of
+    # charges, their triples; then (bucket, limit) pairs to report. Admission in one step: the
+    # allowances all or none (as consume); if taken, every charge (as charge); then the usage of each
+    # reported window. Returns {shortfall or false, {usage...}}. A request already admitted (the same
+    # call retried after its reply was lost) takes nothing again and is answered as admitted.
     "admit": _WINDOW_LIB
     + """
-local now, i = clock(), 2
-local n, levels, shortfall = tonumber(ARGV[1]), {}, false
+local now, i = clock(), 3
+local n, levels, shortfall = tonumber(ARGV[2]), {}, false
+local again = KEYS[3] ~= nil and redis.call('EXISTS', KEYS[3]) == 1
+if again then
+  i = i + 3 * n
+  i = i + 1 + 3 * tonumber(ARGV[i])
+  local report = {}
+  while i <= #ARGV do
+    report[#report + 1] = string.format('%.17g', level(ARGV[i], tonumber(ARGV[i + 1]), now))
+    i = i + 2
+  end
+  return {false, report}
+end
 for k = 1, n do
   local bucket, limit, amount = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
   local used = level(bucket, limit, now)
@@ -132,8 +152,9 @@ end
 local m = tonumber(ARGV[i])
 i = i + 1
 if not shortfall then
+  if KEYS[3] then redis.call('SET', KEYS[3], '1', 'PX', ARGV[1]) end
   for k = 1, n do
-    local at = 2 + 3 * (k - 1)
+    local at = 3 + 3 * (k - 1)
     put(ARGV[at], levels[k] + tonumber(ARGV[at + 2]), now)
   end
   for k = 1, m do
@@ -150,6 +171,23 @@ while i <= #ARGV do
   i = i + 2
 end
 return {shortfall, report}
+""",
+    # KEYS: usage:rows, usage:requests, usage:input_tokens, usage:output_tokens,
+    # usage:reasoning_tokens, usage:cost_usd, spend:cost_usd, spend:tokens, and (optional) the
+    # request's done:record:<id>. ARGV: the idempotency ttl in ms, row, who, input, output, reasoning,
+    # cost, organization. One ledger entry; 0 if this request's entry was recorded already (a retry).
+    "record": """
+if KEYS[9] and not redis.call('SET', KEYS[9], '1', 'NX', 'PX', ARGV[1]) then return 0 end
+local row = ARGV[2]
+redis.call('HSETNX', KEYS[1], row, ARGV[3])
+redis.call('HINCRBY', KEYS[2], row, 1)
+redis.call('HINCRBY', KEYS[3], row, ARGV[4])
+redis.call('HINCRBY', KEYS[4], row, ARGV[5])
+redis.call('HINCRBY', KEYS[5], row, ARGV[6])
+redis.call('HINCRBYFLOAT', KEYS[6], row, ARGV[7])
+redis.call('HINCRBYFLOAT', KEYS[7], ARGV[8], ARGV[7])
+redis.call('HINCRBY', KEYS[8], ARGV[8], tonumber(ARGV[4]) + tonumber(ARGV[5]))
+return 1
 """,
     # KEYS: window:used, window:at. ARGV: bucket, limit. The usage now.
     "window": _WINDOW_LIB
@@ -284,13 +322,15 @@ class RedisStore:
         *,
         also: Sequence[Allowance] = (),
         report: Sequence[tuple[str, int]] = (),
+        request_id: str = "",
     ) -> Admitted:
-        args: list[str | int] = [len(allowances)]
+        keys = [*self._windows, self._key(f"done:admit:{request_id}")] if request_id else self._windows
+        args: list[str | int] = [IDEMPOTENCY_TTL_MS, len(allowances)]
         args += [part for a in allowances for part in (a.bucket, a.limit, a.amount)]
         args.append(len(also))
         args += [part for a in also for part in (a.bucket, a.limit, a.amount)]
         args += [part for bucket, limit in report for part in (bucket, limit)]
-        reply = await self._run("admit", self._windows, args)
+        reply = await self._run("admit", keys, args)
         assert isinstance(reply, list) and len(reply) == 2, reply
         refused, usage = reply
         shortfall = None
@@ -355,17 +395,17 @@ class RedisStore:
 
     async def record(self, entry: UsageEntry) -> None:
         row = json.dumps([entry.key, entry.model, entry.tier])
-        async with shared.reaching(self._url), self._redis.pipeline(transaction=True) as pipe:
-            who = [entry.key, entry.organization, entry.project, entry.model, entry.tier]
-            pipe.hsetnx(self._key("usage:rows"), row, json.dumps(who))
-            pipe.hincrby(self._key("usage:requests"), row, 1)
-            pipe.hincrby(self._key("usage:input_tokens"), row, entry.input_tokens)
-            pipe.hincrby(self._key("usage:output_tokens"), row, entry.output_tokens)
-            pipe.hincrby(self._key("usage:reasoning_tokens"), row, entry.reasoning_tokens)
-            pipe.hincrbyfloat(self._key("usage:cost_usd"), row, entry.cost_usd)
-            pipe.hincrbyfloat(self._key("spend:cost_usd"), entry.organization, entry.cost_usd)
-            pipe.hincrby(self._key("spend:tokens"), entry.organization, entry.input_tokens + entry.output_tokens)
-            await pipe.execute()
+        who = json.dumps([entry.key, entry.organization, entry.project, entry.model, entry.tier])
+        keys = [
+            self._key("usage:rows"),
+            *(self._key(f"usage:{counter}") for counter in COUNTERS),
+            self._key("spend:cost_usd"),
+            self._key("spend:tokens"),
+        ]
+        if entry.request_id:
+            keys.append(self._key(f"done:record:{entry.request_id}"))
+        amounts = (entry.input_tokens, entry.output_tokens, entry.reasoning_tokens, repr(entry.cost_usd))
+        await self._run("record", keys, [IDEMPOTENCY_TTL_MS, row, who, *amounts, entry.organization])
 
     async def usage(self) -> list[UsageRow]:
         async with shared.reaching(self._url), self._redis.pipeline(transaction=True) as pipe:

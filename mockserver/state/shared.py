@@ -18,14 +18,16 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-import redis.asyncio as redis
-from redis import exceptions as redis_errors
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-
 from mockserver import errors
+
+if TYPE_CHECKING:
+    import redis.asyncio as redis
+
+# The redis package is imported by the functions that use it, never by importing this module: a
+# server in memory mode (no --state, or --state memory) never loads the Redis client at all.
 
 logger = logging.getLogger("mockserver")
 
@@ -35,8 +37,13 @@ CALL_TIMEOUT_S = 2.0
 STALE_CONNECTION_RETRIES = 1
 MAX_CONNECTIONS = 32  # per process; Redis answers a script in microseconds, so a few carry a worker
 
-# Transport failures: Redis is away. A script or data error is a bug and is not masked as one.
-UNREACHABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, ConnectionError, TimeoutError, OSError)
+
+def unreachable() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean Redis is away (transport failures), for an ``except`` clause. A
+    script or data error is a bug and is not masked as one."""
+    from redis import exceptions as redis_errors
+
+    return (redis_errors.ConnectionError, redis_errors.TimeoutError, ConnectionError, TimeoutError, OSError)
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,11 @@ def where(url: str) -> str:
 
 def client(url: str) -> redis.Redis:
     """A client for ``url``; it connects lazily, and again after Redis was lost."""
+    import redis.asyncio as redis
+    from redis import exceptions as redis_errors
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+
     # A blocking pool: past MAX_CONNECTIONS calls in flight, a call waits for a free connection
     # (the default pool raises at once, which would turn a burst of admissions into 503s).
     pool = redis.BlockingConnectionPool.from_url(
@@ -104,7 +116,7 @@ async def connect(url: str) -> redis.Redis:
     connection = client(url)
     try:
         await connection.ping()
-    except UNREACHABLE as exc:
+    except unreachable() as exc:
         await connection.aclose()
         reason = str(exc).rstrip(". ")
         raise StateUnreachable(f"cannot reach Redis at {where(url)} (--state): {reason}") from None
@@ -115,9 +127,11 @@ async def connect(url: str) -> redis.Redis:
 async def reaching(url: str) -> AsyncIterator[None]:
     """Turn Redis being away, or refusing a call, into the retryable 503
     (:func:`mockserver.errors.state_unavailable`)."""
+    from redis import exceptions as redis_errors
+
     try:
         yield
-    except UNREACHABLE:
+    except unreachable():
         raise errors.state_unavailable(f"Redis at {where(url)}") from None
     except redis_errors.RedisError as exc:
         # Redis answered but refused: out of memory under maxmemory, a read-only replica after a

@@ -107,6 +107,9 @@ class UsageEntry:
     output_tokens: int
     reasoning_tokens: int
     cost_usd: float
+    # The request's id: a shared store records an entry once per id, so a write retried after a
+    # dropped connection (which Redis may have applied already) is not counted twice. "": no check.
+    request_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -135,10 +138,13 @@ class Store(Protocol):
         *,
         also: Sequence[Allowance] = (),
         report: Sequence[tuple[str, int]] = (),
+        request_id: str = "",
     ) -> Admitted:
         """Admission's whole rate-limit step, atomically and in one round trip: :meth:`consume` the
         ``allowances``; if they were taken, :meth:`charge` each of ``also`` too; then the
-        :meth:`window` of each ``(bucket, limit)`` in ``report``."""
+        :meth:`window` of each ``(bucket, limit)`` in ``report``. A shared store takes a request's
+        allowances once per ``request_id`` (a retried call after a dropped connection is answered
+        as admitted without taking them again); ``""``: no check."""
 
     async def acquire(self, pools: Sequence[tuple[str, int | None]], lease: str) -> int | None:
         """Take a slot in every pool (name, cap) under ``lease``; ``None`` cap means unlimited.
@@ -235,6 +241,7 @@ class MemoryStore:
         *,
         also: Sequence[Allowance] = (),
         report: Sequence[tuple[str, int]] = (),
+        request_id: str = "",  # nothing to check in one process: no call here is ever retried
     ) -> Admitted:
         with self._lock:
             shortfall = self._consume(now, allowances)

@@ -31,6 +31,7 @@ class MockServerHandle:
         self.test_id = test_id
         self._baseline = server.state.snapshot()
         self._since = server.newest_call()
+        self._clients: list[openai.OpenAI] = []  # closed when the test ends, so no socket outlives it
 
     @property
     def url(self) -> str:
@@ -47,8 +48,11 @@ class MockServerHandle:
         return {TEST_ID_HEADER: self.test_id}
 
     def client(self, key: str = DEFAULT_KEY, *, strict: bool = False, **kwargs: Any) -> openai.OpenAI:
-        """An ``openai.OpenAI`` for ``key``. ``strict`` turns on ``_strict_response_validation``."""
-        return self.server.client(key, strict=strict, test_id=self.test_id, **kwargs)
+        """An ``openai.OpenAI`` for ``key``. ``strict`` turns on ``_strict_response_validation``.
+        It is closed when the test ends."""
+        client = self.server.client(key, strict=strict, test_id=self.test_id, **kwargs)
+        self._clients.append(client)
+        return client
 
     def async_client(self, key: str = DEFAULT_KEY, *, strict: bool = False, **kwargs: Any) -> openai.AsyncOpenAI:
         return self.server.async_client(key, strict=strict, test_id=self.test_id, **kwargs)
@@ -70,4 +74,7 @@ class MockServerHandle:
         self._since = self.server.newest_call()
 
     def close(self) -> None:
+        """The test has ended: close the clients it was given, then :meth:`reset`."""
+        while self._clients:
+            self._clients.pop().close()
         self.reset()

@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mockserver.config import suggestions
+from mockserver.config.fixture import Fixture
+from mockserver.harness.control import RUNTIME_FIELDS
+
 TIERS = ("default", "priority", "flex", "ultrafast")
+CONVENIENCES = ("tokens_per_second", "ttft_ms", "faults", "scripts")
+# What a keyword may name: a convenience, a runtime setting or a field of the fixture.
+KNOWN = frozenset([*CONVENIENCES, *RUNTIME_FIELDS, *Fixture.model_fields])
 
 
 def config_patch(patch: Mapping[str, Any] | None = None, /, **changes: Any) -> dict[str, Any]:
@@ -26,6 +33,9 @@ def config_patch(patch: Mapping[str, Any] | None = None, /, **changes: Any) -> d
     - anything else (``time_scale``, ``seed``, ``policies``, ``accounts``, ...) as given.
     """
     result: dict[str, Any] = dict(patch or {})
+    for name in changes:
+        if name not in KNOWN:
+            raise ValueError(suggestions.unknown(name, KNOWN, "setting"))
     for name in ("tokens_per_second", "ttft_ms"):
         value = changes.pop(name, None)
         if value is None:

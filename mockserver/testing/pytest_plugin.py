@@ -110,16 +110,20 @@ def mockserver(mockserver_server: MockServer, request: pytest.FixtureRequest) ->
         try:
             yield handle
         finally:
-            handle.reset()
+            handle.close()
 
 
 def marker_patch(marker: pytest.Mark, base_dir: Path, server: MockServer) -> dict[str, Any]:
     """The configuration patch a ``@pytest.mark.mockserver(...)`` asks for."""
-    from mockserver.testing.patches import config_patch
+    from mockserver.config import suggestions
+    from mockserver.testing.patches import KNOWN, config_patch
 
     if marker.args:
         raise ValueError("takes keyword arguments only, e.g. config='scenario.yaml', faults=['status=503']")
     kwargs = dict(marker.kwargs)
+    for name in kwargs:
+        if name != "config" and name not in KNOWN:
+            raise ValueError(suggestions.unknown(name, [*KNOWN, "config"], "argument"))
     patch: dict[str, Any] = {}
     scenario = kwargs.pop("config", None)
     if scenario is not None:

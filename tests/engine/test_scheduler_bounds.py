@@ -179,7 +179,7 @@ def test_overload_fills_the_lateness_histograms_and_warns_once_per_period(caplog
         clock = FakeClock(start=0.0, lateness=lambda: 0.06 if next(wakeups) % 10 == 5 else 0.0)
         scheduler = StreamScheduler(clock)
         sinks = [Sink(clock) for _ in range(5)]
-        for k, sink in enumerate(sinks):
+        for sink in sinks:
             schedule = Schedule.build(start=0.0, ttft=0.0, tokens_per_second=200, total_tokens=400)
             scheduler.open(runs_stream(schedule), send_body=sink.send, send_end=sink.send)
         while scheduler.active:

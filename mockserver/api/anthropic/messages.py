@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -28,17 +27,16 @@ from mockserver import errors
 from mockserver.api.anthropic import turns
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
-from mockserver.api.replies import plan_reply
+from mockserver.api.routing import reply_sources
 from mockserver.config.fixture import Fixture
 from mockserver.engine import conversation, generation, tokens
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
 from mockserver.engine.structured import FunctionSpec
-from mockserver.harness import scripts
+from mockserver.replies.planner import Facts, plan
 from mockserver.runtime import ServerState
 from mockserver.service.access import Admission
-from mockserver.service.exchange import Usage
-from mockserver.service.reasoning import cut_output
+from mockserver.service.exchange import Exchange, Usage
 
 MIN_THINKING_BUDGET = 1024
 ADAPTIVE_EFFORT = "medium"
@@ -132,7 +130,9 @@ def input_tokens(body: CountTokensRequest, read: turns.Conversation | None = Non
     return tokens.count_messages(read.texts) + conversation.tool_definition_tokens(body.tools)
 
 
-def plan_message(state: ServerState, admission: Admission, body: MessagesRequest, raw_body: Any) -> MessagePlan:
+def plan_message(
+    state: ServerState, admission: Admission, body: MessagesRequest, raw_body: Any, exchange: Exchange | None = None
+) -> MessagePlan:
     read = turns.read(body.system, body.messages)
     model = admission.model
     if body.max_tokens > model.max_output_tokens:
@@ -147,49 +147,46 @@ def plan_message(state: ServerState, admission: Admission, body: MessagesRequest
         raise invalid_request("Thinking may not be enabled when tool_choice forces tool use.")
     fmt = output_format(body.output_config)
     seed = generation.request_seed(generation.content_fields(raw_body), state.settings.seed)
-    cues = generation.cues_of(read.user_texts, read.texts)
-    script = scripts.choose(state.fixture.scripts, state.script_state, admission, read.items, tools, choice)
-    reply = plan_reply(
-        state,
-        admission,
-        seed=seed,
-        cues=cues,
-        tools=tools,
-        tool_choice=choice,
-        answered=conversation.answered(read.items),
-        output_format=fmt,
-        schema_param="output_config.format.schema",
-        script=script,
+    cues = generation.cues_of(
+        read.user_texts,
+        read.texts,
+        system=read.texts[:1] if body.system else (),
+        results=conversation.tool_results(read.items),
     )
-    answer, stop_sequence = reply.text, None
-    if reply.tool is None and body.stop_sequences:
-        answer, stop_sequence = cut_at_stop(answer, body.stop_sequences)
-    cut = cut_output(thinking, len(answer), body.max_tokens)
-    visible = 0 if reply.tool is not None and cut.incomplete else cut.visible  # never half a tool call
+    planned = plan(
+        Facts(
+            reply_sources(state),
+            admission,
+            exchange,
+            seed,
+            cues,
+            read.items,
+            tools,
+            choice,
+            output_format=fmt,
+            schema_param="output_config.format.schema",
+            reasoning=thinking,
+            output_limit=body.max_tokens,
+            stop=body.stop_sequences or (),
+            whole_calls=True,  # never half a tool call
+        )
+    )
+    said = planned.said
     blocks = []
-    if cut.reasoning:
-        blocks.append(Block("thinking", state.generator.generate(seed ^ _THINKING_SALT, cut.reasoning, cues.language)))
-    if visible or (not cut.incomplete and (reply.tool is not None or not blocks)):
-        if reply.tool is None:
-            blocks.append(Block("text", answer.cut(visible)))
+    if said.reasoning:
+        blocks.append(Block("thinking", state.generator.generate(seed ^ _THINKING_SALT, said.reasoning, cues.language)))
+    if len(said.text) or (not said.incomplete and (said.tool is not None or not blocks)):
+        if said.tool is None:
+            blocks.append(Block("text", said.text))
         else:
             tool_id = f"toolu_01{state.ids.token(22)}"
-            blocks.append(Block("tool_use", answer.cut(visible), tool_id, reply.tool.name))
-    stop_reason = "max_tokens" if cut.incomplete or body.max_tokens == 0 else "end_turn"
+            blocks.append(Block("tool_use", said.text, tool_id, said.tool.name))
+    stop_reason = "max_tokens" if said.incomplete or body.max_tokens == 0 else "end_turn"
+    stop_sequence = said.stop_sequence
     if stop_reason == "end_turn" and stop_sequence is not None:
         stop_reason = "stop_sequence"
-    elif stop_reason == "end_turn" and reply.tool is not None:
+    elif stop_reason == "end_turn" and said.tool is not None:
         stop_reason = "tool_use"
-    profile = admission.profile
-    schedule = Schedule.build(
-        start=admission.start_time(state.clock),
-        ttft=profile.ttft_ms / 1000,
-        tokens_per_second=profile.rate(seed, cues.language, state.fixture.tokens_per_character(cues.language)),
-        total_tokens=sum(len(b.text) for b in blocks),
-        jitter=profile.jitter,
-        time_scale=state.settings.time_scale,
-        rng=random.Random(seed),
-    )
     return MessagePlan(
         id=f"msg_01{state.ids.token(22)}",
         model=model.id,
@@ -198,7 +195,7 @@ def plan_message(state: ServerState, admission: Admission, body: MessagesRequest
         stop_sequence=stop_sequence if stop_reason == "stop_sequence" else None,
         input_tokens=input_tokens(body, read),
         speed=body.speed,
-        schedule=schedule,
+        schedule=planned.schedule,
     )
 
 
@@ -307,16 +304,6 @@ def output_format(config: Mapping[str, Any] | None) -> dict[str, Any]:
     if not isinstance(schema, Mapping):
         raise invalid_request("output_config.format.schema: Field required")
     return {"type": "json_schema", "name": "output", "schema": schema}
-
-
-def cut_at_stop(text: Text, stops: Sequence[str]) -> tuple[Text, str | None]:
-    """Cut before the earliest stop sequence; return the text and the sequence that matched, if any."""
-    joined = text.text
-    found = [(joined.find(s), s) for s in stops if s and s in joined]
-    if not found:
-        return text, None
-    _, sequence = min(found)
-    return generation.apply_stop(text, [sequence])[0], sequence
 
 
 def _json(text: str) -> Any:

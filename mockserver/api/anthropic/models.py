@@ -24,7 +24,6 @@ router = APIRouter(prefix="/v1", tags=["anthropic"], route_class=AnthropicRoute)
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 1000
-MAX_INPUT_TOKENS = 200_000  # Claude's standard context window
 
 
 def model_info(model: ModelSpec) -> dict[str, Any]:
@@ -34,7 +33,7 @@ def model_info(model: ModelSpec) -> dict[str, Any]:
         "id": model.id,
         "display_name": model.display_name or model.id,
         "created_at": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "max_input_tokens": MAX_INPUT_TOKENS,
+        "max_input_tokens": model.context_window,
         "max_tokens": model.max_output_tokens,
         "lifecycle": "active",
     }

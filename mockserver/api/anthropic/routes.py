@@ -10,14 +10,15 @@ from pydantic import BaseModel, ValidationError
 from starlette.responses import Response
 
 from mockserver import errors
-from mockserver.api import serving
+from mockserver.api import replaying, serving
 from mockserver.api.anthropic import auth, event_stream, messages
 from mockserver.api.anthropic.dialect import AnthropicRoute
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
-from mockserver.api.middleware import request_headers
+from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.routing import body_schema, server_state
 from mockserver.engine import jsonbody
+from mockserver.engine.dialects import ANTHROPIC
 from mockserver.service import access
 
 router = APIRouter(prefix="/v1", tags=["anthropic"], route_class=AnthropicRoute)
@@ -31,6 +32,17 @@ async def create_message(request: Request) -> Response:
     account = auth.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse(request, MessagesRequest)
     messages.check_speed(state.fixture, body)
+    replayed = await replaying.answer(
+        request,
+        account,
+        raw,
+        model=body.model,
+        service_tier=messages.tier_for(body),
+        stream=bool(body.stream),
+        dialect=ANTHROPIC,
+    )
+    if replayed is not None:
+        return replayed
     admission, plan = await serving.admit(
         request,
         account,
@@ -38,8 +50,8 @@ async def create_message(request: Request) -> Response:
         service_tier=messages.tier_for(body),
         raw_body=raw,
         stream=bool(body.stream),
-        plan=lambda admitted: messages.plan_message(state, admitted, body, raw),
-        api="anthropic",
+        plan=lambda admitted: messages.plan_message(state, admitted, body, raw, exchange_of(request.scope)),
+        dialect=ANTHROPIC,
     )
     return await serving.respond(
         request,

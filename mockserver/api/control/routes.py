@@ -65,11 +65,29 @@ class JournalEntry(BaseModel):
     tier: str | None = Field(description="The tier that served the request.")
     downgraded: bool
     status: int | None = Field(description="HTTP status; 499 when the client left before the reply started.")
+    error_type: str | None = Field(
+        default=None, description="The error's type, as the client read it; null when the reply was no error."
+    )
+    code: str | None = Field(
+        default=None, description="The error's code, e.g. rate_limit_exceeded; null when none or no error."
+    )
+    param: str | None = Field(
+        default=None, description="The error's param: service_tier for a capacity 429, null for a rate-limit 429."
+    )
     usage: UsageEntry | None
     fault: str | None = Field(description="The fault injected, in its one-line form.")
     disconnected: bool = Field(description="The reply never finished: the client left or a fault closed it.")
     body_dropped_bytes: int | None = Field(
         default=None, description="The body was larger than the whole journal (journal_bytes) and is not kept."
+    )
+    prefill_ms: float | None = Field(
+        default=None, description="The part of the TTFT spent reading the prompt (prefill_tokens_per_second)."
+    )
+    queued_ms: float | None = Field(
+        default=None, description="How long the request waited for an Ultrafast slot (capacity.queue_ms)."
+    )
+    queue_outcome: str | None = Field(
+        default=None, description="How that wait ended: served, timed_out, left, or full (too many waiting)."
     )
     started_at: float = Field(description="Unix time the request arrived.")
     duration_ms: float | None
@@ -131,6 +149,9 @@ async def list_requests(
     method: str | None = Query(default=None, description="Only this HTTP method."),
     tier: str | None = Query(default=None, description="Only requests served (or refused) on this tier."),
     status: int | None = Query(default=None, description="Only replies with this HTTP status."),
+    code: str | None = Query(default=None, description="Only error replies with this code, e.g. rate_limit_exceeded."),
+    param: str | None = Query(default=None, description="Only error replies with this param, e.g. service_tier."),
+    error_type: str | None = Query(default=None, description="Only error replies of this type, e.g. tokens."),
     test_id: str | None = Query(
         default=None, description="Only this test's requests; default: the x-mock-test-id header."
     ),
@@ -147,6 +168,9 @@ async def list_requests(
         method=method,
         tier=tier,
         status=status,
+        code=code,
+        param=param,
+        error_type=error_type,
         limit=limit,
     )
     shown = await state.journal.read(query, [a.key for a in state.fixture.accounts])

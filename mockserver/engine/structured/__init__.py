@@ -31,9 +31,12 @@ from typing import Any
 import orjson
 
 from mockserver import errors
+from mockserver.engine.structured.arguments import Prompt as Prompt
+from mockserver.engine.structured.arguments import prompted_arguments
 from mockserver.engine.structured.build import Builder
 from mockserver.engine.structured.schema import SchemaError, Schemas
 from mockserver.engine.structured.strings import WORDS
+from mockserver.engine.structured.written_calls import named_tool
 
 TOOL_CHOICE_OPTIONS = ("none", "auto", "required")
 
@@ -120,17 +123,29 @@ class FunctionSpec:
         return SchemaSource.function(self.name, self.param)
 
 
+def call_arguments(tool: FunctionSpec, rng: random.Random, prompt: Prompt | None = None) -> Any:
+    """The arguments of a call of ``tool``: ``{}`` for a tool declared without parameters, else a
+    generated instance of its schema with the values the ``prompt`` gives in place (:mod:`.arguments`)."""
+    if not tool.parameters:
+        return {}
+    generated = instance_for(tool.parameters, rng, tool.source)
+    return generated if prompt is None else prompted_arguments(tool.name, tool.parameters, generated, prompt)
+
+
 def pick_tool(
     tools: Sequence[FunctionSpec],
     tool_choice: str | Mapping[str, Any] | None,
     *,
     answered: bool,
     rng: random.Random,
+    prompt: Prompt | None = None,
 ) -> FunctionSpec | None:
     """The function the reply calls, or None for a text reply.
 
     ``answered`` says whether a tool result follows the last user message: then the
     model has what it asked for and answers in text, whatever ``tool_choice`` says.
+    Among the tools it may call, one the ``prompt`` names (:func:`.written_calls.named_tool`)
+    is called; otherwise a seeded pick.
     """
     if not tools or tool_choice == "none" or answered:
         return None
@@ -139,7 +154,11 @@ def pick_tool(
         return next(t for t in tools if t.name == named)
     allowed = allowed_names(tool_choice)
     candidates = [t for t in tools if allowed is None or t.name in allowed] or list(tools)
-    return rng.choice(candidates)
+    picked = rng.choice(candidates)  # drawn even when the prompt names one, so the arguments draw the same
+    if prompt is not None and len(candidates) > 1:
+        wanted = named_tool(prompt.latest, prompt.system, [t.name for t in candidates])
+        return next((t for t in candidates if t.name == wanted), picked)
+    return picked
 
 
 def chosen_name(tool_choice: str | Mapping[str, Any] | None) -> str | None:

@@ -14,7 +14,7 @@ The random draw comes from a ``random.Random`` seeded with the server's
 seed and the test id: a test's faults are the same on every run, whatever ran before
 (per process: several workers each draw their own sequence).
 
-:func:`choose` is called by :func:`mockserver.api.serving.respond` for every
+:func:`fault_for` is called by :func:`mockserver.api.serving.respond` for every
 inference request; :func:`respond_with` builds the faulted reply. What each fault
 makes a client do is in the manual's fault table (docs/faults.md).
 """
@@ -37,11 +37,11 @@ from mockserver import errors
 from mockserver.config import patterns
 from mockserver.config.faults import FAULT_HEADER, FaultMatch, FaultSpec
 from mockserver.config.fixture import describe_validation_error
+from mockserver.engine.dialects import Dialect
 from mockserver.engine.pacing import Pacer, Schedule
-from mockserver.engine.scheduler import EventStreamResponse
 from mockserver.engine.streaming import Item
 from mockserver.errors.variants import ErrorContext, status_error
-from mockserver.harness.faults.streams import FaultPacer, is_anthropic, is_responses, with_fault
+from mockserver.harness.faults.streams import FaultPacer, with_fault
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.service.accounts import request_key
 from mockserver.service.exchange import Exchange
@@ -56,6 +56,15 @@ CLIENT_CLOSED_STATUS = 499  # nginx's "client closed request": shown in the jour
 class Chosen:
     spec: FaultSpec
     source: Literal["header", "rule", "random"]
+
+
+@dataclass(frozen=True)
+class FaultedStream:
+    """A stream with its fault in it: the events to play, and how to drop the connection under them.
+    The HTTP layer plays them as any other stream (:class:`mockserver.api.sse.EventStreamResponse`)."""
+
+    events: Iterator[Item]
+    on_drop: Callable[[], None]
 
 
 class FaultState:
@@ -103,13 +112,13 @@ def parse_header(raw: str) -> FaultSpec:
     try:
         return FaultSpec.model_validate(raw)
     except ValidationError as exc:
-        problem = describe_validation_error(exc).removeprefix("(top level): ")
+        problem = describe_validation_error(exc, FaultSpec).removeprefix("(top level): ")
         raise errors.InvalidRequestError(
             f"Invalid value for header '{FAULT_HEADER}': '{raw}'. {problem}.", param=FAULT_HEADER, code="invalid_value"
         ) from None
 
 
-async def choose(state: Any, request: Request, exchange: Exchange) -> Chosen | None:
+async def fault_for(state: Any, request: Request, exchange: Exchange) -> Chosen | None:
     """The fault for this request, if any. ``state`` is the :class:`~mockserver.runtime.ServerState`."""
     headers = exchange.headers  # decoded once per request, unlike request.headers
     scope = headers.get(TEST_ID_HEADER)
@@ -182,12 +191,14 @@ async def respond_with(
     state: Any,
     schedule: Schedule,
     stream: bool,
+    dialect: Dialect,
     events: Callable[[Pacer], Iterator[Item]],
     body: Callable[[], dict[str, Any]],
     hold: Callable[[Awaitable[None]], Awaitable[Response | None]],
-) -> Response:
+) -> Response | FaultedStream:
     """Serve one request with its fault. Stream-only faults leave a non-streaming reply alone,
     except ``drop_after`` (the connection closes with no reply) and stalls (the reply waits).
+    A stream comes back as its faulted events (:class:`FaultedStream`), framed by ``dialect``.
 
     A non-streaming reply waits through ``hold``, which returns the reply to send instead when
     the wait is cut short (the client left, a reset, the time limit)."""
@@ -219,14 +230,7 @@ async def respond_with(
     pacer = FaultPacer(clock, schedule)
     pacer.shift(shift)
     if stream:
-        responses = is_responses(request.url.path)
-        anthropic = is_anthropic(request.url.path)
-        return EventStreamResponse(
-            with_fault(events(pacer), spec, responses=responses, pacer=pacer, anthropic=anthropic),
-            state.streams,
-            on_drop=_dropper(request),
-            typed=responses or anthropic,  # a final event (shutdown) gets an ``event:`` line
-        )
+        return FaultedStream(with_fault(events(pacer), spec, dialect=dialect, pacer=pacer), _dropper(request))
     if spec.drop_after is not None:
         await _aborter(request)()
         return _client_gone(exchange)

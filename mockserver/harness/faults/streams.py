@@ -1,7 +1,7 @@
 """Faults inside a stream: error events, dropped connections, stalls and truncation.
 
-The wrapper works on the encoded SSE events of either API, so Chat Completions
-and the Responses API get the same faults. It only needs to know three things
+The wrapper works on the encoded SSE events of every API, so Chat Completions, the
+Responses API and Anthropic's Messages API get the same faults. It only needs to know three things
 about an event, read from its bytes:
 
 - is it a *token event* (a chat ``delta`` with content, tool-call arguments or a
@@ -9,11 +9,10 @@ about an event, read from its bytes:
 - is it the *terminal* event (chat ``data: [DONE]``; Responses
   ``response.completed`` / ``.incomplete`` / ``.failed``)? A fault whose N was never
   reached fires there instead, so the client never sees a clean end;
-- which framing to use for an error event: the path (``/v1/responses...``, ``/v1/messages``) decides.
+- which framing to use for an error event.
 
-Anthropic's Messages stream: token events are ``content_block_delta``, the terminal event is
-``message_stop``, and the error event is ``event: error`` with ``{"type": "error", "error":
-{"type", "message"}}``, which the ``anthropic`` SDKs raise as ``APIStatusError``.
+The stream's :class:`~mockserver.engine.dialects.Dialect` answers all three, for its API family
+(Chat Completions, the Responses API, Anthropic's Messages API).
 
 A faulted stream is paced by :class:`FaultPacer`, which never merges tokens into
 one chunk. At time scale 0 every token is due at once, and a normal stream sends
@@ -32,79 +31,9 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 
 from mockserver.config.faults import FaultSpec
+from mockserver.engine.dialects import Dialect
 from mockserver.engine.pacing import Pacer
-from mockserver.engine.streaming import DONE, DROP, Item, closing_items, data_event, typed_event
-
-RESPONSES_PATH = "/v1/responses"
-MESSAGES_PATH = "/v1/messages"
-_ANTHROPIC_TOKEN = b"event: content_block_delta\n"
-_ANTHROPIC_TERMINAL = b"event: message_stop\n"
-ANTHROPIC_ERROR_EVENTS = {
-    "server_error": ("api_error", "Internal server error"),
-    "rate_limit_exceeded": ("rate_limit_error", "Rate limit exceeded. Please try again later."),
-    "too_many_requests": ("rate_limit_error", "Too Many Requests"),
-    "server_is_overloaded": ("overloaded_error", "Overloaded"),
-    "overloaded": ("overloaded_error", "Overloaded"),
-}
-_CHAT_TOKEN_MARKERS = (b'"delta":{"content":', b'"delta":{"tool_calls":', b'"delta":{"refusal":')
-_RESPONSES_TERMINAL = (b"event: response.completed\n", b"event: response.incomplete\n", b"event: response.failed\n")
-ERROR_EVENT_MESSAGES = {
-    "server_error": ("server_error", "The server had an error while processing your request. Sorry about that!"),
-    "rate_limit_exceeded": ("requests", "Rate limit reached. Please try again later."),
-    "too_many_requests": ("too_many_requests", "Too Many Requests"),
-    "server_is_overloaded": ("service_unavailable_error", "Model temporarily overloaded"),
-}
-
-
-def is_responses(path: str) -> bool:
-    return path == RESPONSES_PATH or path.startswith(RESPONSES_PATH + "/")
-
-
-def is_anthropic(path: str) -> bool:
-    return path == MESSAGES_PATH
-
-
-def is_token_event(event: bytes, responses: bool, anthropic: bool = False) -> bool:
-    if anthropic:
-        return event.startswith(_ANTHROPIC_TOKEN)
-    if responses:
-        line = event.split(b"\n", 1)[0]
-        return line.startswith(b"event: ") and line.endswith(b".delta")
-    return any(marker in event for marker in _CHAT_TOKEN_MARKERS)
-
-
-def is_terminal_event(event: bytes, responses: bool, anthropic: bool = False) -> bool:
-    if anthropic:
-        return event.startswith(_ANTHROPIC_TERMINAL)
-    if responses:
-        return event.startswith(_RESPONSES_TERMINAL)
-    return event == DONE
-
-
-def error_event(
-    responses: bool, sequence_number: int, code: str | None = None, form: str = "flat", anthropic: bool = False
-) -> bytes:
-    """An error inside a stream (WIRE.md §8.4).
-
-    Chat: ``data: {"error": {...}}``, which both SDKs raise as ``APIError``.
-    Responses, ``flat`` (documented): ``event: error`` with ``type``, ``code``,
-    ``message``, ``param``; the SDKs yield it as an event. Responses, ``nested``
-    (what the live API is reported to send): the fields under ``error``, which the
-    SDKs raise as ``APIError``.
-    """
-    code = code or "server_error"
-    if anthropic:
-        kind, message = ANTHROPIC_ERROR_EVENTS.get(code, ("api_error", "An error occurred during streaming."))
-        return typed_event({"type": "error", "error": {"type": kind, "message": message}})
-    kind, message = ERROR_EVENT_MESSAGES.get(code, ("server_error", "An error occurred during streaming."))
-    if not responses:
-        return data_event({"error": {"message": message, "type": kind, "param": None, "code": code}})
-    if form == "nested":
-        inner = {"type": kind, "code": code, "message": message, "param": None}
-        return typed_event({"type": "error", "sequence_number": sequence_number, "error": inner})
-    return typed_event(
-        {"type": "error", "sequence_number": sequence_number, "code": code, "message": message, "param": None}
-    )
+from mockserver.engine.streaming import DROP, Item, closing_items
 
 
 class FaultPacer(Pacer):
@@ -127,9 +56,7 @@ class FaultPacer(Pacer):
             self.schedule = replace(self.schedule, start=self.schedule.start + seconds)
 
 
-def with_fault(
-    source: Iterator[Item], spec: FaultSpec, *, responses: bool, pacer: FaultPacer, anthropic: bool = False
-) -> Iterator[Item]:
+def with_fault(source: Iterator[Item], spec: FaultSpec, *, dialect: Dialect, pacer: FaultPacer) -> Iterator[Item]:
     """Pass ``source``'s items through, injecting ``spec`` at its point.
 
     A stall is a deadline ``stall_ms`` from now (or never, for ``stall``: the stream then
@@ -154,8 +81,8 @@ def with_fault(
             if not isinstance(item, bytes):
                 yield item
                 continue
-            token = is_token_event(item, responses, anthropic)
-            terminal = is_terminal_event(item, responses, anthropic)
+            token = dialect.is_token_event(item)
+            terminal = dialect.is_terminal_event(item)
             if stall_after is not None and stall_after >= 0 and ((token and tokens == stall_after) or terminal):
                 stall_after = None
                 yield from stall()
@@ -163,7 +90,7 @@ def with_fault(
                 return
             if ending_after is not None and ((token and tokens >= ending_after) or terminal):
                 if spec.error_event_after is not None:
-                    yield error_event(responses, sent, spec.code, spec.error_form, anthropic)
+                    yield dialect.fault_event(spec.code, sent, spec.error_form)
                 elif spec.drop_after is not None:
                     yield DROP
                 return

@@ -1,13 +1,13 @@
-"""Chat Completions: plan a reply, then render it whole or as a paced stream.
+"""Chat Completions: a request's facts for the planner, and its plan as a completion or a paced stream.
 
 A :class:`ChatPlan` fixes everything up front: the text of each choice, the
-finish reasons, the usage and the token schedule. Rendering only reads it, so a
-stream and a non-streaming reply of the same request carry the same content.
+finish reasons, the usage and the token schedule (:func:`mockserver.replies.planner.plan` decides
+what is said and when). Rendering only reads it, so a stream and a non-streaming reply of the same
+request carry the same content.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +17,7 @@ import orjson
 from mockserver import errors
 from mockserver.api.openai.chat import checks
 from mockserver.api.openai.schemas import ChatCompletionRequest, ChatMessage
-from mockserver.api.replies import plan_reply
+from mockserver.api.routing import reply_sources
 from mockserver.config.fixture import Fixture
 from mockserver.engine import conversation, generation, structured, tokens
 from mockserver.engine.generation import Text
@@ -25,12 +25,12 @@ from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.streaming import DONE, Item, Run, data_event
 from mockserver.engine.structured import FunctionSpec
 from mockserver.errors.validation import describe
-from mockserver.harness import scripts
+from mockserver.replies.planner import Facts, plan
 from mockserver.runtime import ServerState
 from mockserver.service import output_limits
 from mockserver.service.access import Admission
-from mockserver.service.exchange import Usage
-from mockserver.service.reasoning import cut_output, reasoning_tokens_for
+from mockserver.service.exchange import Exchange, Usage
+from mockserver.service.reasoning import reasoning_tokens_for
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,11 @@ def reported_tier(fixture: Fixture, tier: str) -> str:
 
 
 def plan_chat_completion(
-    state: ServerState, admission: Admission, body: ChatCompletionRequest, raw_body: Any
+    state: ServerState,
+    admission: Admission,
+    body: ChatCompletionRequest,
+    raw_body: Any,
+    exchange: Exchange | None = None,
 ) -> ChatPlan:
     fixture = state.fixture
     checks.check_request(body)
@@ -153,55 +157,39 @@ def plan_chat_completion(
     structured.check_tool_choice(tools, body.tool_choice)
     fmt = response_format(body.response_format, texts)
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
-    cues = generation.cues_of([m.text() for m in body.messages if m.role == "user"], texts)
-    script = scripts.choose(
-        state.fixture.scripts,
-        state.script_state,
-        admission,
-        items,
-        tools,
-        body.tool_choice,
-        strict=state.fixture.scripts_strict,
+    cues = generation.cues_of(
+        [m.text() for m in body.messages if m.role == "user"],
+        texts,
+        system=conversation.system_texts(items),
+        results=conversation.tool_results(items),
     )
-    choices = []
-    for index in range(body.n or 1):
-        reply = plan_reply(
-            state,
+    planned = plan(
+        Facts(
+            reply_sources(state),
             admission,
-            seed=seed + index,
-            cues=cues,
-            tools=tools,
-            tool_choice=body.tool_choice,
-            answered=conversation.answered(items),
+            exchange,
+            seed,
+            cues,
+            items,
+            tools,
+            body.tool_choice,
             output_format=fmt,
             schema_param="response_format.json_schema.schema",
-            script=script,
             parallel=body.parallel_tool_calls is not False,
+            choices=body.n or 1,
+            reasoning=planned_reasoning,
+            output_limit=limit,
+            stop=body.stop_sequences,
+            scripts_strict=fixture.scripts_strict,
         )
-        text = reply.text
-        if reply.tool is None:
-            text, _ = generation.apply_stop(text, body.stop_sequences)
-        # Reasoning counts against the limit too, per choice: a low limit can end a choice inside it.
-        cut = cut_output(planned_reasoning, len(text), limit)
-        text = text.cut(cut.visible)
-        finish = "length" if cut.incomplete else ("stop" if reply.tool is None else "tool_calls")
-        calls = tuple(
-            ChatCall(call.tool.name, f"call_{state.ids.token(24)}", start, end)
-            for call, start, end in reply.calls_within(len(text))
-        )
-        choices.append(ChatChoice(index, text, finish, cut.reasoning, calls))
-    reasoning = max(c.reasoning_tokens for c in choices)
-    steps = max(len(c.text) for c in choices)
-    profile = admission.profile
-    schedule = Schedule.build(
-        start=admission.start_time(state.clock),
-        ttft=profile.ttft_ms / 1000,
-        tokens_per_second=profile.rate(seed, cues.language, fixture.tokens_per_character(cues.language)),
-        total_tokens=reasoning + steps,
-        jitter=profile.jitter,
-        time_scale=state.settings.time_scale,
-        rng=random.Random(seed),
     )
+    choices = []
+    for index, said in enumerate(planned.choices):
+        finish = "length" if said.incomplete else ("stop" if said.tool is None else "tool_calls")
+        calls = tuple(
+            ChatCall(call.tool.name, f"call_{state.ids.token(24)}", start, end) for call, start, end in said.calls()
+        )
+        choices.append(ChatChoice(index, said.text, finish, said.reasoning, calls))
     return ChatPlan(
         id=state.ids.chat_completion(),
         created=int(state.wall_clock()),
@@ -214,7 +202,7 @@ def plan_chat_completion(
         + conversation.tool_definition_tokens(body.tools),
         choices=tuple(choices),
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
-        schedule=schedule,
+        schedule=planned.schedule,
     )
 
 

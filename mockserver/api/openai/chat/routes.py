@@ -5,11 +5,12 @@ from functools import partial
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from mockserver.api import serving
-from mockserver.api.middleware import request_headers
+from mockserver.api import replaying, serving
+from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.openai.chat import completions
 from mockserver.api.openai.schemas import ChatCompletionRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
+from mockserver.engine.dialects import CHAT
 from mockserver.service import access
 
 router = APIRouter(prefix="/v1", tags=["chat"])
@@ -21,6 +22,13 @@ async def create_chat_completion(request: Request) -> Response:
     state = server_state(request)
     account = access.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse_body(request, ChatCompletionRequest)
+    stream = bool(body.stream)
+    replayed = await replaying.answer(
+        request, account, raw, model=body.model, service_tier=body.service_tier, stream=stream, dialect=CHAT
+    )
+    if replayed is not None:
+        return replayed
+    exchange = exchange_of(request.scope)
     admission, plan = await serving.admit(
         request,
         account,
@@ -28,7 +36,8 @@ async def create_chat_completion(request: Request) -> Response:
         service_tier=body.service_tier,
         raw_body=raw,
         stream=bool(body.stream),
-        plan=lambda admitted: completions.plan_chat_completion(state, admitted, body, raw),
+        dialect=CHAT,
+        plan=lambda admitted: completions.plan_chat_completion(state, admitted, body, raw, exchange),
     )
     return await serving.respond(
         request,

@@ -13,7 +13,6 @@ as on the live API, so a low limit can end a response inside its reasoning.
 from __future__ import annotations
 
 import base64
-import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -22,25 +21,26 @@ from typing import Any
 from mockserver import errors
 from mockserver.api.openai.responses import input_items
 from mockserver.api.openai.schemas import ResponseCreateRequest
-from mockserver.api.replies import plan_reply
+from mockserver.api.routing import reply_sources
 from mockserver.engine import generation, tokens
 from mockserver.engine.conversation import (
     ConversationItem,
-    answered,
     function_tools,
     output_format,
     prompt_messages,
     read_input,
+    system_texts,
     tool_definition_tokens,
+    tool_results,
 )
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
 from mockserver.engine.structured import check_tool_choice
-from mockserver.harness import scripts
+from mockserver.replies.planner import Facts, plan
 from mockserver.runtime import ServerState
 from mockserver.service import output_limits, reasoning
 from mockserver.service.access import Admission
-from mockserver.service.exchange import Usage
+from mockserver.service.exchange import Exchange, Usage
 from mockserver.service.response_store import StoredResponse, previous_response_not_found
 
 ENCRYPTED_REASONING_INCLUDE = "reasoning.encrypted_content"
@@ -151,6 +151,7 @@ def plan_response(
     body: ResponseCreateRequest,
     raw_body: dict[str, Any],
     previous: StoredResponse | None = None,
+    exchange: Exchange | None = None,
 ) -> ResponsePlan:
     """Everything about the response, fixed up front. ``previous`` is the stored response
     ``previous_response_id`` names, read beforehand by :func:`earlier_turn` (planning does not wait)."""
@@ -167,43 +168,44 @@ def plan_response(
     fmt = output_format(body.text.format if body.text else None, prompt_texts, param="text.format")
 
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
-    cues = generation.cues_of([t for kind, t in context if kind == "user"], prompt_texts)
-    reply = plan_reply(
-        state,
-        admission,
-        seed=seed,
-        cues=cues,
-        tools=tools,
-        tool_choice=body.tool_choice,
-        answered=answered(context),
-        output_format=fmt,
-        schema_param="text.format.schema",
-        script=scripts.choose(
-            state.fixture.scripts,
-            state.script_state,
-            admission,
-            context,
-            tools,
-            body.tool_choice,
-            strict=fixture.scripts_strict,
-        ),
-        parallel=body.parallel_tool_calls is not False,
+    cues = generation.cues_of(
+        [t for kind, t in context if kind == "user"],
+        prompt_texts,
+        system=[body.instructions or "", *system_texts(context)],
+        results=tool_results(context),
     )
-
     effort_param = body.reasoning.effort if body.reasoning else None
     summary_style = body.reasoning.summary_style if body.reasoning else None
     planned_reasoning = reasoning.reasoning_tokens_for(fixture, admission, effort_param)
+    planned = plan(
+        Facts(
+            reply_sources(state),
+            admission,
+            exchange,
+            seed,
+            cues,
+            context,
+            tools,
+            body.tool_choice,
+            output_format=fmt,
+            schema_param="text.format.schema",
+            parallel=body.parallel_tool_calls is not False,
+            reasoning=planned_reasoning,
+            output_limit=body.max_output_tokens,
+            scripts_strict=fixture.scripts_strict,
+        )
+    )
+    said, schedule = planned.said, planned.schedule
     summary_full = state.generator.generate(
         seed ^ 0x5A,
         reasoning.summary_tokens(summary_style, planned_reasoning),
         cues.language,
         tokens_per_character=fixture.tokens_per_character(cues.language),
     )
-    cut = reasoning.cut_output(planned_reasoning, len(reply.text), body.max_output_tokens)
-    reasoning_made = cut.reasoning
+    reasoning_made = said.reasoning
     hidden_made = min(planned_reasoning - len(summary_full), reasoning_made)
-    visible = reply.text.cut(cut.visible)
-    incomplete = cut.incomplete
+    visible = said.text
+    incomplete = said.incomplete
 
     reasoning_part = None
     if planned_reasoning > 0:
@@ -216,7 +218,7 @@ def plan_response(
             encrypted=ENCRYPTED_REASONING_INCLUDE in include,
         )
     answers: tuple[AnswerPart, ...] = ()
-    if reply.calls:
+    if said.reply.calls:
         # Parallel tool calls are one function_call item each; an output limit can cut the last one short.
         answers = tuple(
             AnswerPart(
@@ -226,22 +228,12 @@ def plan_response(
                 name=call.tool.name,
                 call_id=f"call_{state.ids.token(24)}",
             )
-            for call, start, end in reply.calls_within(len(visible))
+            for call, start, end in said.calls()
         )
     elif not incomplete or len(visible) > 0:
         answers = (AnswerPart(id=state.ids.prefixed("msg"), text=visible, complete=not incomplete),)
 
-    profile = admission.profile
-    schedule = Schedule.build(
-        start=admission.start_time(state.clock),
-        ttft=profile.ttft_ms / 1000,
-        tokens_per_second=profile.rate(seed, cues.language, fixture.tokens_per_character(cues.language)),
-        total_tokens=cut.produced,
-        jitter=profile.jitter,
-        time_scale=state.settings.time_scale,
-        rng=random.Random(seed),
-    )
-    plan = ResponsePlan(
+    return ResponsePlan(
         id=state.ids.prefixed("resp"),
         created_at=int(state.wall_clock()),
         duration=schedule.end - schedule.start,
@@ -257,7 +249,6 @@ def plan_response(
         store=body.store is not False,
         background=bool(body.background),
     )
-    return plan
 
 
 async def earlier_turn(state: ServerState, project: str, previous_response_id: str | None) -> StoredResponse | None:

@@ -6,11 +6,12 @@ from fastapi.responses import JSONResponse
 from starlette.responses import Response
 
 from mockserver import errors
-from mockserver.api import serving
-from mockserver.api.middleware import request_headers
+from mockserver.api import replaying, serving
+from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.openai.responses import event_stream, input_items, input_tokens, lifecycle
 from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
+from mockserver.engine.dialects import RESPONSES
 from mockserver.service import access
 
 router = APIRouter(prefix="/v1", tags=["responses"])
@@ -24,6 +25,11 @@ async def create_response(request: Request) -> Response:
     account = access.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse_body(request, ResponseCreateRequest)
     stream = bool(body.stream)
+    replayed = await replaying.answer(
+        request, account, raw, model=body.model, service_tier=body.service_tier, stream=stream, dialect=RESPONSES
+    )
+    if replayed is not None:
+        return replayed
     previous = await lifecycle.earlier_turn(state, account.project, body.previous_response_id)
     admission, plan = await serving.admit(
         request,
@@ -32,7 +38,8 @@ async def create_response(request: Request) -> Response:
         service_tier=body.service_tier,
         raw_body=raw,
         stream=stream,
-        plan=lambda admitted: lifecycle.plan_response(state, admitted, body, raw, previous),
+        dialect=RESPONSES,
+        plan=lambda admitted: lifecycle.plan_response(state, admitted, body, raw, previous, exchange_of(request.scope)),
     )
     await lifecycle.remember(state, plan)
     schedule, reply_body = lifecycle.first_reply(plan, stream=stream)

@@ -1,0 +1,95 @@
+"""A request answered from a recording: the hook each inference route calls before it generates.
+
+With cassettes in force (``--replay``, the fixture's ``replay:``), a request that matches a
+recording is admitted like any other (accounts, access, capacity, rate limits) and served the
+recorded reply through :func:`mockserver.api.serving.respond`, so the ledger, the journal, faults and
+the metrics see it as they see a generated one. A request that matches none gets the fixture's
+``replay_miss``: the ``no_recording`` 400, ``None`` (the route generates a reply), or, with
+``record``, the request forwarded to ``--upstream``, recorded into the first cassette, and answered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from starlette.responses import Response
+
+from mockserver.api import serving
+from mockserver.api.middleware import exchange_of
+from mockserver.api.routing import server_state
+from mockserver.cassettes.files import CassetteWriter
+from mockserver.cassettes.redaction import Redactor
+from mockserver.config.fixture import Account
+from mockserver.engine.dialects import CHAT, Dialect
+from mockserver.harness.journal import TEST_ID_HEADER
+from mockserver.harness.replay import library
+from mockserver.harness.replay.plan import plan_replay
+from mockserver.recording.proxy import Recorder, forward
+from mockserver.recording.upstream import Upstream
+
+_RECORDERS: dict[tuple[str, str], Recorder] = {}
+RECORDERS_KEPT = 16
+
+
+async def answer(
+    request: Request,
+    account: Account,
+    raw: Any,
+    *,
+    model: str,
+    service_tier: str | None,
+    stream: bool,
+    dialect: Dialect = CHAT,
+) -> Response | None:
+    """The recorded reply, or the miss's answer; ``None`` when the route should generate one."""
+    state = server_state(request)
+    fixture = state.fixture
+    if not fixture.replay:
+        return None
+    found = library.library_for(fixture)
+    exchange = exchange_of(request.scope)
+    key, entries = found.matches(request.method, exchange.path, raw)
+    if not entries:
+        if fixture.replay_miss == "generate":
+            return None
+        if fixture.replay_miss == "record" and state.settings.upstream:
+            return await _record(request, state.settings.upstream, fixture.replay[0], list(fixture.redact))
+        raise found.miss(request.method, exchange.path, raw)
+    entry = await library.take(state.replay_order, exchange.headers.get(TEST_ID_HEADER), key, entries)
+    options = raw.get("stream_options") if isinstance(raw, dict) else None
+    include_usage = bool(options.get("include_usage")) if isinstance(options, dict) else False
+    _, plan = await serving.admit(
+        request,
+        account,
+        model=model,
+        service_tier=service_tier,
+        raw_body=raw,
+        stream=stream,
+        plan=lambda admitted: plan_replay(
+            entry.record,
+            admitted,
+            start=admitted.start_time(state.clock),
+            stream=stream,
+            include_usage=include_usage,
+            timing=fixture.replay_timing,
+            time_scale=state.settings.time_scale,
+            chat_ultrafast_tier=fixture.policies.chat_ultrafast_service_tier,
+        ),
+        dialect=dialect,
+    )
+    return await serving.respond(
+        request, usage=plan.usage, schedule=plan.schedule, stream=stream, events=plan.events, body=plan.body
+    )
+
+
+async def _record(request: Request, upstream: str, cassette: str, redact: list[str]) -> Response:
+    """Forward a request no recording matches, and record it; the library reloads the cassette after."""
+    recorder = _RECORDERS.get((upstream, cassette))
+    if recorder is None:
+        if len(_RECORDERS) >= RECORDERS_KEPT:
+            _RECORDERS.pop(next(iter(_RECORDERS)))
+        recorder = _RECORDERS[(upstream, cassette)] = Recorder(
+            Upstream(upstream), CassetteWriter(cassette), Redactor(redact)
+        )
+    return await forward(recorder, request, await request.body())

@@ -1,0 +1,88 @@
+"""The ``text/event-stream`` reply: the HTTP side of a stream the server's scheduler plays.
+
+The events themselves are a plain iterator (:mod:`mockserver.engine.streaming`), paced and written
+by the :class:`~mockserver.engine.scheduler.StreamScheduler`, framed by the stream's
+:class:`~mockserver.engine.dialects.Dialect`; faults wrap that iterator
+(:func:`mockserver.harness.faults.streams.with_fault`) before it gets here. This class only starts
+the reply, hands the iterator to the scheduler and watches for the client going away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator
+
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from mockserver.engine.dialects import CHAT, Dialect
+from mockserver.engine.scheduler import StreamScheduler
+from mockserver.engine.streaming import DROPPED, SSE_HEADERS, Item, close_items
+
+DROP_GRACE_S = 5.0  # after a dropped connection, how long the handler waits for the server to notice
+
+
+class EventStreamResponse(Response):
+    """A ``text/event-stream`` reply whose events the server's scheduler plays.
+
+    The handler sends the start, registers the stream, and waits for it to be over; a
+    small task meanwhile listens for the client going away, which cancels the stream at
+    once (even while it waits for a deadline or a stall), so nothing keeps running behind it.
+    """
+
+    media_type = "text/event-stream"
+
+    def __init__(
+        self,
+        source: Iterator[Item],
+        scheduler: StreamScheduler,
+        *,
+        dialect: Dialect = CHAT,
+        on_drop: Callable[[], None] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.source = source
+        self.dialect = dialect
+        self.scheduler = scheduler
+        self.on_drop = on_drop
+        self.status_code = 200
+        self.background = None
+        self.init_headers({**SSE_HEADERS, **(headers or {})})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        server_send = scope.get("state", {}).get("server_send") or send
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        except OSError:  # the client went away before the reply started
+            close_items(self.source)
+            return
+        stream = self.scheduler.open(
+            self.source,
+            send_body=server_send,
+            send_end=send,
+            on_drop=self.on_drop,
+            path=scope.get("path", ""),
+            dialect=self.dialect,
+            write_body=scope.get("state", {}).get("write_body"),
+        )
+        if stream.done.done():  # everything was due at once (time scale 0): no need to watch the client
+            stream.done.result()
+            return
+        watcher = asyncio.ensure_future(_watch_for_disconnect(receive))
+        watcher.add_done_callback(lambda _: self.scheduler.cancel(stream))
+        try:
+            outcome = await stream.done
+            if outcome == DROPPED:
+                # Let the server see the closed connection before returning, so it doesn't log
+                # a reply that ended without completing.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(watcher), DROP_GRACE_S)
+        finally:
+            watcher.cancel()
+            self.scheduler.cancel(stream)
+
+
+async def _watch_for_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass

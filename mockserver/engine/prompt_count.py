@@ -1,0 +1,71 @@
+"""Counting a request's prompt once, without holding the event loop, and only as far as it matters.
+
+o200k counting runs on the event loop at about 0.3 µs per token, and ``bpe-openai`` keeps the
+GIL while it counts (``benchmarks/prompt_count.py`` measures both), so a thread would hold up
+the loop just the same. A large prompt is therefore counted in pieces of :data:`PIECE_CHARS`
+characters (about a millisecond each), and the loop gets its turn between pieces: other
+requests, streams and ``/health`` wait at most one piece.
+
+Counting stops once the count passes ``limit`` (the model's context window): the request will
+be refused anyway, so a body at the size limit costs no more than counting one window. The
+rest is then estimated from the tokens per character counted so far (:attr:`PromptCount.exact`
+is false).
+
+The long texts counted here are remembered for the rest of the request
+(:func:`mockserver.engine.tokens.remember`), so the reply's usage does not count them again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mockserver.engine import tokens
+
+# About 1 ms of counting on this kind of machine: the longest the loop waits for a prompt being counted.
+PIECE_CHARS = 16_384
+
+
+@dataclass(frozen=True)
+class PromptCount:
+    """A prompt's tokens as :func:`mockserver.engine.tokens.count_messages` counts them.
+
+    ``exact`` is false when counting stopped past the limit: ``tokens`` is then the tokens counted
+    so far plus an estimate of the rest, at the rate counted so far.
+    """
+
+    tokens: int
+    exact: bool = True
+
+
+async def count_messages(texts: Sequence[str], limit: int | None = None) -> PromptCount:
+    """:func:`mockserver.engine.tokens.count_messages` of ``texts``, yielding to the loop between
+    pieces, and stopping once past ``limit``. A prompt shorter than one piece is counted at once."""
+    size = sum(len(text) for text in texts)
+    if size <= PIECE_CHARS:
+        return PromptCount(tokens.count_messages(texts))
+    total = tokens.TOKENS_PER_REPLY
+    counted: dict[str, int] = {}
+    chars_done = 0
+    for text in texts:
+        total += tokens.TOKENS_PER_MESSAGE + 1  # a bare text's role is one token
+        if len(text) <= PIECE_CHARS:
+            total += tokens.count(text)
+            chars_done += len(text)
+        else:
+            own = 0
+            for piece in tokens.pieces(text, PIECE_CHARS):
+                own += tokens.count(piece)
+                chars_done += len(piece)
+                await asyncio.sleep(0)
+                if limit is not None and total + own > limit:
+                    break
+            else:
+                counted[text] = own
+            total += own
+        if limit is not None and total > limit and chars_done < size:
+            rest = size - chars_done
+            return PromptCount(total + round(rest * total / max(1, chars_done)), exact=False)
+    tokens.remember(counted)
+    return PromptCount(total)

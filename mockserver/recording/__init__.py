@@ -1,0 +1,12 @@
+"""Recording through a proxy, and what a recording tells: ``record``, ``cassette``, ``whatif``, ``calibrate``.
+
+:mod:`.capture` turns one exchange streaming through into a cassette record; :mod:`.upstream` is
+the httpx client that forwards to the real API; :mod:`.proxy` is the ASGI app of
+``mockserver record``. :mod:`.table` prints ``cassette show``. Their command line is
+:mod:`mockserver.commands`.
+
+May import: runtime, harness, service, engine, cassettes, config, state and errors (not the API
+surface, which imports this to record a replay miss).
+
+Read first: :mod:`.capture`, then :mod:`.proxy`.
+"""

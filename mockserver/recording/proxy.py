@@ -1,0 +1,142 @@
+"""``mockserver record``: a proxy that forwards every request to the upstream and records each exchange.
+
+The reply streams back chunk by chunk as it arrives (nothing is buffered), so the client sees the
+upstream's own timing; a copy of each chunk goes to the :class:`~.capture.Capture`, and when the
+reply has ended the whole exchange is appended to the cassette. A failed exchange (status 400 and
+up) is recorded only with ``record_errors``. An upstream that cannot be reached gets the client a
+502 in its API's error shape. A client that leaves mid-stream closes the upstream reply, and
+nothing is recorded for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import anyio
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from mockserver import errors
+from mockserver.cassettes.files import CassetteError, CassetteWriter
+from mockserver.cassettes.redaction import Redactor
+from mockserver.recording.capture import Capture, Clock
+from mockserver.recording.upstream import Upstream, UpstreamUnavailable, headers_back
+
+logger = logging.getLogger("mockserver.record")
+
+MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the API's own limits are far lower
+ERROR_STATUS = 400
+METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+
+
+@dataclass
+class Recorder:
+    upstream: Upstream
+    writer: CassetteWriter
+    redactor: Redactor
+    record_errors: bool = False
+    clock: Clock | None = None
+    recorded: int = 0
+    in_flight: int = 0  # exchanges forwarded and not yet written (or dropped): see :meth:`settled`
+
+    def settled(self) -> bool:
+        """Every exchange that has started has been written or dropped."""
+        return self.in_flight == 0
+
+    def capture(self, request: Request, body: bytes) -> Capture:
+        extra = {"clock": self.clock} if self.clock is not None else {}
+        return Capture(
+            method=request.method,
+            path=request.url.path,
+            query=request.url.query,
+            headers=request.headers.items(),
+            body=body,
+            redactor=self.redactor,
+            **extra,
+        )
+
+    async def keep(self, capture: Capture) -> None:
+        if capture.status >= ERROR_STATUS and not self.record_errors:
+            return
+        try:
+            await anyio.to_thread.run_sync(self.writer.append, capture.record())
+            self.recorded += 1
+        except CassetteError as exc:
+            logger.warning("mockserver record: %s", exc)
+
+
+def create_proxy_app(recorder: Recorder) -> Starlette:
+    async def proxy(request: Request) -> Response:
+        body = await _body(request)
+        if body is None:
+            return _error(request, errors.body_too_large(MAX_REQUEST_BYTES))
+        return await forward(recorder, request, body)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await recorder.upstream.aclose()
+
+    routes = [Route("/{path:path}", proxy, methods=METHODS)]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+async def forward(recorder: Recorder, request: Request, body: bytes) -> Response:
+    """Send the request upstream and stream its reply back, recording the exchange once it has ended."""
+    capture = recorder.capture(request, body)
+    recorder.in_flight += 1
+    try:
+        reply = await recorder.upstream.send(
+            request.method, request.url.path, request.url.query, request.headers.items(), body
+        )
+    except BaseException as exc:
+        recorder.in_flight -= 1
+        if isinstance(exc, UpstreamUnavailable):
+            return _error(request, exc)
+        raise
+    capture.response_started(reply.status_code, reply.headers.multi_items())
+    return StreamingResponse(
+        _pass_through(reply, capture, recorder), status_code=reply.status_code, headers=dict(headers_back(reply))
+    )
+
+
+async def _pass_through(reply: httpx.Response, capture: Capture, recorder: Recorder) -> AsyncIterator[bytes]:
+    try:
+        complete = False
+        try:
+            async for chunk in reply.aiter_bytes():
+                capture.chunk(chunk)
+                yield chunk
+            complete = True
+        except httpx.TransportError as exc:
+            logger.warning("mockserver record: the upstream broke off %s %s: %s", capture.method, capture.path, exc)
+        finally:
+            await reply.aclose()
+        if complete:
+            await recorder.keep(capture)
+    finally:
+        recorder.in_flight -= 1
+
+
+async def _body(request: Request) -> bytes | None:
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > MAX_REQUEST_BYTES:
+            return None
+    return bytes(data)
+
+
+def _error(request: Request, error: errors.MockAPIError) -> JSONResponse:
+    """The error in the shape of the API the request speaks: Anthropic's for Messages, else OpenAI's."""
+    if request.url.path.startswith("/v1/messages") or "anthropic-version" in request.headers:
+        kind = "api_error" if error.status_code >= 500 else "invalid_request_error"
+        body = {"type": "error", "error": {"type": kind, "message": error.message}}
+        return JSONResponse(body, status_code=error.status_code)
+    return JSONResponse(errors.error_body(error), status_code=error.status_code)

@@ -1,0 +1,164 @@
+"""The one reply planner: from a request's facts to what is said and when.
+
+Every API family (Chat Completions, the Responses API, Anthropic's Messages API) turns its
+request into :class:`Facts`, calls :func:`plan`, and turns the :class:`Plan` into its own wire
+shape. The plan is made once, before the first token, so a stream and a non-streaming reply of
+the same request carry the same tokens:
+
+1. the script rule that answers, if any (:func:`mockserver.harness.scripts.choose`: once per
+   request, whatever the number of choices);
+2. for each choice, what it says (:func:`mockserver.replies.content.write_reply`: the script's
+   reply, prose, a JSON document or tool calls);
+3. the stop sequence and the output limit applied to it (reasoning counts against the limit, so a
+   low limit can end a choice inside it);
+4. the schedule every token is due on (:meth:`mockserver.engine.pacing.Schedule.build`), from the
+   admission's timing profile.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mockserver.engine import generation
+from mockserver.engine.conversation import ConversationItem, answered
+from mockserver.engine.generation import Text
+from mockserver.engine.pacing import Clock, Schedule
+from mockserver.engine.structured import FunctionSpec
+from mockserver.harness import scripts
+from mockserver.harness.scripts import Scripted, ScriptState
+from mockserver.replies.content import Call, Reply, Writer, write_reply
+from mockserver.service.access import Admission
+from mockserver.service.exchange import Exchange
+from mockserver.service.reasoning import cut_output
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What the server holds that a plan reads: how answers are written, the script rules with
+    their sequences' counters, and the clock the schedule starts on."""
+
+    writer: Writer
+    sequences: ScriptState
+    clock: Clock
+
+
+@dataclass(frozen=True)
+class Facts:
+    """One request, as the planner sees it, whatever API it came through."""
+
+    sources: Sources
+    admission: Admission  # the model, tier, account and timing profile served
+    exchange: Exchange | None  # the request being served: the script steps it took, the journal's note
+    seed: int
+    cues: generation.Cues  # the prompt's language, kind of answer and stated length
+    conversation: Sequence[ConversationItem]  # (kind, text) items, for the script rules and tool history
+    tools: Sequence[FunctionSpec] = ()
+    tool_choice: str | Mapping[str, Any] | None = None
+    output_format: Mapping[str, Any] | None = None  # the Responses text.format layout; None for text
+    schema_param: str = "response_format.json_schema.schema"  # where a json_schema format came from, for its 400
+    parallel: bool = False  # the request allows parallel tool calls
+    choices: int = 1
+    reasoning: int = 0  # reasoning tokens planned before the answer (per choice)
+    output_limit: int | None = None  # the most tokens one choice may produce, reasoning included
+    stop: Sequence[str] = ()  # stop sequences: a text answer ends before the first one
+    whole_calls: bool = False  # a tool call that the limit would cut is left out, not cut short
+    scripts_strict: bool = False  # a request that no script rule answers is a 400
+
+
+@dataclass(frozen=True)
+class Said:
+    """What one choice says: the reply as written, and what of it is produced."""
+
+    reply: Reply  # the whole answer: its tokens, and the calls they belong to
+    text: Text  # the tokens produced: after the stop sequence and the output limit
+    reasoning: int  # the reasoning tokens produced before them
+    incomplete: bool  # the output limit ended the choice
+    stop_sequence: str | None = None  # the stop sequence the text ended at
+
+    @property
+    def tool(self) -> FunctionSpec | None:
+        return self.reply.tool
+
+    def calls(self) -> list[tuple[Call, int, int]]:
+        """The calls the produced tokens reach, each with its ``[start, end)`` in :attr:`text`."""
+        return self.reply.calls_within(len(self.text))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What is said and when: every choice, and the schedule its tokens are due on."""
+
+    choices: tuple[Said, ...]
+    schedule: Schedule
+    script: Scripted | None
+
+    @property
+    def said(self) -> Said:
+        """The first (usually the only) choice."""
+        return self.choices[0]
+
+
+def plan(facts: Facts) -> Plan:
+    """Plan the reply to ``facts``: see the module's docstring for the steps."""
+    sources, admission = facts.sources, facts.admission
+    fixture = sources.writer.fixture
+    script = scripts.choose(
+        fixture.scripts,
+        sources.sequences,
+        admission,
+        facts.conversation,
+        facts.tools,
+        facts.tool_choice,
+        exchange=facts.exchange,
+        strict=facts.scripts_strict,
+    )
+    choices = tuple(_said(facts, index, script) for index in range(facts.choices))
+    # Choices advance side by side: the longest reasoning, then the longest text.
+    total = max(c.reasoning for c in choices) + max(len(c.text) for c in choices)
+    language = facts.cues.language
+    profile = admission.profile
+    schedule = Schedule.build(
+        start=admission.start_time(sources.clock),
+        ttft=profile.ttft_ms / 1000,
+        tokens_per_second=profile.rate(facts.seed, language, fixture.tokens_per_character(language)),
+        total_tokens=total,
+        jitter=profile.jitter,
+        time_scale=sources.writer.time_scale,
+        rng=random.Random(facts.seed),
+    )
+    return Plan(choices, schedule, script)
+
+
+def _said(facts: Facts, index: int, script: Scripted | None) -> Said:
+    reply = write_reply(
+        facts.sources.writer,
+        facts.admission,
+        seed=facts.seed + index,
+        cues=facts.cues,
+        tools=facts.tools,
+        tool_choice=facts.tool_choice,
+        answered=answered(facts.conversation),
+        output_format=facts.output_format or {"type": "text"},
+        schema_param=facts.schema_param,
+        script=script,
+        parallel=facts.parallel,
+    )
+    text, stop_sequence = reply.text, None
+    if reply.tool is None and any(facts.stop):
+        text, stop_sequence = cut_at_stop(text, facts.stop)
+    cut = cut_output(facts.reasoning, len(text), facts.output_limit)
+    visible = 0 if facts.whole_calls and reply.tool is not None and cut.incomplete else cut.visible
+    return Said(reply, text.cut(visible), cut.reasoning, cut.incomplete, stop_sequence)
+
+
+def cut_at_stop(text: Text, stops: Sequence[str]) -> tuple[Text, str | None]:
+    """Cut before the earliest stop sequence; return the text and the sequence that matched, if any."""
+    joined = text.text
+    found = [(joined.find(s), s) for s in stops if s and s in joined]
+    if not found:
+        return text, None
+    _, sequence = min(found)
+    return generation.apply_stop(text, [sequence])[0], sequence

@@ -1,0 +1,73 @@
+"""The model's context window: a prompt that does not fit is refused as the live APIs refuse it.
+
+Each model has a ``context_window`` (prompt and output together). A request whose prompt, plus
+the output it asks for (``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``, when
+set), passes the window gets a 400 ``invalid_request_error`` before anything is counted against
+its limits, worded per API:
+
+- Chat Completions: ``param: "messages"``, ``code: "context_length_exceeded"``, "This model's maximum
+  context length is N tokens. However, your messages resulted in M tokens. ..." (or, with an output
+  limit, "... you requested M tokens (A in the messages, B in the completion). ...");
+- the Responses API: ``param: "input"``, the same code, "Your input exceeds the context window of
+  this model. Please adjust your input and try again.";
+- Anthropic's Messages API: "prompt is too long: M tokens > N maximum", or with ``max_tokens``
+  "input length and `max_tokens` exceed context limit: A + B > N, ...".
+
+The prompt is counted once per request, here (:mod:`mockserver.engine.prompt_count`: in pieces
+that let the event loop run, and only as far as the window); the rate limits and the prefill use
+that count, and the reply's usage reuses the counts of its long texts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from mockserver import errors
+from mockserver.config.fixture import ModelSpec
+from mockserver.engine import prompt_count
+from mockserver.engine.prompt_count import PromptCount
+from mockserver.service import ratelimits
+
+Dialect = Literal["chat", "responses", "anthropic"]
+CODE = "context_length_exceeded"
+RESPONSES_MESSAGE = "Your input exceeds the context window of this model. Please adjust your input and try again."
+
+
+async def measure(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
+    """Count the prompt of a parsed request ``body`` (at most one window of it), or raise the live 400
+    when it does not fit ``model``'s window with the output the request asks for."""
+    counted = await prompt_count.count_messages(ratelimits.prompt_texts(body), limit=model.context_window)
+    check(model, counted.tokens, ratelimits.requested_output(body), dialect)
+    return counted
+
+
+def check(model: ModelSpec, prompt_tokens: int, output_tokens: int | None, dialect: Dialect) -> None:
+    """Raise the live 400 if ``prompt_tokens`` plus ``output_tokens`` (when set) pass the window."""
+    window = model.context_window
+    if prompt_tokens + (output_tokens or 0) <= window:
+        return
+    raise exceeded(window, prompt_tokens, output_tokens if prompt_tokens <= window else None, dialect)
+
+
+def exceeded(
+    window: int, prompt_tokens: int, output_tokens: int | None, dialect: Dialect
+) -> errors.InvalidRequestError:
+    """The error for a prompt of ``prompt_tokens`` that, with ``output_tokens`` if not None, passes ``window``."""
+    if dialect == "responses":
+        return errors.InvalidRequestError(RESPONSES_MESSAGE, param="input", code=CODE)
+    if dialect == "anthropic":
+        if output_tokens is None:
+            return errors.InvalidRequestError(f"prompt is too long: {prompt_tokens} tokens > {window} maximum")
+        return errors.InvalidRequestError(
+            f"input length and `max_tokens` exceed context limit: {prompt_tokens} + {output_tokens} > {window}, "
+            "decrease input length or `max_tokens` and try again"
+        )
+    start = f"This model's maximum context length is {window} tokens. However, "
+    if output_tokens is None:
+        message = f"{start}your messages resulted in {prompt_tokens} tokens. Please reduce the length of the messages."
+    else:
+        message = (
+            f"{start}you requested {prompt_tokens + output_tokens} tokens ({prompt_tokens} in the messages, "
+            f"{output_tokens} in the completion). Please reduce the length of the messages or completion."
+        )
+    return errors.InvalidRequestError(message, param="messages", code=CODE)

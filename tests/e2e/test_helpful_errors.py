@@ -1,0 +1,68 @@
+"""Errors that help, from a real server: typos in x-mock-fault and PATCH /_mock/config name the
+closest known field, and a request without /v1 logs one warning while the reply stays the live 404."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import httpx
+import openai
+import pytest
+
+from mockserver import MockServer
+from tests.support import MESSAGES, sdk
+
+
+@pytest.fixture(scope="module")
+def server() -> MockServer:
+    with MockServer(time_scale=0) as running:
+        yield running  # type: ignore[misc]
+
+
+def test_an_x_mock_fault_typo_names_the_closest_field(server: MockServer) -> None:
+    with sdk(server) as client, pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(
+            model="gpt-5.6-sol", messages=MESSAGES, extra_headers={"x-mock-fault": "stauts=503"}
+        )
+    assert "unknown field `stauts`, did you mean `status`?" in caught.value.message
+    assert caught.value.param == "x-mock-fault"
+
+
+def test_a_patch_typo_names_the_closest_field(server: MockServer) -> None:
+    for patch, guess in [
+        ({"time_scal": 1}, "time_scale"),
+        ({"profiles": {"ultrafast": {"tokens_per_secnd": 300}}}, "tokens_per_second"),
+        ({"capacity": {"retry_after": 5}}, "retry_after_ms"),
+    ]:
+        reply = httpx.patch(f"{server.url}/_mock/config", json=patch)
+        assert reply.status_code == 400
+        error = reply.json()["error"]
+        assert f", did you mean `{guess}`?" in error["message"], error
+        assert error["code"] == "unknown_parameter"
+
+
+def test_a_configure_keyword_typo_names_the_closest_setting(server: MockServer) -> None:
+    with pytest.raises(
+        ValueError, match=re.escape("unknown setting `tokens_per_secnd`, did you mean `tokens_per_second`?")
+    ):
+        server.configure(tokens_per_secnd=300)
+
+
+def test_a_path_without_v1_logs_one_warning_and_gets_the_live_404(
+    server: MockServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="mockserver")
+    bare = openai.OpenAI(base_url=server.url, api_key="sk-mock-preview", max_retries=0)
+    with bare:
+        for _ in range(3):
+            with pytest.raises(openai.NotFoundError) as caught:
+                bare.models.list()
+            assert "Invalid URL (GET /models)" in caught.value.message
+    warnings = [r.getMessage() for r in caplog.records if "has no /v1" in r.getMessage()]
+    assert warnings == [
+        f"GET /models has no /v1 and gets the live API's 404: a base URL must end in /v1, e.g. "
+        f"OPENAI_BASE_URL={server.url}/v1 (the anthropic SDKs add /v1 themselves: ANTHROPIC_BASE_URL={server.url})"
+    ]
+    assert httpx.get(f"{server.url}/nothing/here").status_code == 404
+    assert not [r for r in caplog.records if "/nothing/here" in r.getMessage()]

@@ -1,0 +1,74 @@
+"""Counting a prompt in pieces: the same count as in one go, the loop gets turns, counting stops past the
+limit, and the reply's usage reuses the long texts' counts instead of counting them again."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from mockserver.engine import prompt_count, tokens
+
+LONG = "Tokens are counted the way o200k counts them, 速度 and all. " * 5_000  # ~290k characters
+
+
+def test_pieces_add_up_to_the_whole_count() -> None:
+    whole = tokens.count_messages([LONG, "short", LONG[:1000]])
+    counted = asyncio.run(prompt_count.count_messages([LONG, "short", LONG[:1000]]))
+    assert counted == prompt_count.PromptCount(whole)
+    assert sum(tokens.count(p) for p in tokens.pieces(LONG, 1000)) == tokens.count(LONG)
+    assert "".join(tokens.pieces(LONG, 1000)) == LONG
+
+
+def test_the_loop_gets_a_turn_between_pieces() -> None:
+    turns = 0
+
+    async def other() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    async def run() -> None:
+        ticker = asyncio.ensure_future(other())
+        await asyncio.sleep(0)
+        await prompt_count.count_messages([LONG])
+        ticker.cancel()
+
+    asyncio.run(run())
+    assert turns >= len(LONG) // prompt_count.PIECE_CHARS
+
+
+def test_counting_stops_past_the_limit_and_estimates_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
+    huge = LONG * 20  # ~5.8 M characters
+    whole = tokens.count_messages([huge])
+    seen: list[int] = []
+    count = tokens.count
+    monkeypatch.setattr(tokens, "count", lambda text: seen.append(len(text)) or count(text))
+    counted = asyncio.run(prompt_count.count_messages([huge], limit=10_000))
+    assert not counted.exact
+    assert sum(seen) < 10 * prompt_count.PIECE_CHARS  # about one window's worth read, not 5.8 M characters
+    assert counted.tokens == pytest.approx(whole, rel=0.02)
+
+
+def test_the_replys_usage_reuses_the_count() -> None:
+    async def run() -> tuple[int, int]:
+        counted = await prompt_count.count_messages([LONG])
+        calls = 0
+        original = tokens._count
+
+        def counting(text: str) -> int:
+            nonlocal calls
+            calls += 1
+            return original(text)
+
+        tokens._count = counting  # type: ignore[assignment]
+        try:
+            again = tokens.count(LONG)
+        finally:
+            tokens._count = original  # type: ignore[assignment]
+        assert calls == 0
+        return counted.tokens, again
+
+    counted, again = asyncio.run(run())
+    assert counted == tokens.count_messages([LONG]) and again == tokens.count(LONG)

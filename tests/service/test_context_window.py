@@ -1,0 +1,61 @@
+"""The context window check: each API's wording, and the edge to the token."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from mockserver import errors
+from mockserver.config.fixture import ModelSpec
+from mockserver.engine import tokens
+from mockserver.service import context_window
+
+MODEL = ModelSpec(id="m", context_window=1000)
+
+
+def refusal(prompt: int, output: int | None, dialect: context_window.Dialect) -> errors.MockAPIError:
+    with pytest.raises(errors.InvalidRequestError) as caught:
+        context_window.check(MODEL, prompt, output, dialect)
+    return caught.value
+
+
+def test_up_to_the_window_passes() -> None:
+    context_window.check(MODEL, 1000, None, "chat")
+    context_window.check(MODEL, 600, 400, "chat")
+    context_window.check(MODEL, 1000, 0, "anthropic")
+
+
+def test_chat_wordings() -> None:
+    alone = refusal(1001, None, "chat")
+    assert (alone.status_code, alone.param, alone.code) == (400, "messages", "context_length_exceeded")
+    assert alone.message == (
+        "This model's maximum context length is 1000 tokens. However, your messages resulted in 1001 tokens. "
+        "Please reduce the length of the messages."
+    )
+    assert refusal(600, 401, "chat").message == (
+        "This model's maximum context length is 1000 tokens. However, you requested 1001 tokens (600 in the "
+        "messages, 401 in the completion). Please reduce the length of the messages or completion."
+    )
+
+
+def test_responses_wording() -> None:
+    error = refusal(600, 401, "responses")
+    assert (error.param, error.code) == ("input", "context_length_exceeded")
+    assert error.message == context_window.RESPONSES_MESSAGE
+
+
+def test_anthropic_wordings() -> None:
+    assert refusal(1001, 10, "anthropic").message == "prompt is too long: 1001 tokens > 1000 maximum"
+    assert refusal(990, 11, "anthropic").message == (
+        "input length and `max_tokens` exceed context limit: 990 + 11 > 1000, decrease input length or "
+        "`max_tokens` and try again"
+    )
+
+
+def test_measure_counts_the_body_as_the_rate_limits_do() -> None:
+    body = {"messages": [{"role": "user", "content": "word " * 100}], "max_tokens": 10}
+    counted = asyncio.run(context_window.measure(MODEL, body, "chat"))
+    assert counted.tokens == tokens.count_messages(["word " * 100])
+    with pytest.raises(errors.InvalidRequestError):
+        asyncio.run(context_window.measure(MODEL, {**body, "max_tokens": 990}, "chat"))

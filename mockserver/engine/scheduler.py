@@ -9,10 +9,10 @@ comes the frame is already bytes.
 
 :class:`StreamScheduler` keeps every open stream in a deadline heap and arms one timer,
 for the earliest deadline. When it fires it takes every stream that is due, pulls its
-frames up to its next deadline, and hands them to the stream's ``send`` in one ASGI
-message: one ``transport.write`` however many events fell due. A loop that wakes late
-therefore still sends one event per chunk (the client sees no merged chunks), and the
-rate stays exact, because deadlines are absolute (``start + ttft + k / rate``).
+frames that may go out (see :mod:`.catch_up`: anchored at the first token, caught up no faster
+than ``CATCH_UP`` times the rate), and hands them to the stream's ``send`` in one ASGI message: one
+``transport.write`` however many events fell due, each its own event (the client sees no merged
+chunks). Deadlines are absolute (``start + ttft + k / rate``), so nothing drifts.
 
 Compared with one sleeping task per stream, this saves a timer, a future and a task
 switch per token per stream: the event loop wakes once per tick, not once per token.
@@ -33,15 +33,18 @@ the others.
 
 Bounds, per stream:
 
-- one write carries at most :data:`MAX_WRITE_BYTES`; a stream with more due goes on
-  at the next tick;
+- one write carries at most :data:`MAX_WRITE_BYTES` and :data:`MAX_WRITE_EVENTS`; a stream
+  with more due goes on at the next tick, after every other due stream;
 - a write that the server holds back (the client stopped reading and uvicorn's
   transport is paused) parks that stream alone until the write completes; no further
   frame is pulled for it meanwhile, so a slow client costs at most the transport's
   buffer plus one write, and every other stream goes on;
 - a stream whose client leaves is dropped from the scheduler at once (see
   :meth:`StreamScheduler.cancel`), its iterator is closed (its ``finally`` blocks run:
-  that is where capacity is released), and nothing of it stays behind.
+  that is where capacity is released), and nothing of it stays behind
+  (:mod:`.stream_writes`).
+
+How late the streams run is counted in :attr:`StreamScheduler.lateness` (:mod:`.lateness`).
 
 Ending every stream at once: :attr:`StreamScheduler.active` holds the open streams.
 :meth:`StreamScheduler.end_all` (what a stopping server calls after its grace period)
@@ -63,20 +66,20 @@ import logging
 import math
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
 
+from mockserver.engine import catch_up
+from mockserver.engine.active_stream import ActiveStream, Send
+from mockserver.engine.catch_up import LATE_TOLERANCE_S
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.lateness import BUCKETS as LATENESS_BUCKETS
-from mockserver.engine.lateness import LATE_S, Lateness
+from mockserver.engine.lateness import Lateness
 from mockserver.engine.pacing import Clock
+from mockserver.engine.stream_writes import StreamWrites
 from mockserver.engine.streaming import (
-    CLIENT_LEFT,
     COMPLETED,
     DROP,
-    DROPPED,
     FAILED,
-    FINISHED,
     Item,
     Run,
 )
@@ -85,89 +88,11 @@ logger = logging.getLogger("mockserver")
 
 MAX_WRITE_BYTES = 64 * 1024  # at most this much per stream per write; the rest goes at the next tick
 MAX_WRITE_EVENTS = 256  # at most this many events per stream per write; the rest goes at the next tick
-# A stream more than this behind its schedule catches up at CATCH_UP times its rate, no faster;
-# within it, what is due goes out at once (a late tick's worth: a busy loop's ticks come late).
-LATE_TOLERANCE_S = 0.005
-# 1.2, not 1.25: with one tolerance's burst on top, any run of events whose deadlines span at least
-# RATE_WINDOW_S still goes out at most 1.25x as fast as its deadlines ask (see docs/limits.md).
-CATCH_UP = 1.2
-RATE_WINDOW_S = 0.15  # LATE_TOLERANCE_S / (1 / CATCH_UP - 1 / 1.25)
 MAX_YIELD_S = 0.001  # a tick leaves the loop to other work for as long as it took, up to this
 ENDS_PER_TICK_S = 0.001  # a tick ends replies for at most this long, after every due event is out
 
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 
-
-class ActiveStream:
-    """One open stream: its producer, where its frames go, and when it is next due."""
-
-    __slots__ = (
-        "anchored",
-        "at",
-        "blocked",
-        "dialect",
-        "done",
-        "due",
-        "ending",
-        "events_sent",
-        "failed_write",
-        "late_period",
-        "limit_timer",
-        "line",
-        "on_drop",
-        "over",
-        "path",
-        "pending",
-        "run",
-        "send_body",
-        "send_end",
-        "shift",
-        "source",
-        "steady",
-        "write_body",
-    )
-
-    def __init__(
-        self,
-        source: Iterator[Item],
-        send_body: Send,
-        send_end: Send,
-        on_drop: Callable[[], None] | None,
-        path: str,
-        dialect: Dialect,
-        write_body: Callable[[bytes], bool] | None,
-        done: asyncio.Future[str],
-    ) -> None:
-        self.source = source
-        self.send_body = send_body  # the server's own send: events skip the middleware stack
-        self.send_end = send_end  # through the middleware, so observers see the end of the reply
-        # The server's direct write, when it has one: True if it wrote, False to use send_body.
-        self.write_body = write_body
-        self.on_drop = on_drop
-        self.path = path  # the request path
-        self.dialect = dialect  # its API's framing, for a final event the server sends
-        self.due = 0.0
-        self.done = done  # resolved with the outcome (COMPLETED, CLIENT_LEFT, ...) when the stream is over
-        self.blocked = False  # a write is held back by the server (a paused transport)
-        self.ending = False  # every event is out; the end of the reply waits for the tick's ends (see _tick)
-        self.over = False
-        self.events_sent = 0
-        self.run: Run | None = None  # a run of events part way through, from its frame ``at`` on
-        self.at = 0
-        self.limit_timer: asyncio.TimerHandle | None = None  # ends the stream at the wall-clock limit
-        # Where the schedule is anchored (see "Never faster than the rate" above): every deadline
-        # of the stream goes out ``shift`` later, fixed when its first deadline is met.
-        self.anchored = False
-        self.shift = 0.0
-        # The catch-up line: deadline d goes out no sooner than line + d / CATCH_UP. -inf: not catching up.
-        self.line = -math.inf
-        self.steady = False  # anchored and not catching up: the tick's short way applies
-        self.late_period = 0  # see Lateness.late
-        self.pending = math.inf  # the deadline (of the producer's, not a run's) the stream waits for; inf: none
-        self.failed_write = False
-
-
-class StreamScheduler:
+class StreamScheduler(StreamWrites):
     """Plays every open stream of one server on one timer. Lives on one event loop."""
 
     def __init__(self, clock: Clock) -> None:
@@ -234,16 +159,6 @@ class StreamScheduler:
         self._advance(stream, self.clock.now())
         return stream
 
-    def cancel(self, stream: ActiveStream, outcome: str = CLIENT_LEFT) -> None:
-        """Stop a stream now (its client left): nothing more is written and its producer is closed.
-
-        A stream whose every event is out, waiting for its end (see :meth:`_tick`), ends as it
-        would have, COMPLETED: its reply was whole, and the journal and the ledger say so."""
-        if stream.ending:
-            self._end_waiting(stream)
-        elif not stream.over:
-            self._close(stream, outcome)
-
     def end_all(self) -> int:
         """End every open stream now with the ``server_shutting_down`` error event of its API, and
         every stream opened from now on too. Returns how many were ended."""
@@ -259,22 +174,6 @@ class StreamScheduler:
         for stream in streams:
             self._finish(stream, final)
         return len(streams)
-
-    def _finish(self, stream: ActiveStream, final: Callable[[ActiveStream], bytes | None] | None) -> None:
-        if stream.ending:  # every event is out already: it ends as it would have
-            self._end_waiting(stream)
-            return
-        if stream.blocked:  # the client is not reading: nothing more can reach it
-            self._close(stream, FINISHED)
-            return
-        body = final(stream) if final is not None else None
-        if body:
-            stream.events_sent += 1
-            self._write(stream, body)
-        if stream.blocked:
-            self._close(stream, FINISHED)
-        elif not stream.over:
-            self._end(stream, FINISHED)
 
     # -- the tick ------------------------------------------------------------------------------
 
@@ -334,11 +233,6 @@ class StreamScheduler:
             self._not_before = ended + min(ended - started, MAX_YIELD_S)
             self._arm()  # once, for the earliest deadline left
 
-    def _end_waiting(self, stream: ActiveStream) -> None:
-        """End a stream whose every event is out and whose end was waiting (see :meth:`_tick`): COMPLETED."""
-        stream.ending = False
-        self._end(stream, COMPLETED)
-
     def _end_some(self, until: float) -> None:
         """End the replies whose every event is out, oldest first, until the clock reaches ``until``;
         the rest wait for the next tick."""
@@ -385,16 +279,16 @@ class StreamScheduler:
         ended = dropped = False
         run = stream.run
         if run is not None:  # part way through a run of events: the usual case of a long stream
-            horizon = self._horizon(stream, now, run.dues[stream.at])
+            horizon = catch_up.horizon(stream, now, run.dues[stream.at], self.lateness)
             size, due = self._take(stream, run, stream.at, horizon, parts, 0)
             if due != math.inf:  # more of the run to come, or the write is full
-                self._write_due(stream, parts, self._wall(stream, due, now))
+                self._write_due(stream, parts, catch_up.wall_time(stream, due, now))
                 return
         elif stream.pending != math.inf:  # the deadline the producer gave last, already taken from it
             pending = stream.pending
-            horizon = self._horizon(stream, now, pending)
+            horizon = catch_up.horizon(stream, now, pending, self.lateness)
             if pending > horizon:  # not yet (a held-back write that has just gone out)
-                self._schedule(stream, self._wall(stream, pending, now))
+                self._schedule(stream, catch_up.wall_time(stream, pending, now))
                 return
             stream.pending = math.inf
         source = stream.source
@@ -403,13 +297,13 @@ class StreamScheduler:
                 cls = item.__class__
                 if cls is float:
                     if horizon is None:
-                        horizon = self._horizon(stream, now, item)  # type: ignore[arg-type]
+                        horizon = catch_up.horizon(stream, now, item, self.lateness)  # type: ignore[arg-type]
                     if item > horizon:  # type: ignore[operator]
                         stream.pending = due = item  # type: ignore[assignment]
                         break
                 elif cls is Run:
                     if horizon is None and item.dues:  # type: ignore[union-attr]
-                        horizon = self._horizon(stream, now, item.dues[0])  # type: ignore[union-attr]
+                        horizon = catch_up.horizon(stream, now, item.dues[0], self.lateness)  # type: ignore[union-attr]
                     limit = now if horizon is None else horizon
                     size, due = self._take(stream, item, 0, limit, parts, size)  # type: ignore[arg-type]
                     if due != math.inf:
@@ -447,59 +341,8 @@ class StreamScheduler:
         elif ended:
             self._end(stream, COMPLETED)
         elif due != math.inf:
-            self._schedule(stream, self._wall(stream, due, now))
+            self._schedule(stream, catch_up.wall_time(stream, due, now))
         # A due of inf (a stall until the client leaves) waits for cancel().
-
-    def _horizon(self, stream: ActiveStream, now: float, first: float) -> float:
-        """The latest deadline of ``stream`` that may go out at ``now``; ``first`` is its next deadline.
-
-        - The first deadline a stream meets (its first token's: the events before it go out at
-          once) anchors its schedule where it really goes out: if late, every later deadline
-          moves by as much (``shift``). A late first token never compresses the stream.
-        - Later, a deadline goes out at its anchored time (``deadline + shift``) or after. A stream
-          that is more than :data:`LATE_TOLERANCE_S` behind (a busy loop, a reader that paused)
-          catches up along a line of slope ``1 / CATCH_UP`` that starts here: never faster than
-          :data:`CATCH_UP` times its rate, and pacing stays absolute once it has caught up.
-        """
-        if not stream.anchored:
-            if first > now:
-                return now  # not due yet: anchored when it is
-            late = now - first
-            stream.anchored, stream.shift, stream.steady = True, late, True
-            self.lateness.first(late)
-            if late > LATE_S:
-                stream.late_period = self.lateness.late(late, stream.late_period)
-            return first
-        shift, line = stream.shift, stream.line
-        at = first + shift
-        if line != -math.inf:
-            caught_up = line + first / CATCH_UP
-            if caught_up <= at:  # the line no longer binds, from this deadline on
-                stream.line = line = -math.inf
-                stream.steady = True
-            else:
-                at = caught_up
-        behind = now - at
-        if behind > LATE_TOLERANCE_S:
-            stream.line = line = now - LATE_TOLERANCE_S - first / CATCH_UP
-            stream.steady = False
-        if behind >= 0.0:
-            late = now - first - shift  # against the schedule itself
-            self.lateness.event(late)
-            if late > LATE_S:
-                stream.late_period = self.lateness.late(late, stream.late_period)
-        return min(now - shift, (now - line) * CATCH_UP)
-
-    @staticmethod
-    def _wall(stream: ActiveStream, due: float, now: float) -> float:
-        """When deadline ``due`` of ``stream`` may go out, on the server's clock (``-inf``: at the next tick)."""
-        if due == -math.inf:
-            return now
-        at = due + stream.shift
-        line = stream.line
-        if line != -math.inf:
-            at = max(at, line + due / CATCH_UP)
-        return at
 
     @staticmethod
     def _take(
@@ -545,178 +388,6 @@ class StreamScheduler:
                 return  # the write found the client gone, or is held back (it reschedules when done)
         self._schedule(stream, due)
 
-    # -- writing without awaiting --------------------------------------------------------------
-
-    def _write(self, stream: ActiveStream, body: bytes) -> None:
-        try:
-            if stream.write_body is not None and stream.write_body(body):
-                return
-            send = stream.send_body({"type": "http.response.body", "body": body, "more_body": True})
-        except Exception as exc:
-            self._write_failed(stream, exc)
-            return
-        self._step(stream, send, None)
-
-    def _write_failed(self, stream: ActiveStream, exc: Exception) -> None:
-        """A write raised something no client causes (a bug): end this stream alone, cleanly.
-
-        It gets the server error event of its API, then its end (so its capacity is given back
-        and the journal records it, not completed); if writing that fails too, it is closed."""
-        if stream.over:
-            return
-        logger.error("writing to a stream failed on %s; that stream ends", stream.path, exc_info=exc)
-        if stream.failed_write:
-            self._close(stream, FAILED)
-            return
-        stream.failed_write = True
-        stream.blocked = False
-        stream.write_body = None  # the error event goes through the server's own send
-        self._finish(stream, _write_failed_event)
-
-    def _end(self, stream: ActiveStream, outcome: str) -> None:
-        """End the response; the stream is over (and its handler may return) once the end is written.
-
-        With a shared store (``ends_in_task``), the end goes through the middleware, whose observers
-        await the store (the ledger and the journal on Redis), and that needs a task. Inside one (a
-        stream whose events were all due at once, in its handler's ``open``) the end is written at
-        once; from the tick, a plain timer callback, or while the server stops, a task of its own
-        writes it. In memory, the end is written at once from anywhere, as nothing in it waits."""
-        message = {"type": "http.response.body", "body": b"", "more_body": False}
-        if not self.ends_in_task or (asyncio.current_task() is not None and not self.stopping):
-            self._step(stream, stream.send_end(message), outcome)
-            return
-        self.active.discard(stream)
-        stream.blocked = True
-        task = asyncio.ensure_future(self._write_end(stream, message, outcome))
-        task.add_done_callback(_log_failure)
-
-    async def _write_end(self, stream: ActiveStream, message: dict[str, Any], outcome: str) -> None:
-        try:
-            await stream.send_end(message)
-        except OSError:  # the client went away just now
-            outcome = CLIENT_LEFT
-        finally:  # whatever happened, the stream is over and its handler returns
-            self.cancel(stream, outcome)
-
-    def _step(self, stream: ActiveStream, coro: Awaitable[None], ending: str | None) -> None:
-        """Run ``send`` without a task: it returns at once unless the server applies back-pressure.
-
-        uvicorn's ``send`` only suspends while the transport is paused (the client's buffer is
-        full). Then the stream is parked and the rest of the write runs in a task of its own.
-        ``ending`` is the outcome to close the stream with once this (last) write is done.
-        """
-        try:
-            waiting = coro.send(None)  # type: ignore[attr-defined]
-        except StopIteration:
-            if ending is not None:
-                self._close(stream, ending)
-            return
-        except OSError:  # the client went away mid-write
-            self.cancel(stream)
-            return
-        except Exception as exc:
-            self._write_failed(stream, exc)
-            return
-        stream.blocked = True
-        task = asyncio.ensure_future(self._finish_write(stream, coro, waiting, ending))
-        task.add_done_callback(_log_failure)
-
-    async def _finish_write(self, stream: ActiveStream, coro: Any, waiting: Any, ending: str | None) -> None:
-        try:
-            while True:
-                # A future the send yielded (the transport resuming). It is still marked as being
-                # awaited by whoever stepped the coroutine (us): clear that, as a Task would.
-                waiting._asyncio_future_blocking = False
-                await waiting
-                try:
-                    waiting = coro.send(None)
-                except StopIteration:
-                    break
-        except OSError:
-            self.cancel(stream)
-            return
-        except Exception as exc:
-            stream.blocked = False
-            self._write_failed(stream, exc)
-            return
-        finally:
-            if stream.over:
-                coro.close()
-        stream.blocked = False
-        if ending is not None:
-            self.cancel(stream, ending)
-        elif not stream.over:
-            self._schedule(stream, self.clock.now())
-
-    # -- ending ----------------------------------------------------------------------------------
-
-    def _forget(self, stream: ActiveStream) -> None:
-        """A stream is over: its heap entry, if it has one, is skipped when popped, at no cost.
-        Once such entries make up half the heap, the heap is rebuilt without them, so a crowd of
-        streams cancelled while they wait for a distant deadline (a 600 s TTFT) holds nothing."""
-        if stream.due > self.clock.now():
-            self._dead += 1
-            heap = self._heap
-            if self._dead > 64 and 2 * self._dead > len(heap):
-                heap[:] = [entry for entry in heap if not entry[2].over]
-                heapq.heapify(heap)
-                self._dead = 0
-
-    def _drop(self, stream: ActiveStream) -> None:
-        try:
-            if stream.on_drop is None:
-                raise ConnectionAbortedError("mockserver fault: connection dropped")
-            stream.on_drop()
-        except Exception as exc:
-            self._close(stream, FAILED, exc)
-            return
-        self._close(stream, DROPPED)
-
-    def _close(self, stream: ActiveStream, outcome: str, error: BaseException | None = None) -> None:
-        stream.over = True
-        if stream.limit_timer is not None:
-            stream.limit_timer.cancel()
-            stream.limit_timer = None
-        self.active.discard(stream)
-        if self.on_change is not None:
-            self.on_change()
-        source = stream.source
-        # What the stream held goes now, though its heap entry waits (see _forget): the producer
-        # (its plan and text), its run, the connection's functions.
-        stream.source, stream.run = _NOTHING, None
-        stream.write_body = stream.on_drop = None
-        stream.send_body = stream.send_end = _nowhere
-        self._forget(stream)
-        close = getattr(source, "close", None)
-        if close is not None:
-            try:
-                close()  # runs the producer's finally blocks: capacity is released there
-            except Exception:
-                logger.exception("closing a stream producer failed on %s", stream.path)
-        if not stream.done.done():
-            if error is not None:
-                stream.done.set_exception(error)
-            else:
-                stream.done.set_result(outcome)
-
-
-_NOTHING: Iterator[Item] = iter(())
-WRITE_FAILED_CODE = "server_error"
-WRITE_FAILED_MESSAGE = "The server failed while writing this reply and ended it. Please retry the request."
-
-
-async def _nowhere(message: dict[str, Any]) -> None:
-    """Where a stream that is over sends: nowhere."""
-
-
-def _write_failed_event(stream: ActiveStream) -> bytes:
-    return stream.dialect.server_error_event(WRITE_FAILED_CODE, WRITE_FAILED_MESSAGE, stream.events_sent)
-
 
 def _shutdown_event(stream: ActiveStream) -> bytes:
     return stream.dialect.shutdown_event(stream.events_sent)
-
-
-def _log_failure(task: asyncio.Task[None]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        logger.error("a held-back stream write failed", exc_info=task.exception())

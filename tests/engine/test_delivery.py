@@ -18,8 +18,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mockserver.engine.catch_up import RATE_WINDOW_S
 from mockserver.engine.pacing import MAX_TTFT_S, FakeClock, Pacer, Schedule
-from mockserver.engine.scheduler import RATE_WINDOW_S, StreamScheduler
+from mockserver.engine.scheduler import StreamScheduler
 from mockserver.engine.streaming import COMPLETED, Item, Run
 
 WINDOW = 50  # events

@@ -10,16 +10,10 @@ from typing import Any
 
 import pytest
 
+from mockserver.engine.catch_up import CATCH_UP, LATE_TOLERANCE_S
 from mockserver.engine.dialects import RESPONSES
 from mockserver.engine.pacing import FakeClock, Pacer, Schedule
-from mockserver.engine.scheduler import (
-    CATCH_UP,
-    ENDS_PER_TICK_S,
-    LATE_TOLERANCE_S,
-    MAX_WRITE_BYTES,
-    MAX_YIELD_S,
-    StreamScheduler,
-)
+from mockserver.engine.scheduler import ENDS_PER_TICK_S, MAX_WRITE_BYTES, MAX_YIELD_S, StreamScheduler
 from mockserver.engine.streaming import CLIENT_LEFT, COMPLETED, DROP, DROPPED, FINISHED, Item
 
 
@@ -95,13 +89,15 @@ def test_a_late_wakeup_is_caught_up_no_faster_than_the_catch_up_rate() -> None:
         schedule = Schedule.build(start=0.0, ttft=0.0, tokens_per_second=100, total_tokens=8)
         stream = scheduler.open(token_stream(schedule), send_body=sink.send, send_end=sink.send)
         await stream.done
-        # The second wake-up (for token 2, due at 0.02) comes 35 ms late: token 2 goes then, and the
-        # rest follow CATCH_UP times as fast as the rate (10 ms / 1.12 apart), each as its own event.
-        times = [t for t, body in sink.writes[1:-1]]  # t1 to t7, a write each
-        assert times[:2] == pytest.approx([0.01, 0.055])
-        gaps = [b - a for a, b in itertools.pairwise(times[1:])]
-        # The line starts the tolerance back (what a late tick may send at once), then runs at CATCH_UP.
-        assert gaps == pytest.approx([0.01 / CATCH_UP - LATE_TOLERANCE_S] + [0.01 / CATCH_UP] * (len(gaps) - 1))
+        # The second wake-up (for token 2, due at 0.02) comes 35 ms late. The catch-up line starts
+        # the tolerance back from then (what a late tick may send at once) and runs at CATCH_UP
+        # times the rate, until it meets the schedule again.
+        sent = {e: t for t, body in sink.writes for e in body.split(b"\n\n") if e.startswith(b"t")}
+        line = 0.055 - LATE_TOLERANCE_S - 0.02 / CATCH_UP
+        for k in range(2, 8):
+            due = schedule.due_at(k)
+            assert sent[f"t{k}-{k + 1}".encode()] == pytest.approx(max(0.055, due, line + due / CATCH_UP))
+        assert sent[b"t1-2"] == pytest.approx(0.01)
         assert [e for e in sink.events() if e.startswith(b"t")] == [f"t{k}-{k + 1}\n\n".encode() for k in range(8)]
 
     run(main())

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from mockserver.engine import lateness as pace
+from mockserver.engine.catch_up import CATCH_UP, LATE_TOLERANCE_S, RATE_WINDOW_S
 from mockserver.engine.pacing import FakeClock, Jitter, Pacer, Schedule
-from mockserver.engine.scheduler import CATCH_UP, LATE_TOLERANCE_S, MAX_WRITE_EVENTS, StreamScheduler
+from mockserver.engine.scheduler import MAX_WRITE_EVENTS, StreamScheduler
 from mockserver.engine.streaming import COMPLETED, FINISHED, Item, Run
 
 
@@ -197,8 +198,10 @@ def test_overload_fills_the_lateness_histograms_and_warns_once_per_period(caplog
     assert "stream(s) ran late by up to" in warnings[0] and "--workers" in warnings[0]
 
 
-def test_catching_up_starts_a_tolerance_back_and_runs_at_the_catch_up_rate() -> None:
-    assert 1.0 < CATCH_UP < 1.25 and 0 < LATE_TOLERANCE_S <= 0.005
+def test_the_catch_up_constants_keep_their_promise() -> None:
+    # With one tolerance's burst on top of a line at CATCH_UP, a run spanning RATE_WINDOW_S is 1.25x.
+    assert 1.0 < CATCH_UP < 1.25
+    assert pytest.approx(LATE_TOLERANCE_S / (1 / CATCH_UP - 1 / 1.25)) == RATE_WINDOW_S
 
 
 def test_jitter_keeps_one_block_however_long_the_reply() -> None:

@@ -21,10 +21,12 @@ from mockserver.api.anthropic import errors as anthropic_errors
 from mockserver.api.anthropic import models as anthropic_models
 from mockserver.api.anthropic import routes as anthropic_messages
 from mockserver.api.control import routes as control
-from mockserver.api.control import stats, usage
+from mockserver.api.control import stats, ui, usage
 from mockserver.api.middleware import RequestContextMiddleware, expose_connection_closer
 from mockserver.api.openai import models
 from mockserver.api.openai.chat import routes as chat
+from mockserver.api.openai.embeddings import routes as embeddings
+from mockserver.api.openai.moderations import routes as moderations
 from mockserver.api.openai.responses import routes as responses
 from mockserver.api.routing import BODY_SCHEMAS
 from mockserver.config.fixture import Fixture, load_fixture
@@ -80,6 +82,8 @@ def create_app(
     app.include_router(chat.router)
     app.include_router(responses.router)
     app.include_router(anthropic_messages.router)
+    app.include_router(embeddings.router)
+    app.include_router(moderations.router)
     # Anthropic's /v1/models answers only requests with Anthropic's headers, so it goes before OpenAI's.
     app.include_router(anthropic_models.router)
     app.include_router(models.router)
@@ -88,6 +92,7 @@ def create_app(
     app.include_router(usage.router)
     app.include_router(control.router)
     app.include_router(stats.router)
+    app.include_router(ui.router)
     state.hooks.on_response_start.append(openai_headers(state.store, state.clock, lambda: state.fixture))
     state.hooks.on_response_start.append(
         anthropic_headers(state.store, state.clock, lambda: state.fixture, state.wall_clock)
@@ -96,6 +101,8 @@ def create_app(
     state.hooks.on_complete.append(ledger.recorder(state.store, lambda: state.fixture))
     state.hooks.on_complete.append(state.journal.on_complete)
     state.hooks.on_complete.append(state.metrics.on_complete)
+    if state.live_board is not None:  # several processes: each posts its streams while a dashboard is open
+        state.hooks.on_response_start.append(_board_starter(state))
 
     @app.exception_handler(errors.MockAPIError)
     async def api_error(request: Request, exc: errors.MockAPIError) -> JSONResponse:
@@ -124,6 +131,18 @@ def create_app(
     expose_connection_closer(app)
     _document_bodies(app)
     return app
+
+
+def _board_starter(state: ServerState) -> Callable[[object], dict[str, str]]:
+    """A hook that starts posting this process's streams for the dashboard on the first reply it serves."""
+    board = state.live_board
+
+    def start(_: object) -> dict[str, str]:
+        if board is not None:
+            board.start(state.stream_rows, lambda: state.streams.stopping)
+        return {}
+
+    return start
 
 
 def _store(where: shared.Shared | None) -> Store:

@@ -39,6 +39,7 @@ LIMIT_FLAGS: list[tuple[str, type, str, str]] = [
     ("--max-reply-seconds", float, "S", "wall-clock limit on any one reply; past it a held reply gets a 504"),
     ("--stored-responses", int, "N", "stored responses kept (store: true), oldest evicted first"),
     ("--stored-response-ttl", float, "S", "seconds a stored response is kept before it is evicted"),
+    ("--stored-response-bytes", int, "BYTES", "bytes stored responses may take (as JSON), oldest evicted first"),
 ]
 LIMIT_FIELDS = [flag.removeprefix("--").replace("-", "_") for flag, *_ in LIMIT_FLAGS]
 

@@ -118,8 +118,10 @@ def settle_heap() -> None:
 
     The app, its routes and schemas, Faker's word lists and the fixture are some 84,000
     objects that live as long as the process. Left in the collector's oldest generation, every
-    full collection walks them all: 45 to 90 ms during which no stream is written, often enough
-    under load to set the p99 of the gap between events and of the time to the first token.
+    full collection walks them all, some ten times as long as it takes once they are frozen, and
+    no stream is written meanwhile (``benchmarks/gc_pauses.py``; the figures are in
+    docs/performance.md): often enough under load to set the p99 of the gap between events and of
+    the time to the first token.
     ``gc.freeze`` moves them to a generation that is never collected (they are freed as usual
     if their last reference goes), so a full collection walks only what requests left behind.
     """

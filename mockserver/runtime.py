@@ -26,8 +26,10 @@ from mockserver.engine.scheduler import StreamScheduler
 from mockserver.harness import control
 from mockserver.harness.faults.injection import FaultState
 from mockserver.harness.journal import Journal, RequestJournal
+from mockserver.harness.live.speed_check import SpeedCheck
+from mockserver.harness.live.streams import LiveStreams
 from mockserver.harness.metrics import Metrics
-from mockserver.harness.scripts import ScriptState
+from mockserver.harness.scripted import ScriptState
 from mockserver.harness.shared_journal import SharedJournal
 from mockserver.service import capacity
 from mockserver.service.exchange import ExchangeHooks
@@ -37,6 +39,7 @@ from mockserver.service.shared_responses import RedisResponseStore
 from mockserver.state.config_log import MAX_PATCHES, ConfigLog, Position
 from mockserver.state.counters import Counters, MemoryCounters
 from mockserver.state.journal_log import JournalLog
+from mockserver.state.live_board import LiveBoard
 from mockserver.state.shared import Shared
 from mockserver.state.shared_counters import RedisCounters
 from mockserver.state.store import MemoryStore, Store
@@ -103,6 +106,11 @@ class ServerState:
         self.streams = StreamScheduler(self.clock)  # every open stream, on one timer; ended with a final event on stop
         self.streams.max_reply_s = self.settings.max_reply_seconds  # fixed for the process
         self.streams.ends_in_task = self.shared is not None  # the end of a reply awaits Redis
+        # What the dashboard (/_mock/ui) shows: the streams being played with their exchanges, every
+        # process's streams when they are shared, and the speed check.
+        self.live = LiveStreams()
+        self.live_board = LiveBoard(self.shared, self.wall_clock) if self.shared is not None else None
+        self.speed_check = SpeedCheck(self.clock.now)
         self.metrics = Metrics(
             active_streams=lambda: len(self.streams.active),
             ultrafast_slots=lambda: self.store.held_here(capacity.SERVER_POOL),
@@ -140,6 +148,8 @@ class ServerState:
 
     async def close(self) -> None:
         """The server is stopping: let go of the shared store's connection and background work."""
+        if self.live_board is not None:
+            await self.live_board.close()
         await self.responses.close()
         await self.store.close()
 
@@ -150,6 +160,10 @@ class ServerState:
         await self.fault_state.clear(test_id)
         await self.script_state.clear(test_id)
         await self.replay_order.clear(test_id)
+
+    def stream_rows(self) -> list[dict[str, Any]]:
+        """The streams this process is playing, as the dashboard lists them (keys masked)."""
+        return self.live.rows(self.clock.now(), self.streams.active, [a.key for a in self.fixture.accounts])
 
     def _journal(self) -> RequestJournal:
         """The journal in this process's memory, or the one every process shares through Redis."""
@@ -236,7 +250,7 @@ def _responses(
     where: Shared | None, clock: Clock, wall_clock: Callable[[], float], settings: Settings
 ) -> BaseResponseStore:
     """Stored responses in this process, or in the Redis every worker and replica shares."""
-    count, age = settings.stored_responses, settings.stored_response_ttl
+    count, age, size = settings.stored_responses, settings.stored_response_ttl, settings.stored_response_bytes
     if where is None:
-        return ResponseStore(clock.now, max_items=count, ttl_s=age)
-    return RedisResponseStore(where, clock.now, wall_clock, max_items=count, ttl_s=age)
+        return ResponseStore(clock.now, max_items=count, ttl_s=age, max_bytes=size)
+    return RedisResponseStore(where, clock.now, wall_clock, max_items=count, ttl_s=age, max_bytes=size)

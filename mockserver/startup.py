@@ -24,7 +24,7 @@ from mockserver.config.documents import read_yaml
 from mockserver.config.fixture import Fixture, default_fixture_path
 from mockserver.config.rates import parse_rates
 from mockserver.config.settings import Settings
-from mockserver.errors import mask_api_key
+from mockserver.errors.formats import mask_api_key
 from mockserver.state import shared
 from mockserver.state.store import MEMORY_STATE
 

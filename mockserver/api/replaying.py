@@ -59,7 +59,7 @@ async def answer(
     entry = await library.take(state.replay_order, exchange.headers.get(TEST_ID_HEADER), key, entries)
     options = raw.get("stream_options") if isinstance(raw, dict) else None
     include_usage = bool(options.get("include_usage")) if isinstance(options, dict) else False
-    _, plan = await serving.admit(
+    _, plan = await serving.admit_and_plan(
         request,
         account,
         model=model,

@@ -20,6 +20,9 @@ Body = TypeVar("Body", bound=BaseModel)
 # Past this size a body's parse (about 2 ms per MiB) gets a turn of the event loop of its own, apart
 # from reading the body, so other requests and /health wait for one step at a time.
 LARGE_BODY_BYTES = 1024 * 1024
+# A turn that reaches the loop's timers and sockets too (uvloop can run a task that yields with
+# sleep(0) again before it polls them).
+YIELD_S = 0.001
 
 
 def server_state(request: Request) -> ServerState:
@@ -41,7 +44,7 @@ async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[st
     """
     raw = await request.body()
     if len(raw) > LARGE_BODY_BYTES:
-        await asyncio.sleep(0)
+        await asyncio.sleep(YIELD_S)
     data = jsonbody.loads(raw, server_state(request).settings.max_json_depth) if raw else None
     if data is None:
         raise errors.InvalidRequestError("You must provide a model parameter.")

@@ -43,7 +43,7 @@ from mockserver.service.exchange import Exchange, Usage
 Plan = TypeVar("Plan")
 
 
-async def admit(
+async def admit_and_plan(
     request: Request,
     account: Account,
     *,
@@ -130,7 +130,7 @@ async def respond(
     events: Callable[[Pacer], Iterator[Item]],
     body: Callable[[], dict[str, Any]],
 ) -> Response:
-    """Stream ``events`` on the schedule, framed by the exchange's dialect (:func:`admit` set it), or
+    """Stream ``events`` on the schedule, framed by the exchange's dialect (:func:`admit_and_plan` set it), or
     hold the whole ``body`` until the schedule ends.
 
     A request that draws a fault (header, fixture rule or probability) is served by
@@ -164,11 +164,9 @@ async def respond(
         return reply
     pacer = Pacer(state.clock, schedule)
     if stream:
-        return EventStreamResponse(
-            _held_until_done(events(pacer), exchange, clock=state.clock, dialect=dialect),
-            state.streams,
-            dialect=dialect,
-        )
+        source = _held_until_done(events(pacer), exchange, clock=state.clock, dialect=dialect)
+        state.live.add(exchange, schedule, source)  # for the dashboard: one dict insert
+        return EventStreamResponse(source, state.streams, dialect=dialect)
     try:
         cut_short = await hold_reply(request, pacer.wait_for_end())
         if cut_short is not None:

@@ -3,7 +3,7 @@
 The events themselves are a plain iterator (:mod:`mockserver.engine.streaming`), paced and written
 by the :class:`~mockserver.engine.scheduler.StreamScheduler`, framed by the stream's
 :class:`~mockserver.engine.dialects.Dialect`; faults wrap that iterator
-(:func:`mockserver.harness.faults.streams.with_fault`) before it gets here. This class only starts
+(:func:`mockserver.harness.faults.midstream.with_fault`) before it gets here. This class only starts
 the reply, hands the iterator to the scheduler and watches for the client going away.
 """
 

@@ -10,13 +10,26 @@ RE2 refuses when the fixture is loaded, with a message saying so.
 JSON Schema ``pattern`` keywords in requests (Structured Outputs, tool parameters) go
 through :func:`schema_pattern`: RE2 when it can run the pattern, else Python's ``re``
 for what only it can express (backreferences, lookaround, repeats over 1,000). Those
-patterns only ever check strings the server generated itself, of bounded length.
+patterns only ever check strings the server generated itself, of bounded length, but a
+backtracking search can still take exponential time (``^(?!(a+)+b)a{40}$``), and Python's
+``re`` holds the GIL while it runs. So a backtracking pattern is run in a checking process of its
+own (:class:`PatternChecker`), and the server waits for each answer at most
+:data:`CHECK_BUDGET_S`; past it, the checking process is killed, the pattern is remembered as too
+slow, and the request gets a 400 saying so (:class:`PatternTooSlow`). Patterns that answer in time,
+the usual case, keep working as they did.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
+import json
 import re
+import select
+import subprocess
+import sys
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import re2
@@ -27,8 +40,25 @@ _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # RE2 would print every refused pattern to stderr
 
 
+CHECK_BUDGET_S = 0.1  # the longest the server waits for one backtracking search
+START_TIMEOUT_S = 10.0  # for the checking process to start (a bare interpreter: milliseconds)
+
+
 class PatternError(ValueError):
     """A pattern RE2 cannot run; the message says why, for a newcomer."""
+
+
+class PatternTooSlow(PatternError):
+    """A schema pattern RE2 cannot run, whose search took longer than :data:`CHECK_BUDGET_S`."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__(
+            f"the pattern {source!r} needs Python's backtracking engine (it has backreferences or "
+            f"lookaround, which RE2 cannot run), and checking a value against it took longer than "
+            f"{CHECK_BUDGET_S * 1000:g} ms, the server's limit. Rewrite it without nested repeats inside "
+            "lookaround or before a backreference, or as an RE2 pattern "
+            "(https://github.com/google/re2/wiki/Syntax)"
+        )
 
 
 @functools.lru_cache(maxsize=CACHED_PATTERNS)
@@ -59,7 +89,97 @@ def schema_pattern(source: str) -> Any:
 
 @functools.lru_cache(maxsize=CACHED_PATTERNS)
 def _backtracking(source: str) -> Any:
-    return re.compile(source)
+    re.compile(source)  # a pattern Python's parser refuses is refused here, at once
+    return _Backtracking(source)
+
+
+class _Backtracking:
+    """A pattern only Python's ``re`` can run, searched in the checking process within the budget."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def search(self, text: str) -> bool | None:
+        """True if the pattern matches in ``text``, else None (as ``re``'s ``search`` is falsy)."""
+        return True if CHECKER.search(self.source, text) else None
+
+
+class PatternChecker:
+    """One checking process per server process, started on first use and again after a kill.
+
+    A search is sent to it as one JSON line on its stdin and its answer awaited on its stdout for
+    at most ``budget`` seconds. Past it, the process is killed (a backtracking search can't be
+    interrupted otherwise), the pattern is remembered as too slow (at most
+    :data:`CACHED_PATTERNS` of them), and :class:`PatternTooSlow` is raised; that pattern is
+    refused at once from then on. The process is a bare interpreter running :data:`_CHECKS`, the
+    standard library only, so it starts in milliseconds and imports nothing of the caller's."""
+
+    def __init__(self, budget: float = CHECK_BUDGET_S) -> None:
+        self.budget = budget
+        self._lock = threading.Lock()  # servers in threads of one process share the checker
+        self._process: subprocess.Popen[bytes] | None = None
+        self._too_slow: OrderedDict[str, None] = OrderedDict()
+
+    def search(self, source: str, text: str) -> bool:
+        if source in self._too_slow:
+            raise PatternTooSlow(source)
+        with self._lock:
+            process = self._process if self._process is not None and self._process.poll() is None else self._start()
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(json.dumps([source, text]).encode() + b"\n")
+            process.stdin.flush()
+            ready, _, _ = select.select([process.stdout], [], [], self.budget)
+            if not ready:
+                self._stop()
+                self._too_slow[source] = None
+                while len(self._too_slow) > CACHED_PATTERNS:
+                    self._too_slow.popitem(last=False)
+                raise PatternTooSlow(source)
+            return process.stdout.readline().strip() == b"1"
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _CHECKS], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+        )
+        self._process = process
+        assert process.stdout is not None
+        # Ready first: the budget counts the search, not the interpreter's start.
+        ready, _, _ = select.select([process.stdout], [], [], START_TIMEOUT_S)
+        if not ready or process.stdout.readline().strip() != b"ready":
+            self._stop()
+            raise RuntimeError("the process that checks backtracking patterns did not start")
+        return process
+
+    def _stop(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            for stream in (self._process.stdin, self._process.stdout):
+                if stream is not None:
+                    stream.close()
+        self._process = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+
+# The checking process: each line is [pattern, text]; each answer 1 (it matches) or 0.
+_CHECKS = """
+import json, re, sys
+sys.stdout.buffer.write(b"ready\\n")
+sys.stdout.buffer.flush()
+for line in sys.stdin.buffer:
+    source, text = json.loads(line)
+    sys.stdout.buffer.write(b"1\\n" if re.compile(source).search(text) else b"0\\n")
+    sys.stdout.buffer.flush()
+"""
+
+
+CHECKER = PatternChecker()
+atexit.register(CHECKER.close)
 
 
 def schema_search(source: str, text: str) -> bool:

@@ -39,6 +39,7 @@ MAX_JSON_DEPTH = 128
 DEFAULT_JOURNAL_BYTES = 64 * 1024 * 1024
 DEFAULT_STORED_RESPONSES = 10_000
 DEFAULT_STORED_RESPONSE_TTL_S = 3600.0
+DEFAULT_STORED_RESPONSE_BYTES = 256 * 1024 * 1024  # what stored responses may take, as stored (JSON)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,9 @@ class Settings:
     )
     stored_response_ttl: float = field(
         default=DEFAULT_STORED_RESPONSE_TTL_S, metadata={"help": "seconds a stored response is kept"}
+    )
+    stored_response_bytes: int = field(
+        default=DEFAULT_STORED_RESPONSE_BYTES, metadata={"help": "bytes stored responses may take, oldest evicted"}
     )
     port_file: str | None = field(
         default=None, metadata={"help": "file the served port is written to, for `mockserver health`"}
@@ -160,7 +164,7 @@ class Settings:
             )
         if not 1 <= self.max_json_depth <= MAX_JSON_DEPTH:
             raise ConfigError(f"max_json_depth must be between 1 and {MAX_JSON_DEPTH}, got {self.max_json_depth}")
-        for name in ("journal_bytes", "max_body_bytes", "stored_responses"):
+        for name in ("journal_bytes", "max_body_bytes", "stored_responses", "stored_response_bytes"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be 1 or more, got {getattr(self, name)}")
         for name in ("max_reply_seconds", "stored_response_ttl"):

@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, overload
 
-from mockserver.config.fixture import MAX_TOKENS_PER_SECOND, MIN_TOKENS_PER_SECOND
+from mockserver.config.models import MAX_TOKENS_PER_SECOND, MIN_TOKENS_PER_SECOND
 
 # The longest TTFT a schedule has, in seconds: far past any reply's wall-clock limit
 # (--max-reply-seconds), so every deadline stays a finite number.

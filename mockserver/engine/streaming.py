@@ -19,8 +19,9 @@ every observer sees them (headers, the journal, the ledger). The events between
 go straight to the server's ``send`` (``scope["state"]["server_send"]``, put there
 by :func:`mockserver.api.middleware.expose_connection_closer`): five ``send`` wrappers
 that only watch for the start would otherwise run for every token.
-sse-starlette would do the framing for us, but it costs about 1.45x the CPU per
-event (measured on a 2-core machine: 14.4 against 10.0 µs) and needs a task per stream.
+sse-starlette would do the framing for us, but it needs a task per stream, and even fed by the one
+scheduler it costs more CPU per event: ``benchmarks/sse_encoding.py`` measures it, and
+docs/performance.md ("Why not sse-starlette") gives the figures and the decision.
 """
 
 from __future__ import annotations

@@ -5,13 +5,17 @@ rendered by :func:`error_body` into ``{"error": {message, type, param, code}}``,
 the body both official SDKs parse (WIRE.md §8). The wording follows the live API.
 
 The bottom layer: it imports nothing of the package. :mod:`.validation` turns pydantic's
-problems into these errors; :mod:`.variants` names the error bodies faults and scripts send.
+problems into these errors; :mod:`.variants` names the error bodies faults and scripts send;
+:mod:`.formats` writes values as the live API does in messages and headers (masked keys, durations).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
+
+from mockserver.errors.formats import ceil_ms as ceil_ms
+from mockserver.errors.formats import go_duration as go_duration
+from mockserver.errors.formats import mask_api_key as mask_api_key
 
 API_KEYS_URL = "https://platform.openai.com/account/api-keys"
 RATE_LIMITS_URL = "https://platform.openai.com/account/rate-limits"
@@ -106,13 +110,6 @@ class GatewayTimeoutError(MockAPIError):
 # -- Constructors with the live API's fixed wording -------------------------------------------
 
 
-def mask_api_key(key: str) -> str:
-    """Mask a key the way the live API does in its 401 message: ``sk-abc***xyz``."""
-    if len(key) <= 8:
-        return "*" * len(key)
-    return f"{key[:6]}{'*' * max(len(key) - 10, 3)}{key[-4:]}"
-
-
 def missing_api_key() -> AuthenticationError:
     return AuthenticationError(
         "You didn't provide an API key. You need to provide your API key in an Authorization header "
@@ -134,6 +131,19 @@ def model_not_found(model: str) -> NotFoundError:
         f"The model `{model}` does not exist or you do not have access to it.",
         code="model_not_found",
     )
+
+
+def wrong_model_kind(model: str, kind: str) -> MockAPIError:
+    """A model of another kind than the endpoint serves: an embedding model on Chat Completions
+    (the live wording), a chat model on /v1/embeddings or /v1/moderations."""
+    if kind == "chat":
+        return NotFoundError(
+            "This is not a chat model and thus not supported in the v1/chat/completions endpoint. "
+            "Did you mean to use v1/completions?",
+            param="model",
+        )
+    what = "embeddings" if kind == "embedding" else "moderations"
+    return InvalidRequestError(f"The model `{model}` does not support {what}.", param="model")
 
 
 def tier_not_entitled(project: str, model: str) -> PermissionDeniedError:
@@ -435,24 +445,3 @@ def _quote_list(values: list[str]) -> str:
 
 
 # -- Durations in messages and headers -----------------------------------------------------
-
-
-def ceil_ms(seconds: float) -> int:
-    """Whole milliseconds, rounded up, ignoring float noise (100.0000001 ms is 100 ms)."""
-    return math.ceil(round(seconds * 1000, 6))
-
-
-def go_duration(seconds: float) -> str:
-    """Format like Go's ``time.Duration``, as the live headers do: ``20ms``, ``1s``, ``1.5s``, ``6m0s``."""
-    ms = max(0, ceil_ms(seconds))
-    if ms == 0:
-        return "0s"
-    if ms < 1000:
-        return f"{ms}ms"
-    hours, rest = divmod(ms, 3_600_000)
-    minutes, rest = divmod(rest, 60_000)
-    secs = f"{rest // 1000}" if rest % 1000 == 0 else f"{rest / 1000:.3f}".rstrip("0")
-    text = f"{hours}h" if hours else ""
-    if hours or minutes:
-        text += f"{minutes}m"
-    return f"{text}{secs}s"

@@ -41,6 +41,7 @@ FIXED_SETTINGS = (
     "max_reply_seconds",
     "stored_responses",
     "stored_response_ttl",
+    "stored_response_bytes",
     "admin_token",
     "insecure_control_plane",
     "shutdown_grace",

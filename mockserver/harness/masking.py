@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from mockserver.errors import mask_api_key
+from mockserver.errors.formats import mask_api_key
 
 SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "api-key", "x-api-key", "openai-api-key", "cookie", "set-cookie"}

@@ -13,10 +13,11 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 import httpx
+import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -24,7 +25,9 @@ from starlette.routing import Route
 
 from mockserver import errors
 from mockserver.cassettes.files import CassetteError, CassetteWriter
+from mockserver.cassettes.format import Record
 from mockserver.cassettes.redaction import Redactor
+from mockserver.harness.replay.library import Library
 from mockserver.recording.capture import Capture, Clock
 from mockserver.recording.upstream import Upstream, UpstreamUnavailable, headers_back
 
@@ -42,8 +45,25 @@ class Recorder:
     redactor: Redactor
     record_errors: bool = False
     clock: Clock | None = None
+    known: Library | None = None  # recordings answered from the cassette instead of forwarded (record mode "new")
     recorded: int = 0
     in_flight: int = 0  # exchanges forwarded and not yet written (or dropped): see :meth:`settled`
+    replayed: dict[bytes, int] = field(default_factory=dict)  # how many of each key's recordings were used
+
+    def recorded_reply(self, request: Request, body: bytes) -> Response | None:
+        """The next unused recording of this request, when the cassette already holds one; else None."""
+        if self.known is None:
+            return None
+        try:
+            data = orjson.loads(body) if body else None
+        except orjson.JSONDecodeError:
+            data = None
+        key, entries = self.known.matches(request.method, request.url.path, data)
+        used = self.replayed.get(key, 0)
+        if used >= len(entries):
+            return None
+        self.replayed[key] = used + 1
+        return as_recorded(entries[used].record)
 
     def settled(self) -> bool:
         """Every exchange that has started has been written or dropped."""
@@ -89,6 +109,9 @@ def create_proxy_app(recorder: Recorder) -> Starlette:
 
 async def forward(recorder: Recorder, request: Request, body: bytes) -> Response:
     """Send the request upstream and stream its reply back, recording the exchange once it has ended."""
+    known = recorder.recorded_reply(request, body)
+    if known is not None:
+        return known
     capture = recorder.capture(request, body)
     recorder.in_flight += 1
     try:
@@ -104,6 +127,22 @@ async def forward(recorder: Recorder, request: Request, body: bytes) -> Response
     return StreamingResponse(
         _pass_through(reply, capture, recorder), status_code=reply.status_code, headers=dict(headers_back(reply))
     )
+
+
+def as_recorded(record: Record) -> Response:
+    """A recording sent back as it was recorded, at once: its status, the headers kept, its events or body."""
+    response = record.response
+    headers = dict(response.headers)
+    if response.stream:
+        typed = record.api in ("responses", "messages")
+        frames = []
+        for event in response.events:
+            head = f"event: {event.event}\n" if typed and event.event is not None else ""
+            frames.append(head + "".join(f"data: {line}\n" for line in event.data.split("\n")) + "\n")
+        return Response("".join(frames).encode(), status_code=response.status, headers=headers)
+    if response.body is not None:
+        return Response(orjson.dumps(response.body), status_code=response.status, headers=headers)
+    return Response((response.text or "").encode(), status_code=response.status, headers=headers)
 
 
 async def _pass_through(reply: httpx.Response, capture: Capture, recorder: Recorder) -> AsyncIterator[bytes]:

@@ -1,6 +1,6 @@
 """What one answer says, for any API: prose, a JSON document, or one or more tool calls.
 
-A scripted reply (:mod:`mockserver.harness.scripts`, chosen by :func:`mockserver.replies.planner.plan`)
+A scripted reply (:mod:`mockserver.harness.scripted`, chosen by :func:`mockserver.replies.planner.plan`)
 takes the place of the generated one.
 Prose runs as long as the prompt asks (:mod:`mockserver.engine.lengths`); a ``json_object``
 answer follows the schema the prompt describes (:mod:`mockserver.engine.structured.described`);
@@ -21,13 +21,14 @@ from typing import Any
 
 from mockserver import errors
 from mockserver.config.fixture import Fixture
+from mockserver.config.script_rules import ScriptStep
 from mockserver.engine import generation, lengths, structured, tokens
 from mockserver.engine.generation import Text, TextGenerator
 from mockserver.engine.structured import FunctionSpec, tool_results
 from mockserver.engine.structured.described import asks_for_json_block, described_schema
 from mockserver.engine.structured.prose_keys import prose_schema
-from mockserver.harness import scripts
-from mockserver.harness.scripts import Scripted
+from mockserver.harness import scripted
+from mockserver.harness.scripted import Scripted
 from mockserver.service.access import Admission
 
 # Keeps the JSON and tool-argument stream independent of the prose stream of the same seed.
@@ -197,7 +198,7 @@ def _parallel_tools(
     all); never when ``tool_choice`` names one function."""
     if structured.chosen_name(tool_choice) is not None:
         return []
-    callable_names = scripts.callable_tools(tools, tool_choice) - {first.name}
+    callable_names = structured.callable_tools(tools, tool_choice) - {first.name}
     others = [t for t in tools if t.name in callable_names]
     settings = fixture.parallel_tool_calls
     if not others or rng.random() >= settings.probability:
@@ -210,9 +211,9 @@ def _scripted(
 ) -> Reply:
     reply = script.reply
     if reply.error is not None:
-        raise scripts.error_for(reply.error, admission, writer.time_scale)
+        raise scripted.error_for(reply.error, admission, writer.time_scale)
     if reply.tool_calls is not None:
-        made = scripts.tools_for(reply, tools)
+        made = tools_for(reply, tools)
         return _calls(
             [Call(tool, Text(tuple(tokens.split(arguments)))) for tool, arguments in made[: None if parallel else 1]]
         )
@@ -221,3 +222,9 @@ def _scripted(
 
 def _json_text(value: Any) -> Text:
     return Text(tuple(tokens.split(structured.dumps(value))))
+
+
+def tools_for(reply: ScriptStep, tools: Sequence[FunctionSpec]) -> list[tuple[FunctionSpec, str]]:
+    """Every function a ``tool_calls`` reply calls, in order, with its arguments: parallel tool calls."""
+    assert reply.tool_calls is not None
+    return [(next(t for t in tools if t.name == call.name), call.arguments_text()) for call in reply.tool_calls]

@@ -5,7 +5,7 @@ request into :class:`Facts`, calls :func:`plan`, and turns the :class:`Plan` int
 shape. The plan is made once, before the first token, so a stream and a non-streaming reply of
 the same request carry the same tokens:
 
-1. the script rule that answers, if any (:func:`mockserver.harness.scripts.choose`: once per
+1. the script rule that answers, if any (:func:`mockserver.harness.scripted.choose`: once per
    request, whatever the number of choices);
 2. for each choice, what it says (:func:`mockserver.replies.content.write_reply`: the script's
    reply, prose, a JSON document or tool calls);
@@ -27,8 +27,8 @@ from mockserver.engine.conversation import ConversationItem, answered
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Clock, Schedule
 from mockserver.engine.structured import FunctionSpec
-from mockserver.harness import scripts
-from mockserver.harness.scripts import Scripted, ScriptState
+from mockserver.harness import scripted
+from mockserver.harness.scripted import Scripted, ScriptState
 from mockserver.replies.content import Call, Reply, Writer, write_reply
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange
@@ -105,7 +105,7 @@ def plan(facts: Facts) -> Plan:
     """Plan the reply to ``facts``: see the module's docstring for the steps."""
     sources, admission = facts.sources, facts.admission
     fixture = sources.writer.fixture
-    script = scripts.choose(
+    script = scripted.choose(
         fixture.scripts,
         sources.sequences,
         admission,

@@ -1,8 +1,9 @@
 """Who is calling and what they may do: API keys, model visibility and admission.
 
 :func:`authenticate` finds the key's account and refuses it as the live API would
-(:mod:`mockserver.service.accounts`). :func:`admit` is the one gate every inference request
-passes: it finds the model the key may use and resolves the service tier, then, with the
+(:mod:`mockserver.service.accounts`). The gate every inference request passes is
+:func:`resolve` (the model the key may use and the service tier), then :func:`take_resources`
+(:func:`admission` is both in one call): with the
 request's :class:`Resources` (its exchange and the server's store, passed down by the serving
 path), checks the organization's quota, takes an Ultrafast capacity slot (or downgrades) and
 counts the request against the rate windows. Each refusal is a typed
@@ -16,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from mockserver import errors
-from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelSpec, Tier, TimingProfile
+from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelKind, ModelSpec, Tier, TimingProfile
 from mockserver.engine.pacing import Clock
 from mockserver.service import accounts, capacity, capacity_queue, ratelimits
 from mockserver.service.accounts import bearer_key
@@ -26,7 +27,7 @@ from mockserver.state.store import Store
 
 __all__ = [
     "Admission",
-    "admit",
+    "admission",
     "authenticate",
     "bearer_key",
     "can_see",
@@ -67,14 +68,18 @@ def find_model(fixture: Fixture, account: Account, model_id: str, api: ModelAPI 
     return model
 
 
-def inference_model(fixture: Fixture, account: Account, model_id: str, api: ModelAPI = "openai") -> ModelSpec:
+def inference_model(
+    fixture: Fixture, account: Account, model_id: str, api: ModelAPI = "openai", kind: ModelKind = "chat"
+) -> ModelSpec:
     """The model for an inference request: 404 if unknown, hidden or served by another API, 403 if the
-    project may not use it."""
+    project may not use it, and the live refusal if it is of another ``kind`` than the endpoint serves."""
     model = fixture.model(model_id)
     if model is None or model.api != api or (model.forced_tier is not None and model.forced_tier not in account.tiers):
         raise errors.model_not_found(model_id)
     if account.models is not None and model.id not in account.models:
         raise errors.project_model_access(account.project, model.id)
+    if model.kind != kind:
+        raise errors.wrong_model_kind(model.id, kind)
     return model
 
 
@@ -104,13 +109,14 @@ def resolve(
     *,
     received_at: float | None = None,
     api: ModelAPI = "openai",
+    kind: ModelKind = "chat",
 ) -> Admission:
     """Find the model and resolve the tier for an authenticated key, or raise the refusal.
 
     Has no side effects: nothing is counted or held until :func:`take_resources`.
     """
     overrides = Overrides.from_headers(headers)
-    model = inference_model(fixture, account, model_id, api)
+    model = inference_model(fixture, account, model_id, api, kind)
     decision = resolve_tier(fixture, account, model, service_tier)
     profile = overrides.apply(fixture.profile(model, decision.tier))
     return Admission(account, model, decision, profile, overrides, received_at)
@@ -135,18 +141,21 @@ async def take_resources(
     request: Resources | None = None,
     queue: capacity_queue.Queue | None = None,
     prompt_tokens: int | None = None,
+    requested_tokens: int | None = None,
 ) -> Admission:
     """Check the quota, take an Ultrafast slot (or downgrade) and count the request against the
     rate windows, in ``request``'s store. Returns the admission as served: its tier and profile
     change on a downgrade. Without ``request`` (a unit test of the rules alone) nothing is counted
     or held, and the admission is returned as it is. With a ``queue``, a request waits there while
     the Ultrafast pools are full. ``prompt_tokens``: the prompt as already counted, for the token
-    window (else it is counted here).
+    window (else it is counted here). ``requested_tokens`` replaces the whole cost in the token
+    window (prompt and most output, worked out from the body by
+    :func:`mockserver.service.ratelimits.requested_tokens`): an embeddings request gives its input tokens.
     """
     if request is None:
         return admission
     decision = await _take_shared_resources(
-        request, fixture, admission.account, admission.model, admission.tier, queue, prompt_tokens
+        request, fixture, admission.account, admission.model, admission.tier, queue, prompt_tokens, requested_tokens
     )
     if decision == admission.tier:
         return admission
@@ -154,7 +163,7 @@ async def take_resources(
     return replace(admission, tier=decision, profile=profile)
 
 
-async def admit(
+async def admission(
     fixture: Fixture,
     account: Account,
     headers: Mapping[str, str],
@@ -177,6 +186,7 @@ async def _take_shared_resources(
     decision: TierDecision,
     queue: capacity_queue.Queue | None = None,
     prompt_tokens: int | None = None,
+    requested_tokens: int | None = None,
 ) -> TierDecision:
     """Quota, then an Ultrafast slot (which may downgrade the tier), then the rate windows of the tier served.
 
@@ -203,7 +213,11 @@ async def _take_shared_resources(
             )
             if slot is None:
                 decision = TierDecision(decision.requested, "default", downgraded=True)
-        requested = ratelimits.requested_tokens(fixture, exchange.body, prompt_tokens)  # parsed once, by the route
+        requested = (  # the body was parsed once, by the route
+            ratelimits.requested_tokens(fixture, exchange.body, prompt_tokens)
+            if requested_tokens is None
+            else requested_tokens
+        )
         exchange.rate_limit_headers, refused = await ratelimits.take(
             store,
             now,

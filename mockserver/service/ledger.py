@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockserver.config.fixture import Fixture
-from mockserver.errors import mask_api_key
+from mockserver.errors.formats import mask_api_key
 from mockserver.service.exchange import Exchange, Usage
 from mockserver.state.store import Store, UsageEntry, UsageRow
 

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockserver import errors
-from mockserver.config.fixture import DEFAULT_RATE_LIMITS, Account, Fixture, Limit, PerFixture, Tier
+from mockserver.config.fixture import DEFAULT_RATE_LIMITS, Account, Fixture, Limit, Tier
 from mockserver.engine import tokens
 from mockserver.engine.conversation import text_of
+from mockserver.service.per_fixture import PerFixture
 from mockserver.state.store import Allowance, Store, WindowState
 
 SHARED_SCOPE = "shared"

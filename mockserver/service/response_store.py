@@ -11,8 +11,10 @@ other response is refused, as live. The whole store goes with :meth:`ResponseSto
 :class:`~mockserver.service.shared_responses.RedisResponseStore` in Redis, for every worker and
 replica. Both answer the same coroutines (:class:`BaseResponseStore`).
 
-The store is bounded (``Settings.stored_responses`` and ``stored_response_ttl``): past the
-count the oldest response is evicted, and a response older than the age limit is gone.
+The store is bounded (``Settings.stored_responses``, ``stored_response_ttl`` and
+``stored_response_bytes``): past the count or the bytes the oldest responses are evicted, and a
+response older than the age limit is gone. A response's size is that of its bodies, conversation
+and input items as JSON (:func:`stored_size`), what the Redis store keeps of it.
 An evicted response is the live API's 404, for ``GET`` and ``previous_response_id`` alike.
 """
 
@@ -24,8 +26,14 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+import orjson
+
 from mockserver import errors
-from mockserver.config.settings import DEFAULT_STORED_RESPONSE_TTL_S, DEFAULT_STORED_RESPONSES
+from mockserver.config.settings import (
+    DEFAULT_STORED_RESPONSE_BYTES,
+    DEFAULT_STORED_RESPONSE_TTL_S,
+    DEFAULT_STORED_RESPONSES,
+)
 from mockserver.engine.conversation import ConversationItem
 
 
@@ -50,6 +58,23 @@ class StoredResponse:
         if self.background and now < self.started_at:
             return {**self.in_progress_body, "status": "queued"}
         return self.in_progress_body
+
+
+def stored_record(response: StoredResponse) -> bytes:
+    """What a store keeps of a response besides its flags and times: its bodies, conversation and
+    input items, as JSON."""
+    record = {
+        "final_body": response.final_body,
+        "in_progress_body": response.in_progress_body,
+        "conversation": response.conversation,
+        "input_items": response.input_items,
+    }
+    return orjson.dumps(record)
+
+
+def stored_size(response: StoredResponse) -> int:
+    """The bytes a response counts against ``stored_response_bytes``."""
+    return len(stored_record(response))
 
 
 class BaseResponseStore:
@@ -117,33 +142,45 @@ class ResponseStore(BaseResponseStore):
         *,
         max_items: int = DEFAULT_STORED_RESPONSES,
         ttl_s: float = DEFAULT_STORED_RESPONSE_TTL_S,
+        max_bytes: int = DEFAULT_STORED_RESPONSE_BYTES,
     ) -> None:
         super().__init__(clock)
         self._max_items = max_items
         self._ttl_s = ttl_s
+        self._max_bytes = max_bytes
         self._items: dict[str, StoredResponse] = {}  # oldest first: dicts keep insertion order
         self._stored_at: dict[str, float] = {}
+        self._sizes: dict[str, int] = {}
+        self.bytes = 0  # what the stored responses take, as stored_size counts
         self._lock = threading.Lock()  # servers in threads of one process may share nothing else, but be safe
 
     async def put(self, response: StoredResponse) -> None:
+        size = stored_size(response)
         with self._lock:
             self._items[response.id] = response
             self._stored_at.setdefault(response.id, self._now())
+            self.bytes += size - self._sizes.get(response.id, 0)
+            self._sizes[response.id] = size
             self._evict()
 
     def _evict(self) -> None:
-        """Drop responses past the age limit, then the oldest past the count. The lock is held."""
+        """Drop responses past the age limit, then the oldest past the count or the bytes. The lock is held."""
         expired_before = self._now() - self._ttl_s
         gone: list[str] = []
-        left = len(self._stored_at)
+        left, size = len(self._stored_at), self.bytes
         for response_id, stored_at in self._stored_at.items():  # no copy: most calls stop at the first
-            if stored_at > expired_before and left <= self._max_items:
+            if stored_at > expired_before and left <= self._max_items and size <= self._max_bytes:
                 break  # everything after this one is younger
             gone.append(response_id)
             left -= 1
+            size -= self._sizes.get(response_id, 0)
         for response_id in gone:
-            del self._stored_at[response_id]
-            self._items.pop(response_id, None)
+            self._forget(response_id)
+
+    def _forget(self, response_id: str) -> None:
+        self._stored_at.pop(response_id, None)
+        self._items.pop(response_id, None)
+        self.bytes -= self._sizes.pop(response_id, 0)
 
     async def find(self, project: str, response_id: str) -> StoredResponse | None:
         with self._lock:
@@ -175,14 +212,15 @@ class ResponseStore(BaseResponseStore):
             found = self._items.get(response_id)
             if found is None or found.project != project:
                 raise response_not_found(response_id)
-            del self._items[response_id]
-            self._stored_at.pop(response_id, None)
+            self._forget(response_id)
         return {"id": response_id, "object": "response", "deleted": True}
 
     async def reset(self) -> None:
         with self._lock:
             self._items.clear()
             self._stored_at.clear()
+            self._sizes.clear()
+            self.bytes = 0
 
     async def count(self) -> int:
         with self._lock:

@@ -9,7 +9,9 @@ Keys, under the server's prefix:
   the bodies, conversation and input items (JSON). It expires ``--stored-response-ttl`` after it
   was stored;
 - ``responses:index``: a sorted set of the stored responses by when they were stored, which keeps
-  the count to ``--stored-responses`` (past it, the oldest are deleted as a new one is stored).
+  the count to ``--stored-responses`` (past it, the oldest are deleted as a new one is stored);
+- ``responses:sizes``: a hash of each stored response's size (its ``record``, in bytes), and
+  ``responses:bytes`` their total, which ``--stored-response-bytes`` bounds the same way.
 
 Each change is one Lua script (one round trip, atomic); a read is one ``HGETALL``. A response's
 status moves with time (``queued``, ``in_progress``, then its final status), so the times are
@@ -34,11 +36,16 @@ from typing import Any
 import orjson
 
 from mockserver import errors
-from mockserver.config.settings import DEFAULT_STORED_RESPONSE_TTL_S, DEFAULT_STORED_RESPONSES
+from mockserver.config.settings import (
+    DEFAULT_STORED_RESPONSE_BYTES,
+    DEFAULT_STORED_RESPONSE_TTL_S,
+    DEFAULT_STORED_RESPONSES,
+)
 from mockserver.service.response_store import (
     BaseResponseStore,
     StoredResponse,
     response_not_found,
+    stored_record,
 )
 from mockserver.state import shared
 
@@ -46,19 +53,35 @@ logger = logging.getLogger("mockserver")
 
 CANCEL_POLL_S = 0.2  # how soon a background stream in another process stops after a cancel
 
-# KEYS[1] the index, KEYS[2] the response. ARGV: now (ms), ttl (ms), max count, then the fields.
+# KEYS[1] the index, KEYS[2] the response, KEYS[3] the sizes, KEYS[4] the total bytes. ARGV: now
+# (ms), ttl (ms), max count, then the fields, then max bytes.
 _PUT = """
+local function forget(key)
+  redis.call('DEL', key)
+  redis.call('ZREM', KEYS[1], key)
+  local size = redis.call('HGET', KEYS[3], key)
+  if size then
+    redis.call('HDEL', KEYS[3], key)
+    redis.call('DECRBY', KEYS[4], size)
+  end
+end
 redis.call('HSET', KEYS[2], 'project', ARGV[4], 'background', ARGV[5], 'started', ARGV[6],
            'ready', ARGV[7], 'record', ARGV[8], 'cancelled', '0')
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('ZADD', KEYS[1], 'NX', ARGV[1], KEYS[2])
+local size = string.len(ARGV[8])
+redis.call('INCRBY', KEYS[4], size - tonumber(redis.call('HGET', KEYS[3], KEYS[2]) or '0'))
+redis.call('HSET', KEYS[3], KEYS[2], size)
 local expired_before = tonumber(ARGV[1]) - tonumber(ARGV[2])
-for _, key in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', expired_before)) do redis.call('DEL', key) end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', expired_before)
+for _, key in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', expired_before)) do forget(key) end
 local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
 if over > 0 then
-  for _, key in ipairs(redis.call('ZRANGE', KEYS[1], 0, over - 1)) do redis.call('DEL', key) end
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
+  for _, key in ipairs(redis.call('ZRANGE', KEYS[1], 0, over - 1)) do forget(key) end
+end
+while tonumber(redis.call('GET', KEYS[4]) or '0') > tonumber(ARGV[9]) do
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
+  if not oldest then break end
+  forget(oldest)
 end
 return redis.call('ZCARD', KEYS[1])
 """
@@ -73,15 +96,21 @@ local reply = {2}
 for _, v in ipairs(redis.call('HGETALL', KEYS[1])) do reply[#reply + 1] = v end
 return reply
 """
-# KEYS[1] the index, KEYS[2] the response. ARGV: project.
+# KEYS[1] the index, KEYS[2] the response, KEYS[3] the sizes, KEYS[4] the total bytes. ARGV: project.
 _DELETE = """
 if redis.call('HGET', KEYS[2], 'project') ~= ARGV[1] then return 0 end
 redis.call('ZREM', KEYS[1], KEYS[2])
+local size = redis.call('HGET', KEYS[3], KEYS[2])
+if size then
+  redis.call('HDEL', KEYS[3], KEYS[2])
+  redis.call('DECRBY', KEYS[4], size)
+end
 return redis.call('DEL', KEYS[2])
 """
+# KEYS: the index, the sizes, the total bytes.
 _RESET = """
 for _, key in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do redis.call('DEL', key) end
-return redis.call('DEL', KEYS[1])
+return redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 """
 
 
@@ -106,14 +135,18 @@ class RedisResponseStore(BaseResponseStore):
         *,
         max_items: int = DEFAULT_STORED_RESPONSES,
         ttl_s: float = DEFAULT_STORED_RESPONSE_TTL_S,
+        max_bytes: int = DEFAULT_STORED_RESPONSE_BYTES,
     ) -> None:
         super().__init__(clock)
+        self._max_bytes = max_bytes
         self._where = where
         self._redis = where.connection
         self._wall = wall_clock
         self._max_items = max_items
         self._ttl_ms = max(1, round(ttl_s * 1000))
         self._index = where.key("responses:index")
+        self._sizes = where.key("responses:sizes")
+        self._bytes = where.key("responses:bytes")
         self._put = self._redis.register_script(_PUT)
         self._cancel = self._redis.register_script(_CANCEL)
         self._delete = self._redis.register_script(_DELETE)
@@ -132,24 +165,17 @@ class RedisResponseStore(BaseResponseStore):
         return self._now() + (wall_ms / 1000 - self._wall())
 
     async def put(self, response: StoredResponse) -> None:
-        record = {
-            "final_body": response.final_body,
-            "in_progress_body": response.in_progress_body,
-            "conversation": response.conversation,
-            "input_items": response.input_items,
-        }
         fields = [
             response.project,
             "1" if response.background else "0",
             repr(self._wall_ms(response.started_at)),
             repr(self._wall_ms(response.ready_at)),
-            orjson.dumps(record),
+            stored_record(response),
         ]
         now_ms = round(self._wall() * 1000)
+        keys = [self._index, self._key(response.id), self._sizes, self._bytes]
         async with self._where.reaching():
-            await self._put(
-                keys=[self._index, self._key(response.id)], args=[now_ms, self._ttl_ms, self._max_items, *fields]
-            )
+            await self._put(keys=keys, args=[now_ms, self._ttl_ms, self._max_items, *fields, self._max_bytes])
 
     async def find(self, project: str, response_id: str) -> StoredResponse | None:
         async with self._where.reaching():
@@ -191,14 +217,16 @@ class RedisResponseStore(BaseResponseStore):
 
     async def delete(self, project: str, response_id: str) -> dict[str, Any]:
         async with self._where.reaching():
-            deleted = await self._delete(keys=[self._index, self._key(response_id)], args=[project])
+            deleted = await self._delete(
+                keys=[self._index, self._key(response_id), self._sizes, self._bytes], args=[project]
+            )
         if not deleted:
             raise response_not_found(response_id)
         return {"id": response_id, "object": "response", "deleted": True}
 
     async def reset(self) -> None:
         async with self._where.reaching():
-            await self._reset(keys=[self._index])
+            await self._reset(keys=[self._index, self._sizes, self._bytes])
 
     def cancel_flag(self, response_id: str, until: float) -> Callable[[], bool]:
         """Whether the background response being streamed here was cancelled, by any process. Polls

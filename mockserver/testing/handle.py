@@ -17,6 +17,8 @@ from mockserver.testing.server import DEFAULT_KEY, MockServer
 if TYPE_CHECKING:
     import openai
 
+    from mockserver.testing.recorder import RecordingProxy
+
 
 class MockServerHandle:
     """One test's handle on a running :class:`~mockserver.testing.server.MockServer` (the ``mockserver`` fixture).
@@ -31,16 +33,17 @@ class MockServerHandle:
         self.test_id = test_id
         self._baseline = server.state.snapshot()
         self._since = server.newest_call()
+        self.recording: RecordingProxy | None = None  # the proxy recording this test (record modes)
         self._clients: list[openai.OpenAI] = []  # closed when the test ends, so no socket outlives it
 
     @property
     def url(self) -> str:
-        return self.server.url
+        return self.recording.url if self.recording is not None else self.server.url
 
     @property
     def base_url(self) -> str:
-        """What to give the SDK as ``base_url`` (or ``OPENAI_BASE_URL``)."""
-        return self.server.base_url
+        """What to give the SDK as ``base_url`` (or ``OPENAI_BASE_URL``): the recording proxy while recording."""
+        return self.recording.base_url if self.recording is not None else self.server.base_url
 
     @property
     def headers(self) -> dict[str, str]:
@@ -50,6 +53,8 @@ class MockServerHandle:
     def client(self, key: str = DEFAULT_KEY, *, strict: bool = False, **kwargs: Any) -> openai.OpenAI:
         """An ``openai.OpenAI`` for ``key``. ``strict`` turns on ``_strict_response_validation``.
         It is closed when the test ends."""
+        if self.recording is not None:
+            kwargs.setdefault("base_url", self.recording.base_url)
         client = self.server.client(key, strict=strict, test_id=self.test_id, **kwargs)
         self._clients.append(client)
         return client

@@ -30,6 +30,7 @@ Fixtures:
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,8 +40,10 @@ import pytest
 
 if TYPE_CHECKING:
     from mockserver.testing.handle import MockServerHandle
+    from mockserver.testing.recorder import RecordingProxy
     from mockserver.testing.server import MockServer
 
+_RECORDED_HERE = pytest.StashKey[set[Path]]()
 SCOPES = ("session", "package", "module", "class", "function")
 MARKER_HELP = (
     "mockserver(config=None, time_scale=None, faults=None, scripts=None, tokens_per_second=None, ttft_ms=None, "
@@ -60,6 +63,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("mockserver_config", "fixture YAML the server starts with (default: built-in)", default="")
     parser.addini("mockserver_seed", "global seed of the server (default 0)", default="0")
     parser.addini("mockserver_env", "set OPENAI_BASE_URL / OPENAI_API_KEY during tests", type="bool", default=True)
+    group.addoption(
+        "--mockserver-record-mode",
+        choices=("none", "once", "new", "all"),
+        default=None,
+        help="none: replay each test's cassette; once: record a missing one; new: record what is missing; "
+        "all: record everything again (docs/recording.md)",
+    )
+    group.addoption("--mockserver-upstream", default=None, metavar="URL", help="the API recorded from")
+    parser.addini("mockserver_record_mode", "record mode: none (default), once, new or all", default="none")
+    parser.addini("mockserver_upstream", "the API the record modes record from", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -95,7 +108,7 @@ def mockserver(mockserver_server: MockServer, request: pytest.FixtureRequest) ->
     from mockserver.testing.handle import MockServerHandle
 
     handle = MockServerHandle(mockserver_server, test_id=_test_id(request.node.nodeid))
-    with pytest.MonkeyPatch.context() as env:
+    with pytest.MonkeyPatch.context() as env, contextlib.ExitStack() as stack:
         try:
             # Outermost marker first, so the one closest to the test wins.
             for marker in reversed(list(request.node.iter_markers("mockserver"))):
@@ -104,13 +117,54 @@ def mockserver(mockserver_server: MockServer, request: pytest.FixtureRequest) ->
             handle.reset()
             message = getattr(exc, "message", None) or str(exc)
             pytest.fail(f"@pytest.mark.mockserver: {message}", pytrace=False)
+        try:
+            recording = _cassette(handle, request)
+        except ValueError as exc:
+            handle.reset()
+            pytest.fail(f"mockserver cassette: {exc}", pytrace=False)
+        if recording is not None:
+            handle.recording = stack.enter_context(recording)
         if request.config.getini("mockserver_env"):
             env.setenv("OPENAI_BASE_URL", handle.base_url)
-            env.setenv("OPENAI_API_KEY", os.environ.get("MOCKSERVER_TEST_KEY", "sk-mock-preview"))
+            if handle.recording is None:
+                env.setenv("OPENAI_API_KEY", os.environ.get("MOCKSERVER_TEST_KEY", "sk-mock-preview"))
+            else:  # recording: the client's own key goes upstream
+                env.setenv("ANTHROPIC_BASE_URL", handle.url)
         try:
             yield handle
         finally:
             handle.close()
+
+
+def _cassette(handle: MockServerHandle, request: pytest.FixtureRequest) -> RecordingProxy | None:
+    """Replay this test's cassette (configured on the server), or the proxy that records it."""
+    from mockserver.testing import cassettes
+    from mockserver.testing.recorder import RecordingProxy
+
+    config = request.config
+    mode = config.getoption("mockserver_record_mode") or config.getini("mockserver_record_mode") or "none"
+    if mode not in cassettes.RECORD_MODES:
+        raise pytest.UsageError(f"mockserver_record_mode must be one of {', '.join(cassettes.RECORD_MODES)}")
+    test_file = Path(request.node.path)
+    named = next(
+        (m.kwargs["cassette"] for m in request.node.iter_markers("mockserver") if "cassette" in m.kwargs), None
+    )
+    path = test_file.parent / named if named is not None else cassettes.default_cassette(test_file, request.node.name)
+    started = config.stash.setdefault(_RECORDED_HERE, set())  # cassettes this run began: they go on recording
+    if not cassettes.records(mode, path, begun_here=path in started):
+        if path.exists():
+            patch: dict[str, Any] = {"replay": [str(path)]}
+            if not any("replay_timing" in m.kwargs for m in request.node.iter_markers("mockserver")):
+                patch["replay_timing"] = "instant"  # a test waits for nothing, unless it asks to
+            handle.configure(patch)
+        return None
+    upstream = config.getoption("mockserver_upstream") or config.getini("mockserver_upstream")
+    if not upstream:
+        raise ValueError(f"record mode {mode!r} needs --mockserver-upstream URL (or ini mockserver_upstream)")
+    if path not in started:
+        cassettes.prepare(mode, path)
+        started.add(path)
+    return RecordingProxy(upstream, path, replay_known=mode == "new")
 
 
 def marker_patch(marker: pytest.Mark, base_dir: Path, server: MockServer) -> dict[str, Any]:
@@ -121,6 +175,7 @@ def marker_patch(marker: pytest.Mark, base_dir: Path, server: MockServer) -> dic
     if marker.args:
         raise ValueError("takes keyword arguments only, e.g. config='scenario.yaml', faults=['status=503']")
     kwargs = dict(marker.kwargs)
+    kwargs.pop("cassette", None)  # the test's cassette: see _cassette
     for name in kwargs:
         if name != "config" and name not in KNOWN:
             raise ValueError(suggestions.unknown(name, [*KNOWN, "config"], "argument"))

@@ -19,8 +19,10 @@ from types import TracebackType
 
 import uvicorn
 
+from mockserver.cassettes import files, matching
 from mockserver.cassettes.files import DEFAULT_MAX_CASSETTE_BYTES, CassetteWriter
 from mockserver.cassettes.redaction import Redactor
+from mockserver.harness.replay.library import Library
 from mockserver.recording.proxy import Recorder, create_proxy_app
 from mockserver.recording.upstream import Upstream
 
@@ -38,13 +40,20 @@ class RecordingProxy:
         max_cassette_bytes: int = DEFAULT_MAX_CASSETTE_BYTES,
         host: str = "127.0.0.1",
         port: int = 0,
+        replay_known: bool = False,
     ) -> None:
+        """With ``replay_known``, a request the cassette already holds is answered from it (once per
+        recording) instead of being forwarded: only what is missing is recorded (record mode ``new``)."""
         self.cassette = Path(cassette)
+        known = None
+        if replay_known and self.cassette.exists():
+            known = Library([files.load(self.cassette)], matching.Rules())
         self.recorder = Recorder(
             Upstream(upstream),
             CassetteWriter(self.cassette, max_bytes=max_cassette_bytes),
             Redactor(redact),
             record_errors=record_errors,
+            known=known,
         )
         config = uvicorn.Config(create_proxy_app(self.recorder), host=host, port=port, log_level="warning")
         self._server = uvicorn.Server(config)

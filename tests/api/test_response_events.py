@@ -22,7 +22,7 @@ def timed_events(body: dict[str, Any]) -> tuple[list[tuple[float, dict[str, Any]
     clock = FakeClock(start=0.0)
     state = ServerState(settings=Settings(time_scale=1.0), fixture=load_fixture(), clock=clock)
     request = ResponseCreateRequest.model_validate({"model": "gpt-5.6-sol-ultrafast", **body})
-    admission = asyncio.run(access.admit(state.fixture, state.fixture.accounts[0], HEADERS, request.model, None))
+    admission = asyncio.run(access.admission(state.fixture, state.fixture.accounts[0], HEADERS, request.model, None))
     plan = plan_response(state, admission, request, body)
 
     async def collect() -> list[tuple[float, dict[str, Any]]]:

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from mockserver import MockServer
 from mockserver.config.faults import FaultMatch
 from mockserver.config.patterns import compile_pattern
-from mockserver.config.scripts import ScriptMatch
+from mockserver.config.script_rules import ScriptMatch
 
 PREVIEW = {"authorization": "Bearer sk-mock-preview"}
 CATASTROPHIC = "^(a+)+$"  # exponential in a backtracking engine on 'aaa...a!'

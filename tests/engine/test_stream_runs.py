@@ -18,7 +18,7 @@ from mockserver.engine.generation import Text, TextGenerator
 from mockserver.engine.pacing import FIRST_RUN_CHUNKS, RUN_CHUNKS, FakeClock, MonotonicClock, Pacer, Schedule
 from mockserver.engine.scheduler import MAX_WRITE_BYTES, StreamScheduler
 from mockserver.engine.streaming import COMPLETED, Item, Run
-from mockserver.harness.faults.streams import FaultPacer
+from mockserver.harness.faults.midstream import FaultPacer
 
 
 class Sink:

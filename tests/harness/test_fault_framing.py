@@ -16,7 +16,7 @@ from mockserver.engine.dialects import CHAT, RESPONSES
 from mockserver.engine.pacing import FakeClock, Schedule
 from mockserver.engine.streaming import DONE, data_event, play, typed_event
 from mockserver.errors.variants import ErrorContext, status_error
-from mockserver.harness.faults.streams import FaultPacer, with_fault
+from mockserver.harness.faults.midstream import FaultPacer, with_fault
 from mockserver.testing.handle import MockServerHandle
 
 

@@ -13,7 +13,7 @@ from mockserver import errors
 from mockserver.api.openai.chat import completions
 from mockserver.api.openai.schemas import ChatCompletionRequest
 from mockserver.config.fixture import ConfigError, load_fixture, parse_fixture
-from mockserver.config.scripts import ScriptRule
+from mockserver.config.script_rules import ScriptRule
 from mockserver.config.settings import Settings
 from mockserver.engine import tokens
 from mockserver.engine.pacing import FakeClock

@@ -49,8 +49,8 @@ def test_a_project_limited_to_some_models_gets_403_on_the_others() -> None:
     account = FIXTURE.account("sk-mock-mini-only")
     assert account is not None
     with pytest.raises(errors.PermissionDeniedError) as caught:
-        asyncio.run(access.admit(FIXTURE, account, {}, "gpt-5.6-sol", None))
+        asyncio.run(access.admission(FIXTURE, account, {}, "gpt-5.6-sol", None))
     assert caught.value.message == "Project `proj_mock_mini_only` does not have access to model `gpt-5.6-sol`"
     assert caught.value.code == "model_not_found"
-    assert asyncio.run(access.admit(FIXTURE, account, {}, "gpt-5.6-mini", None)).model.id == "gpt-5.6-mini"
+    assert asyncio.run(access.admission(FIXTURE, account, {}, "gpt-5.6-mini", None)).model.id == "gpt-5.6-mini"
     assert [m.id for m in access.visible_models(FIXTURE, account)] == ["gpt-5.6-mini"]

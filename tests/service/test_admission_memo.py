@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import httpx
 
-from mockserver.config.fixture import Account, Fixture, PerFixture, RateLimits, load_fixture
+from mockserver.config.fixture import Account, Fixture, RateLimits, load_fixture
 from mockserver.engine import generation, tokens
 from mockserver.service import ratelimits, tiers
+from mockserver.service.per_fixture import PerFixture
 from mockserver.testing.handle import MockServerHandle
 
 FIXTURE = load_fixture()

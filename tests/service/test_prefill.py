@@ -92,3 +92,16 @@ def test_the_formula_reads_cached_tokens_faster() -> None:
     assert cached == pytest.approx(1.0 + 10_000 / (10_000 * prefill.CACHED_SPEEDUP))
     assert prefill.prefill_seconds(profile, 20_000, cached_tokens=99_999) == pytest.approx(20_000 / 100_000)
     assert prefill.prefill_seconds(TimingProfile(tokens_per_second=50, ttft_ms=100), 20_000) == 0.0
+
+
+def test_the_responses_api_waits_for_the_prompt_too(paced: tuple[MockServer, FakeClock]) -> None:
+    server, clock = paced
+    started = clock.now()
+    reply = httpx.post(
+        f"{server.url}/v1/responses",
+        json={"model": "gpt-5.6-sol", "input": PROMPT, "service_tier": "ultrafast"},
+        headers={"authorization": f"Bearer {KEY}", **FAST_OUTPUT},
+        timeout=60,
+    )
+    assert reply.status_code == 200, reply.text
+    assert clock.now() - started == pytest.approx(0.2 + prompt_tokens() / 200_000, abs=0.01)

@@ -43,7 +43,7 @@ async def create_message(request: Request) -> Response:
     )
     if replayed is not None:
         return replayed
-    admission, plan = await serving.admit(
+    admission, plan = await serving.admit_and_plan(
         request,
         account,
         model=body.model,

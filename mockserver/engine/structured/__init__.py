@@ -31,6 +31,7 @@ from typing import Any
 import orjson
 
 from mockserver import errors
+from mockserver.config.patterns import PatternTooSlow
 from mockserver.engine.structured.arguments import Prompt as Prompt
 from mockserver.engine.structured.arguments import prompted_arguments
 from mockserver.engine.structured.build import Builder
@@ -78,7 +79,7 @@ def check_schema(schema: Any, source: SchemaSource) -> None:
 def _refusing(source: SchemaSource) -> Iterator[None]:
     try:
         yield
-    except SchemaError as exc:
+    except (SchemaError, PatternTooSlow) as exc:  # too slow: a backtracking pattern past the check's budget
         raise _invalid_schema(source, str(exc)) from None
     except RecursionError:  # a last resort: the nesting limits are meant to stop this first
         raise _invalid_schema(source, "In context=(), the schema nests too deeply") from None
@@ -184,6 +185,18 @@ def allowed_names(tool_choice: str | Mapping[str, Any] | None) -> set[str] | Non
             if isinstance(name, str):
                 names.add(name)
     return names
+
+
+def callable_tools(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None) -> set[str]:
+    """The function names a reply may call under ``tool_choice``."""
+    if tool_choice == "none":
+        return set()
+    names = {t.name for t in tools}
+    named = chosen_name(tool_choice)
+    if named is not None:
+        return names & {named}
+    allowed = allowed_names(tool_choice)
+    return names if allowed is None else names & allowed
 
 
 def check_tool_choice(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None) -> None:

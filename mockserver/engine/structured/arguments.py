@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mockserver.config.patterns import PatternTooSlow
 from mockserver.engine.structured.bindings import Binding, bind
 from mockserver.engine.structured.match import matches
 from mockserver.engine.structured.prompt_text import MAX_PROMPT_CHARS
@@ -43,7 +44,11 @@ def prompted_arguments(name: str, parameters: Mapping[str, Any], generated: Any,
         schemas = Schemas(parameters)
         bound = bind(name, parameters, schemas, prompt.latest, prompt.system)
         return merged(parameters, schemas, generated, bound) if bound else generated
-    except (SchemaError, RecursionError):  # a schema too tangled to check a value against: generated it is
+    except (
+        SchemaError,
+        RecursionError,
+        PatternTooSlow,
+    ):  # too tangled or slow to check a value against: generated it is
         return generated
 
 

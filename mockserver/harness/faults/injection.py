@@ -41,7 +41,7 @@ from mockserver.engine.dialects import Dialect
 from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.streaming import Item
 from mockserver.errors.variants import ErrorContext, status_error
-from mockserver.harness.faults.streams import FaultPacer, with_fault
+from mockserver.harness.faults.midstream import FaultPacer, with_fault
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.service.accounts import request_key
 from mockserver.service.exchange import Exchange

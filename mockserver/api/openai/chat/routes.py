@@ -29,7 +29,7 @@ async def create_chat_completion(request: Request) -> Response:
     if replayed is not None:
         return replayed
     exchange = exchange_of(request.scope)
-    admission, plan = await serving.admit(
+    admission, plan = await serving.admit_and_plan(
         request,
         account,
         model=body.model,

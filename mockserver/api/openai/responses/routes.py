@@ -31,7 +31,7 @@ async def create_response(request: Request) -> Response:
     if replayed is not None:
         return replayed
     previous = await lifecycle.earlier_turn(state, account.project, body.previous_response_id)
-    admission, plan = await serving.admit(
+    admission, plan = await serving.admit_and_plan(
         request,
         account,
         model=body.model,

@@ -19,12 +19,12 @@
 ``match`` uses the vocabulary of ``faults.rules`` (model, tier, key, path prefix, a
 ``message`` regex), except that ``message`` is searched in the latest user message
 only, plus ``turn``: the number of user messages in the conversation. How a rule is
-chosen and replayed lives in :mod:`mockserver.harness.scripts`.
+chosen and replayed lives in :mod:`mockserver.harness.scripted`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -115,6 +115,7 @@ class ScriptError(_Strict):
 
 
 MAX_SCRIPTED_CALLS = 16
+MAX_EMBEDDING_DIMENSIONS = 16_384  # as an embedding model's dimensions (mockserver.config.fixture)
 
 
 class ScriptStep(_Strict):
@@ -131,6 +132,15 @@ class ScriptStep(_Strict):
         ),
     )
     error: ScriptError | None = Field(default=None, description="An HTTP error: 'status=429' or {status, code}.")
+    embedding: list[Annotated[float, Field(allow_inf_nan=False)]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_EMBEDDING_DIMENSIONS,
+        description=(
+            "The vector /v1/embeddings returns for an input that 'message' matches, as written (with "
+            "'dimensions', its first values, normalised). Chat requests pass such a rule over."
+        ),
+    )
 
     @model_validator(mode="after")
     def _one_kind(self) -> ScriptStep:
@@ -140,7 +150,7 @@ class ScriptStep(_Strict):
         return self
 
     def _choices(self) -> tuple[str, ...]:
-        return ("text", "tool_calls", "error")
+        return ("text", "tool_calls", "error", "embedding")
 
     def _kinds(self) -> list[str]:
         return [name for name in self._choices() if getattr(self, name, None) is not None]
@@ -164,7 +174,7 @@ class ScriptReply(ScriptStep):
         return self
 
     def _choices(self) -> tuple[str, ...]:
-        return ("text", "tool_calls", "error", "sequence")
+        return ("text", "tool_calls", "error", "embedding", "sequence")
 
     @property
     def steps(self) -> list[ScriptStep]:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockserver import errors
 from mockserver.config import patterns
-from mockserver.config.scripts import ScriptError, ScriptMatch, ScriptRule, ScriptStep
+from mockserver.config.script_rules import ScriptError, ScriptMatch, ScriptRule, ScriptStep
 from mockserver.engine import structured
 from mockserver.engine.conversation import ConversationItem, answered
 from mockserver.engine.structured import FunctionSpec
@@ -177,7 +177,7 @@ def choose(
     memo: dict[int, int] = exchange.extra.setdefault(_MEMO, {}) if exchange is not None else {}
     used = sequences.steps(exchange)
     facts = facts_of(admission, exchange.path if exchange is not None else "", conversation)
-    offered = callable_tools(tools, tool_choice)
+    offered = structured.callable_tools(tools, tool_choice)
     chosen = None
     passed_over: list[str] = []
     for index, rule in enumerate(rules):
@@ -201,6 +201,9 @@ def choose(
                     continue
                 step = len(steps) - 1
         reply = steps[step or 0]
+        if reply.embedding is not None:
+            passed_over.append(f"{label}: its reply is an embedding vector, for /v1/embeddings")
+            continue
         if reply.tool_calls is not None and not all(call.name in offered for call in reply.tool_calls):
             passed_over.append(f"{label}: it calls a function the request does not offer")
             continue
@@ -268,18 +271,6 @@ def why_not(match: ScriptMatch, facts: Facts) -> str | None:
     return None
 
 
-def callable_tools(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None) -> set[str]:
-    """The function names a reply may call under ``tool_choice``."""
-    if tool_choice == "none":
-        return set()
-    names = {t.name for t in tools}
-    named = structured.chosen_name(tool_choice)
-    if named is not None:
-        return names & {named}
-    allowed = structured.allowed_names(tool_choice)
-    return names if allowed is None else names & allowed
-
-
 def error_for(spec: ScriptError, admission: Admission, time_scale: float) -> errors.MockAPIError:
     """The error a scripted ``error`` reply raises: the same body and headers as a ``status=`` fault."""
     account = admission.account
@@ -296,9 +287,3 @@ def error_for(spec: ScriptError, admission: Admission, time_scale: float) -> err
     if spec.message is not None:
         error.message = spec.message
     return error
-
-
-def tools_for(reply: ScriptStep, tools: Sequence[FunctionSpec]) -> list[tuple[FunctionSpec, str]]:
-    """Every function a ``tool_calls`` reply calls, in order, with its arguments: parallel tool calls."""
-    assert reply.tool_calls is not None
-    return [(next(t for t in tools if t.name == call.name), call.arguments_text()) for call in reply.tool_calls]

@@ -1,0 +1,40 @@
+"""``POST /v1/embeddings``."""
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from mockserver.api import whole_replies
+from mockserver.api.middleware import exchange_of, request_headers
+from mockserver.api.openai.embeddings import plan as embedding_plan
+from mockserver.api.openai.embeddings.schemas import EmbeddingRequest
+from mockserver.api.routing import body_schema, parse_body, server_state
+from mockserver.service import access
+
+router = APIRouter(prefix="/v1", tags=["embeddings"])
+
+
+@router.post("/embeddings", response_model=None, openapi_extra=body_schema(EmbeddingRequest))
+async def create_embedding(request: Request) -> Response:
+    """Embed text: one deterministic unit-length vector per input, closer for texts that share words."""
+    state = server_state(request)
+    exchange = exchange_of(request.scope)
+    account = access.authenticate(state.fixture, request_headers(request.scope))
+    body, raw = await parse_body(request, EmbeddingRequest)
+    admission, plan = await whole_replies.admit(
+        request,
+        account,
+        model=body.model,
+        kind="embedding",
+        raw_body=raw,
+        plan=lambda admitted: embedding_plan.plan_embeddings(state, admitted, body, exchange.path),
+        input_tokens=lambda planned: planned.input_tokens,
+        # Off the event loop: the first request loads cl100k_base (about a second), and a large one
+        # takes seconds to count and embed.
+        in_thread=True,
+    )
+    if plan.script is not None:
+        exchange.extra["script"] = plan.script
+    encoded = await whole_replies.encode_off_loop(
+        lambda: embedding_plan.document(plan, body.encoding_format), plan.values
+    )
+    return await whole_replies.respond(request, admission, input_tokens=plan.input_tokens, body=encoded)

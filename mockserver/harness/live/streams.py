@@ -1,0 +1,123 @@
+"""The streams in flight, as the dashboard lists them.
+
+:meth:`LiveStreams.add` costs one dict insert when a stream's reply starts; everything else is
+worked out only when a dashboard asks (:meth:`LiveStreams.rows`, at most a few times a second).
+How far a stream has got is read from the scheduler's own record of it: the deadline of the
+next frame it has not written yet (:attr:`~mockserver.engine.scheduler.ActiveStream.due`).
+Every token due before that deadline has gone out, so the tokens sent, the achieved rate and
+the lateness (how far behind its schedule the scheduler is with the stream) are what the
+server really did, not what it planned.
+
+Bounded: finished streams are dropped whenever the registry has doubled since the last sweep,
+so it holds at most about twice the streams in flight, dashboard or not.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from mockserver.engine.active_stream import ActiveStream
+from mockserver.engine.pacing import Schedule
+from mockserver.harness.journal import TEST_ID_HEADER
+from mockserver.harness.masking import Masker
+from mockserver.harness.metrics import FIRST_TOKEN_AT
+from mockserver.service.accounts import request_key
+from mockserver.service.exchange import Exchange
+
+SWEEP_FLOOR = 64  # the registry is swept once it holds this many more entries than after the last sweep
+MAX_ROWS = 500  # a dashboard is sent at most this many streams (the oldest first)
+
+
+@dataclass(frozen=True)
+class LiveStream:
+    exchange: Exchange
+    schedule: Schedule
+    source: object  # the iterator the scheduler plays: how its ActiveStream is found
+
+
+class LiveStreams:
+    """The streams of this process whose replies have started and not finished."""
+
+    def __init__(self) -> None:
+        self._streams: dict[int, LiveStream] = {}
+        self._swept_at = 0
+
+    def __len__(self) -> int:
+        return len(self._streams)
+
+    def add(self, exchange: Exchange, schedule: Schedule, source: object) -> None:
+        self._streams[id(exchange)] = LiveStream(exchange, schedule, source)
+        if len(self._streams) >= 2 * self._swept_at + SWEEP_FLOOR:
+            self.sweep()
+
+    def sweep(self) -> None:
+        """Drop the streams whose replies have finished."""
+        self._streams = {k: s for k, s in self._streams.items() if s.exchange.finished_at is None}
+        self._swept_at = len(self._streams)
+
+    def clear(self) -> None:
+        self._streams.clear()
+        self._swept_at = 0
+
+    def rows(self, now: float, active: Iterable[ActiveStream], known_keys: Iterable[str]) -> list[dict[str, Any]]:
+        """One row per stream being played now, oldest first, keys masked."""
+        self.sweep()
+        playing = {id(stream.source): stream for stream in active}
+        masker = Masker(known_keys)
+        rows = []
+        for live in self._streams.values():
+            stream = playing.get(id(live.source))
+            if stream is not None:
+                rows.append(_row(live, stream, now, masker))
+                if len(rows) >= MAX_ROWS:
+                    break
+        return rows
+
+
+def progress(schedule: Schedule, stream: ActiveStream, now: float) -> tuple[int, float]:
+    """Tokens the scheduler has written so far, and how many seconds it is behind the stream's schedule."""
+    planned = schedule.total_tokens
+    if stream.ending or stream.over:
+        return planned, 0.0
+    due = stream.due - stream.shift  # on the schedule's own scale: the stream is anchored at its first token
+    if due >= schedule.end:  # only the closing events are left
+        return planned, max(0.0, now - due) if due != float("inf") else 0.0
+    sent = min(planned, max(0, schedule.due_count(due) - 1))
+    late = 0.0 if stream.blocked else max(0.0, now - due)  # a blocked stream waits for its client, not the server
+    return sent, late
+
+
+def _row(live: LiveStream, stream: ActiveStream, now: float, masker: Masker) -> dict[str, Any]:
+    ex, schedule = live.exchange, live.schedule
+    sent, late = progress(schedule, stream, now)
+    first = ex.extra.get(FIRST_TOKEN_AT)
+    achieved = None
+    if first is not None and sent > 1 and now > first:
+        achieved = round((sent - 1) / (now - first), 2)
+    key = request_key(ex.headers)
+    engine_lateness = getattr(stream, "lateness", None)  # the engine's own figure, where it keeps one
+    return {
+        "id": ex.request_id,
+        "path": ex.path,
+        "model": ex.model,
+        "tier": ex.tier,
+        "key": masker.secret_value(key) if key else None,
+        "test_id": _test_id(ex, masker),
+        "target_rate": round(1 / schedule.interval, 2) if schedule.interval > 0 else None,
+        "achieved_rate": achieved,
+        "tokens_sent": sent,
+        "tokens_planned": schedule.total_tokens,
+        "ttft_ms": None if first is None else round((first - ex.started_at) * 1000, 1),
+        "late_ms": round((engine_lateness if isinstance(engine_lateness, float) else late) * 1000, 1),
+        "client_slow": stream.blocked,
+        "age_s": round(now - ex.started_at, 3),
+        "process": os.getpid(),  # with --workers, which worker plays it
+    }
+
+
+def _test_id(exchange: Exchange, masker: Masker) -> str | None:
+    test_id = exchange.headers.get(TEST_ID_HEADER)
+    return masker.text(test_id) if test_id else None

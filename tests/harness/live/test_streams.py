@@ -1,0 +1,71 @@
+"""The streams view reads how far each stream has got from the scheduler's own state, on a fake clock."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from mockserver.engine.pacing import Schedule
+from mockserver.harness.live import streams
+from mockserver.harness.live.streams import LiveStreams, progress
+from mockserver.harness.metrics import FIRST_TOKEN_AT
+from mockserver.service.exchange import Exchange
+
+SCHEDULE = Schedule.build(start=100.0, ttft=1.0, tokens_per_second=100.0, total_tokens=500)
+
+
+def playing(due: float, **state: Any) -> Any:
+    """What the scheduler keeps of a stream: its next deadline, and whether it is blocked or ending."""
+    return SimpleNamespace(
+        **{"due": due, "ending": False, "over": False, "blocked": False, "source": object(), **state}
+    )
+
+
+def exchange(**headers: str) -> Exchange:
+    return Exchange("req_1", "POST", "/v1/chat/completions", headers, started_at=100.0, model="m", tier="priority")
+
+
+def test_tokens_sent_are_those_due_before_the_next_unwritten_frame() -> None:
+    assert progress(SCHEDULE, playing(SCHEDULE.due_at(0)), now=101.0) == (0, 0.0)
+    assert progress(SCHEDULE, playing(SCHEDULE.due_at(250)), now=SCHEDULE.due_at(250)) == (250, 0.0)
+
+
+def test_a_stream_behind_its_schedule_shows_how_late_it_is() -> None:
+    sent, late = progress(SCHEDULE, playing(SCHEDULE.due_at(100)), now=SCHEDULE.due_at(100) + 0.25)
+    assert sent == 100
+    assert abs(late - 0.25) < 1e-9
+
+
+def test_a_stream_whose_client_is_not_reading_is_not_the_servers_lateness() -> None:
+    assert progress(SCHEDULE, playing(SCHEDULE.due_at(100), blocked=True), now=110.0) == (100, 0.0)
+
+
+def test_a_stream_past_its_last_token_has_sent_them_all() -> None:
+    assert progress(SCHEDULE, playing(SCHEDULE.end), now=SCHEDULE.end) == (500, 0.0)
+    assert progress(SCHEDULE, playing(0.0, ending=True), now=200.0) == (500, 0.0)
+
+
+def test_a_row_has_the_achieved_rate_ttft_and_masked_key() -> None:
+    live = LiveStreams()
+    ex = exchange(authorization="Bearer sk-mock-preview", **{"x-mock-test-id": "t-1"})
+    ex.extra[FIRST_TOKEN_AT] = 101.0
+    stream = playing(SCHEDULE.due_at(201))
+    live.add(ex, SCHEDULE, stream.source)
+    (row,) = live.rows(now=SCHEDULE.due_at(200) + 0.001, active=[stream], known_keys=["sk-mock-preview"])
+    assert row["tokens_sent"] == 201 and row["tokens_planned"] == 500
+    assert row["target_rate"] == 100.0
+    assert abs(row["achieved_rate"] - 100.0) < 0.2
+    assert row["ttft_ms"] == 1000.0
+    assert row["key"] != "sk-mock-preview" and row["key"].startswith("sk-moc")
+    assert row["test_id"] == "t-1" and row["tier"] == "priority"
+
+
+def test_streams_not_played_are_not_listed_and_finished_ones_are_swept() -> None:
+    live = LiveStreams()
+    finished = [exchange() for _ in range(streams.SWEEP_FLOOR + 10)]
+    for ex in finished:
+        ex.finished_at = 120.0
+        live.add(ex, SCHEDULE, object())
+    assert len(live) <= streams.SWEEP_FLOOR  # swept as it grew, with no dashboard reading
+    assert live.rows(now=101.0, active=[], known_keys=[]) == []
+    assert len(live) == 0

@@ -1,0 +1,80 @@
+"""Every figure the README and the manual publish comes from a script's results file.
+
+- Every ``benchmarks/results/...`` file the docs name exists in the repository.
+- A table the docs mark with ``<!-- figures: benchmarks/results/NAME.json -->`` on the line before
+  it gives only numbers that file holds: each number in its cells (but the first, which names the
+  row) is one of the file's numbers, as rounded in the table (``1,775`` is 1775; a sign is kept).
+  A benchmark rerun whose figures changed fails this until the table is updated with them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+NAMED = re.compile(r"benchmarks/results/[a-z0-9][a-z0-9_.-]*\.(?:json|png|csv|txt)")  # NAME: a placeholder
+MARKED = re.compile(r"<!-- figures: (benchmarks/results/[\w.-]+\.json) -->\n((?:\|.*\|[ \t]*\n?)+)")
+NUMBER = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?")
+
+
+def named() -> Iterator[tuple[str, str]]:
+    for doc in DOCS:
+        for path in sorted(set(NAMED.findall(doc.read_text(encoding="utf-8")))):
+            yield doc.relative_to(ROOT).as_posix(), path
+
+
+def marked_tables() -> Iterator[tuple[str, str, str]]:
+    for doc in DOCS:
+        for match in MARKED.finditer(doc.read_text(encoding="utf-8")):
+            yield doc.relative_to(ROOT).as_posix(), match.group(1), match.group(2)
+
+
+def numbers_in(value: Any) -> Iterator[float]:
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int | float):
+        yield float(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from numbers_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from numbers_in(item)
+
+
+def shown_numbers(table: str) -> Iterator[str]:
+    """The numbers in a table's cells, header and separator rows and first column left out."""
+    for row in table.strip().splitlines()[2:]:
+        for cell in row.strip().strip("|").split("|")[1:]:
+            yield from NUMBER.findall(cell)
+
+
+def matches(shown: str, held: list[float]) -> bool:
+    text = shown.replace(",", "")
+    decimals = len(text.partition(".")[2])
+    value = float(text)
+    return any(round(number, decimals) == value or round(abs(number), decimals) == abs(value) for number in held)
+
+
+@pytest.mark.parametrize(("doc", "path"), list(named()))
+def test_every_results_file_the_docs_name_exists(doc: str, path: str) -> None:
+    assert (ROOT / path).is_file(), f"{doc} names {path}, which is not in the repository: run its script"
+
+
+def test_the_docs_mark_their_tables_of_figures() -> None:
+    assert list(marked_tables()), "no table is marked <!-- figures: benchmarks/results/... -->"
+
+
+@pytest.mark.parametrize(("doc", "path", "table"), list(marked_tables()))
+def test_a_marked_table_gives_the_numbers_of_its_results_file(doc: str, path: str, table: str) -> None:
+    assert (ROOT / path).is_file(), f"{doc} marks a table with {path}, which is not in the repository"
+    held = list(numbers_in(json.loads((ROOT / path).read_text(encoding="utf-8"))))
+    missing = [shown for shown in shown_numbers(table) if not matches(shown, held)]
+    assert not missing, f"{doc}: the table marked with {path} shows numbers the file does not hold: {missing}"

@@ -82,7 +82,7 @@ def progress(schedule: Schedule, stream: ActiveStream, now: float) -> tuple[int,
     planned = schedule.total_tokens
     if stream.ending or stream.over:
         return planned, 0.0
-    due = stream.due - stream.shift  # on the schedule's own scale: the stream is anchored at its first token
+    due = stream.due - getattr(stream, "shift", 0.0)  # on the schedule's scale: anchored at the first token
     if due >= schedule.end:  # only the closing events are left
         return planned, max(0.0, now - due) if due != float("inf") else 0.0
     sent = min(planned, max(0, schedule.due_count(due) - 1))

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from mockserver.commands import recording
+from mockserver.commands import analysis, recording
 from mockserver.config import presets
 from mockserver.config.fixture import ConfigError, default_fixture_path, load_fixture
 from mockserver.config.rates import apply_rates
@@ -69,6 +69,8 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     add_health(commands)
     recording.add_record(commands)
     recording.add_cassette(commands)
+    analysis.add_whatif(commands)
+    analysis.add_calibrate(commands)
     commands.add_parser(
         "presets",
         help="list the timing presets with their rates and sources",
@@ -301,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
             return recording.record(args)
         if args.command == "cassette":
             return recording.cassette(args)
+        if args.command in ("whatif", "calibrate"):
+            return analysis.whatif(args) if args.command == "whatif" else analysis.calibrate(args)
         if args.command == "health":
             from mockserver.process import probe_health
 

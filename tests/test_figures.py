@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 NAMED = re.compile(r"benchmarks/results/[a-z0-9][a-z0-9_.-]*\.(?:json|png|csv|txt)")  # NAME: a placeholder
 MARKED = re.compile(r"<!-- figures: (benchmarks/results/[\w.-]+\.json) -->\n((?:\|.*\|[ \t]*\n?)+)")
-NUMBER = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?")
+# A number standing on its own: not part of a name (``gpt-oss-120b``, ``claude-opus-4.8``).
+NUMBER = re.compile(r"(?<![\w.\-/])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.])")
+CODE = re.compile(r"`[^`]*`")
 
 
 def named() -> Iterator[tuple[str, str]]:
@@ -53,7 +55,7 @@ def shown_numbers(table: str) -> Iterator[str]:
     """The numbers in a table's cells, header and separator rows and first column left out."""
     for row in table.strip().splitlines()[2:]:
         for cell in row.strip().strip("|").split("|")[1:]:
-            yield from NUMBER.findall(cell)
+            yield from NUMBER.findall(CODE.sub("", cell))
 
 
 def matches(shown: str, held: list[float]) -> bool:

@@ -174,6 +174,7 @@ class RequestContextMiddleware:
                 raise
             await send_error(errors.InternalServerError())
         finally:
+            exchange.let_go()
             await exchange.capacity_released()
             if not finished and started:
                 exchange.disconnected = True  # the reply never ended: the client left, or a fault closed it

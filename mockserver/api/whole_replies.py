@@ -13,7 +13,7 @@ Faults apply as to any inference request (:mod:`mockserver.harness.faults.inject
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
@@ -50,15 +50,18 @@ async def admit(
     plan: Callable[[Admission], Plan],
     input_tokens: Callable[[Plan], int],
     in_thread: bool,
+    before_plan: Callable[[Admission], Awaitable[None]] | None = None,
 ) -> tuple[Admission, Plan]:
-    """Resolve the model (of ``kind``), plan the reply (in a worker thread with ``in_thread``),
-    then count its input tokens against the rate windows."""
+    """Resolve the model (of ``kind``), await ``before_plan`` (which may refuse it), plan the reply
+    (in a worker thread with ``in_thread``), then count its input tokens against the rate windows."""
     state = server_state(request)
     exchange = exchange_of(request.scope)
     resolved = access.resolve(
         state.fixture, account, request_headers(request.scope), model, None, received_at=exchange.started_at, kind=kind
     )
     serving.record_admission(request, resolved, raw_body, stream=False)
+    if before_plan is not None:
+        await before_plan(resolved)
     if in_thread:
         planned = await anyio.to_thread.run_sync(plan, resolved)
     else:

@@ -3,7 +3,8 @@
 Each model has a ``context_window`` (prompt and output together). A request whose prompt, plus
 the output it asks for (``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``, when
 set), passes the window gets a 400 ``invalid_request_error`` before anything is counted against
-its limits, worded per API:
+its limits (an output limit past the model's ``max_output_tokens`` is left out: the live API
+refuses it as too large, :mod:`.output_limits`), worded per API:
 
 - Chat Completions: ``param: "messages"``, ``code: "context_length_exceeded"``, "This model's maximum
   context length is N tokens. However, your messages resulted in M tokens. ..." (or, with an output
@@ -37,7 +38,12 @@ async def measure(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
     """Count the prompt of a parsed request ``body`` (at most one window of it), or raise the live 400
     when it does not fit ``model``'s window with the output the request asks for."""
     counted = await prompt_count.count_messages(ratelimits.prompt_texts(body), limit=model.context_window)
-    check(model, counted.tokens, ratelimits.requested_output(body), dialect)
+    output = ratelimits.requested_output(body)
+    if output is not None and output > model.max_output_tokens:
+        # Past what the model can write at all: refused for that (:mod:`.output_limits`, "max_tokens is
+        # too large"), as the live API does, whatever the prompt; the window is checked for the prompt alone.
+        output = None
+    check(model, counted.tokens, output, dialect)
     return counted
 
 

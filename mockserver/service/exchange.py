@@ -75,6 +75,8 @@ class Exchange:
     dialect: Dialect | None = None  # how its reply's stream is framed, set by the route that serves it
     route: str | None = None  # the matched route's template (/v1/responses/{response_id}); None if none matched
     refusal: Refusal | None = None  # the error the reply carried, if it was one
+    # What the request holds until its reply has gone out (or its client left): each is called once, then.
+    releases: list[Callable[[], None]] = field(default_factory=list)
 
     def refused(self, error: errors.MockAPIError, body: dict[str, Any]) -> None:
         """Note the error this exchange answers with; ``body`` is the error body as rendered."""
@@ -86,6 +88,12 @@ class Exchange:
         """Start giving back the Ultrafast slot, if any. Safe to call any number of times."""
         if self.capacity_slot is not None:
             self.capacity_slot.release()
+
+    def let_go(self) -> None:
+        """Call what :attr:`releases` holds, once."""
+        releases, self.releases = self.releases, []
+        for release in releases:
+            release()
 
     async def capacity_released(self) -> None:
         """Give back the Ultrafast slot, if any, and wait until the store has it."""

@@ -59,3 +59,16 @@ def test_measure_counts_the_body_as_the_rate_limits_do() -> None:
     assert counted.tokens == tokens.count_messages(["word " * 100])
     with pytest.raises(errors.InvalidRequestError):
         asyncio.run(context_window.measure(MODEL, {**body, "max_tokens": 990}, "chat"))
+
+
+def test_an_output_limit_past_the_models_own_is_left_to_the_output_check() -> None:
+    small_output = ModelSpec(id="m", context_window=1000, max_output_tokens=100)
+    body = {"messages": [{"role": "user", "content": "word " * 100}], "max_tokens": 10**12}
+    counted = asyncio.run(context_window.measure(small_output, body, "chat"))  # "max_tokens is too large" comes later
+    assert counted.tokens == tokens.count_messages(["word " * 100])
+    with pytest.raises(errors.InvalidRequestError, match="your messages resulted in"):  # the prompt alone
+        asyncio.run(
+            context_window.measure(
+                small_output, {**body, "messages": [{"role": "user", "content": "a " * 2000}]}, "chat"
+            )
+        )

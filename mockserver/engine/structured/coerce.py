@@ -13,6 +13,7 @@ a schema with any other pattern keeps its generated strings (see :func:`linear_p
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -196,8 +197,11 @@ def _has_string(value: Any) -> bool:
 
 
 def _finite(value: Any) -> bool:
+    """No infinity or NaN, and no integer too large for a float (``f(1e400)``, or 400 nines written out)."""
     if isinstance(value, float):
         return math.isfinite(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return abs(value) <= sys.float_info.max  # compared exactly: no conversion
     if isinstance(value, list):
         return all(_finite(v) for v in value)
     if isinstance(value, dict):

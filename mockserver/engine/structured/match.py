@@ -78,7 +78,9 @@ def _count(schemas: Schemas, value: Any, branches: list[Any], step: int, *, stop
 
 def is_type(value: Any, kind: str) -> bool:
     if kind == "integer":
-        return isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer()
+        if isinstance(value, bool):
+            return False
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
     if kind == "number":
         return isinstance(value, int | float) and not isinstance(value, bool)
     expected = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}

@@ -10,8 +10,12 @@ Each refusal is a 400 in the live API's words: ``'$.input' is invalid...`` for a
 vocabulary), ``Invalid 'input': maximum context length is 8192 tokens.`` for a long input, and
 ``Requested N tokens, max 300000 tokens per request`` (type and code ``max_tokens_per_request``).
 
-Counting is bounded: an input is counted no further than just past 8,192 tokens, so a request
-costs at most the counting of its 2,048 inputs' first 8,192 tokens, whatever the body holds.
+Counting is bounded: an input is counted no further than just past 8,192 tokens, and the inputs
+no further than just past 300,000 tokens in all, so a request costs at most the counting of about
+300,000 tokens, whatever the body holds. Past that the request is refused, and the ``N`` of its
+message is the tokens counted so far plus the rest estimated at the rate counted so far (as a chat
+prompt past its context window is). Token arrays are measured by their lengths before any is read
+back into text.
 """
 
 from __future__ import annotations
@@ -39,19 +43,39 @@ class EmbeddingInput:
 def read_inputs(value: Any) -> list[EmbeddingInput]:
     """The inputs of ``input``, or the live 400 that refuses it."""
     if isinstance(value, str):
-        inputs = [_text_input(value)]
-    elif isinstance(value, list) and value and len(value) <= MAX_INPUTS and all(isinstance(v, str) for v in value):
-        inputs = [_text_input(v) for v in value]
-    elif isinstance(value, list) and value and all(cl100k.valid_token(v) for v in value):
-        inputs = [_token_input(value)]
-    elif isinstance(value, list) and value and len(value) <= MAX_INPUTS and all(_token_array(v) for v in value):
-        inputs = [_token_input(v) for v in value]
-    else:
+        return _text_inputs([value])
+    if isinstance(value, list) and value and len(value) <= MAX_INPUTS and all(isinstance(v, str) for v in value):
+        return _text_inputs(value)
+    if isinstance(value, list) and value and all(cl100k.valid_token(v) for v in value):
+        return _token_inputs([value])
+    if isinstance(value, list) and value and len(value) <= MAX_INPUTS and all(_token_array(v) for v in value):
+        return _token_inputs(value)
+    raise invalid_input()
+
+
+def _text_inputs(texts: list[str]) -> list[EmbeddingInput]:
+    if not all(texts):
         raise invalid_input()
-    total = sum(i.tokens for i in inputs)
+    inputs: list[EmbeddingInput] = []
+    total = chars = 0
+    for text in texts:
+        item = _text_input(text)
+        inputs.append(item)
+        total += item.tokens
+        chars += len(text)
+        if total > MAX_REQUEST_TOKENS:  # refused whatever the rest holds: estimate it rather than count it
+            rest = sum(len(other) for other in texts[len(inputs) :])
+            raise too_many_tokens(total + round(rest * total / chars))
+    return inputs
+
+
+def _token_inputs(arrays: list[list[int]]) -> list[EmbeddingInput]:
+    if any(len(array) > MAX_INPUT_TOKENS for array in arrays):
+        raise input_too_long()
+    total = sum(len(array) for array in arrays)
     if total > MAX_REQUEST_TOKENS:
         raise too_many_tokens(total)
-    return inputs
+    return [EmbeddingInput(cl100k.decode(array), len(array)) for array in arrays]
 
 
 def _token_array(value: Any) -> bool:
@@ -59,18 +83,10 @@ def _token_array(value: Any) -> bool:
 
 
 def _text_input(text: str) -> EmbeddingInput:
-    if not text:
-        raise invalid_input()
     tokens = cl100k.count_up_to(text, MAX_INPUT_TOKENS)
     if tokens > MAX_INPUT_TOKENS:
         raise input_too_long()
     return EmbeddingInput(text, tokens)
-
-
-def _token_input(token_ids: list[int]) -> EmbeddingInput:
-    if len(token_ids) > MAX_INPUT_TOKENS:
-        raise input_too_long()
-    return EmbeddingInput(cl100k.decode(token_ids), len(token_ids))
 
 
 def invalid_input() -> errors.InvalidRequestError:

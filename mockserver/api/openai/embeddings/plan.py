@@ -20,7 +20,9 @@ from mockserver.engine import embeddings
 from mockserver.engine.embeddings import Vector
 from mockserver.harness.embedding_scripts import scripted_vector
 from mockserver.runtime import ServerState
+from mockserver.service import large_work
 from mockserver.service.access import Admission
+from mockserver.service.exchange import Exchange
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,23 @@ def plan_embeddings(state: ServerState, admission: Admission, body: EmbeddingReq
     generated = list(dict.fromkeys(item.text for item in inputs if item.text not in made))
     made.update(zip(generated, embeddings.embed_many(model.id, generated, size), strict=True))
     return EmbeddingPlan(model.id, inputs, [made[item.text] for item in inputs], script)
+
+
+def reply_values(admission: Admission, body: EmbeddingRequest) -> int:
+    """How many numbers the reply will carry, from the body alone (before its inputs are read)."""
+    value = body.input
+    inputs = len(value) if isinstance(value, list) and value and not isinstance(value[0], int) else 1
+    return inputs * (body.dimensions or admission.model.dimensions or 0)
+
+
+async def make_room(exchange: Exchange, admission: Admission, body: EmbeddingRequest) -> None:
+    """Hold one of the process's places for large requests (:mod:`mockserver.service.large_work`)
+    until the reply has gone out, when this one is large; the live 503 if none comes free in time."""
+    if reply_values(admission, body) <= large_work.LARGE_VALUES:
+        return
+    if not await large_work.LARGE.take():
+        raise large_work.overloaded()
+    exchange.releases.append(large_work.LARGE.release)
 
 
 def document(plan: EmbeddingPlan, encoding_format: str | None) -> dict[str, Any]:

@@ -2,6 +2,13 @@
 
 The live API answers an array of strings with one result each, and an array of multi-modal parts
 (texts and images) with a single result for all of them, which is what this does.
+
+Limits: at most :data:`MAX_IMAGES` image per request, refused in the live API's words
+(``400 Number of images (2) exceeds maximum of 1``, code ``too_many_images``); and at most
+:data:`MAX_INPUTS` strings or parts, refused as the live API refuses any array past its maximum
+(code ``array_above_max_length``). OpenAI publishes no figure for the second; it is an
+assumption that keeps the reply bounded (each result is about 1.3 KB of JSON, so 2,048 inputs make
+under 3 MB, where three bytes of ``"",`` per input once made a 32 MiB body into gigabytes).
 """
 
 from __future__ import annotations
@@ -10,10 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mockserver import errors
 from mockserver.api.openai.moderations.schemas import ModerationRequest, ModerationTextInput
 from mockserver.config.moderation import ModerationRule
 from mockserver.engine import moderation, tokens
 from mockserver.engine.moderation import Part
+
+MAX_INPUTS = 2_048  # assumption: the embeddings endpoint's figure; the live API publishes none
+MAX_IMAGES = 1
 
 
 @dataclass(frozen=True)
@@ -31,6 +42,25 @@ def plan_moderation(rules: Sequence[ModerationRule], body: ModerationRequest) ->
 
 def document(plan: ModerationPlan, moderation_id: str) -> dict[str, Any]:
     return {"id": moderation_id, "model": plan.model, "results": plan.results}
+
+
+def check_limits(body: ModerationRequest) -> None:
+    """Refuse, as live, an input array past :data:`MAX_INPUTS` or more than :data:`MAX_IMAGES` image."""
+    value = body.input
+    if isinstance(value, str):
+        return
+    if len(value) > MAX_INPUTS:
+        raise errors.InvalidRequestError(
+            f"Invalid 'input': array too long. Expected an array with maximum length {MAX_INPUTS}, "
+            f"but got an array with length {len(value)} instead.",
+            param="input",
+            code="array_above_max_length",
+        )
+    images = sum(1 for item in value if not isinstance(item, str | ModerationTextInput))
+    if images > MAX_IMAGES:
+        raise errors.InvalidRequestError(
+            f"Number of images ({images}) exceeds maximum of {MAX_IMAGES}", param="input", code="too_many_images"
+        )
 
 
 def _inputs(body: ModerationRequest) -> list[list[Part]]:

@@ -23,6 +23,7 @@ async def create_moderation(request: Request) -> Response:
     exchange = exchange_of(request.scope)
     account = access.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse_body(request, ModerationRequest)
+    moderation_plan.check_limits(body)
     rules = state.fixture.moderation.rules
     admission, plan = await whole_replies.admit(
         request,

@@ -1,0 +1,104 @@
+"""Large embeddings requests over HTTP: at most a few are made at once, the others wait or get the
+live, retryable 503, and a place is always given back (reply sent, refused, or the client gone)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from mockserver import MockServer
+from mockserver.service import large_work
+
+PREVIEW = {"authorization": "Bearer sk-mock-preview"}
+# 700 inputs at 1,536 dimensions: just past LARGE_VALUES numbers, yet quick to make (one short word each).
+LARGE_BODY: dict[str, Any] = {"model": "text-embedding-3-small", "input": ["word"] * 700, "encoding_format": "float"}
+
+
+@pytest.fixture(scope="module")
+def running() -> Iterator[MockServer]:
+    with MockServer(time_scale=0, seed=1) as server:  # in this process: it shares large_work.LARGE
+        yield server
+
+
+@pytest.fixture
+def places(monkeypatch: pytest.MonkeyPatch) -> Iterator[large_work.LargeWork]:
+    fresh = large_work.LargeWork(limit=2, wait_s=0)
+    monkeypatch.setattr(large_work, "LARGE", fresh)
+    yield fresh
+
+
+def settled(places: large_work.LargeWork) -> int:
+    """The places held once the server has finished with its exchanges (it gives them back as a reply ends)."""
+    deadline = time.monotonic() + 5
+    while places.held and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return places.held
+
+
+def test_the_bound_counts_only_large_requests() -> None:
+    assert 700 * 1_536 > large_work.LARGE_VALUES > 2_048 * 256  # 2,048 inputs shortened to 256 are not large
+
+
+def test_a_large_request_with_every_place_taken_gets_the_live_retryable_503(
+    running: MockServer, places: large_work.LargeWork
+) -> None:
+    assert places.try_take() and places.try_take()
+    with httpx.Client(base_url=running.url, headers=PREVIEW, timeout=30) as http:
+        refused = http.post("/v1/embeddings", json=LARGE_BODY)
+        assert refused.status_code == 503, refused.text
+        assert refused.json() == {
+            "error": {
+                "message": "The engine is currently overloaded, please try again later",
+                "type": "server_error",
+                "param": None,
+                "code": None,
+            }
+        }
+        assert refused.headers["retry-after"] == "1" and refused.headers["x-should-retry"] == "true"
+        small = http.post("/v1/embeddings", json={**LARGE_BODY, "input": ["word"] * 10})
+        assert small.status_code == 200  # small requests never wait
+        strict = openai.OpenAI(
+            base_url=f"{running.url}/v1", api_key="sk-mock-preview", max_retries=0, _strict_response_validation=True
+        )
+        with pytest.raises(openai.InternalServerError) as raised:
+            strict.embeddings.create(**LARGE_BODY)
+        assert raised.value.status_code == 503 and "overloaded" in raised.value.message
+        places.release()
+        served = http.post("/v1/embeddings", json=LARGE_BODY)
+        assert served.status_code == 200 and len(served.json()["data"]) == 700
+    assert settled(places) == 1  # the served request gave its place back; the one taken above is still held
+
+
+def test_a_place_is_given_back_when_the_request_is_refused_or_the_client_leaves(
+    running: MockServer, places: large_work.LargeWork
+) -> None:
+    with httpx.Client(base_url=running.url, headers=PREVIEW, timeout=30) as http:
+        malformed = http.post("/v1/embeddings", json={**LARGE_BODY, "input": ["word"] * 699 + [""]})
+        assert malformed.status_code == 400
+        assert settled(places) == 0
+        with http.stream("POST", "/v1/embeddings", json=LARGE_BODY) as partial:
+            assert partial.status_code == 200
+            next(partial.iter_raw())  # the reply (about 20 MB) has started; the client leaves here
+    assert settled(places) == 0
+
+
+def test_the_sdk_retries_the_refusal_and_gets_its_vectors(running: MockServer, places: large_work.LargeWork) -> None:
+    assert places.try_take() and places.try_take()
+    client = openai.OpenAI(
+        base_url=f"{running.url}/v1", api_key="sk-mock-preview", max_retries=2, _strict_response_validation=True
+    )
+    retried: list[int] = []
+
+    def free_a_place(response: httpx.Response) -> None:  # the second attempt finds a place
+        retried.append(response.status_code)
+        if response.status_code == 503 and places.held == 2:
+            places.release()
+
+    client._client.event_hooks["response"].append(free_a_place)
+    reply = client.embeddings.create(**LARGE_BODY)
+    assert retried[0] == 503 and len(reply.data) == 700

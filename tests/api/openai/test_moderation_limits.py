@@ -1,0 +1,43 @@
+"""``POST /v1/moderations`` within its limits: one image per request (live), a bounded input array."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+import pytest
+
+from mockserver import MockServer
+from mockserver.api.openai.moderations.plan import MAX_INPUTS
+
+IMAGE = {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}
+
+
+def test_an_array_past_the_maximum_is_refused_before_any_work(http: httpx.Client) -> None:
+    # 3 bytes of body per input: 100,000 of them once made a 117 MB reply; a 32 MiB body, gigabytes.
+    refused = http.post("/v1/moderations", json={"input": [""] * 100_000})
+    assert refused.status_code == 400
+    assert refused.json()["error"] == {
+        "message": f"Invalid 'input': array too long. Expected an array with maximum length {MAX_INPUTS}, "
+        "but got an array with length 100000 instead.",
+        "type": "invalid_request_error",
+        "param": "input",
+        "code": "array_above_max_length",
+    }
+    parts = http.post("/v1/moderations", json={"input": [{"type": "text", "text": "x"}] * (MAX_INPUTS + 1)})
+    assert parts.status_code == 400 and parts.json()["error"]["code"] == "array_above_max_length"
+    at_the_bound = http.post("/v1/moderations", json={"input": ["x"] * MAX_INPUTS})
+    assert at_the_bound.status_code == 200 and len(at_the_bound.json()["results"]) == MAX_INPUTS
+
+
+def test_more_than_one_image_gets_the_live_error(server: MockServer) -> None:
+    client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="sk-mock-preview", _strict_response_validation=True)
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.moderations.create(input=[IMAGE, {"type": "text", "text": "and"}, IMAGE])  # type: ignore[list-item]
+    assert raised.value.body == {
+        "message": "Number of images (2) exceeds maximum of 1",
+        "type": "invalid_request_error",
+        "param": "input",
+        "code": "too_many_images",
+    }
+    (one,) = client.moderations.create(input=[{"type": "text", "text": "see"}, IMAGE]).results  # type: ignore[list-item]
+    assert not one.flagged

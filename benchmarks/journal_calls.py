@@ -34,7 +34,7 @@ import orjson
 
 from mockserver.config.settings import DEFAULT_JOURNAL_SIZE
 from mockserver.harness.journal import Journal, JournalQuery, RequestJournal
-from mockserver.harness.shared_journal import SharedJournal
+from mockserver.harness.journal.shared import SharedJournal
 from mockserver.service.exchange import Exchange, Usage
 from mockserver.state import shared
 from mockserver.state.journal_log import JournalLog

@@ -350,11 +350,11 @@ def list_presets() -> str:
 
 
 def print_config(config: str | None, preset_names: tuple[str, ...] = ()) -> int:
-    from mockserver.harness import control
+    from mockserver.operations import configuration
 
     settings = Settings(config=config)
-    document = control.document(settings, load_fixture(config, preset_names))
-    for name in control.RUNTIME_FIELDS:  # settings, not fixture fields: kept out so the output loads back
+    document = configuration.document(settings, load_fixture(config, preset_names))
+    for name in configuration.RUNTIME_FIELDS:  # settings, not fixture fields: kept out so the output loads back
         document.pop(name)
     source = config if config is not None else f"{default_fixture_path()} (built-in)"
     sys.stdout.write(f"# The fixture in force: {source}, every default filled in.\n")

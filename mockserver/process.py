@@ -31,7 +31,7 @@ from types import FrameType
 
 import uvicorn
 
-from mockserver.harness import metrics
+from mockserver.operations import metrics
 from mockserver.runtime import ServerState
 
 logger = logging.getLogger("uvicorn.error")  # uvicorn's own lines: same format and level

@@ -23,14 +23,14 @@ from mockserver.config.settings import Settings
 from mockserver.engine.generation import TextGenerator
 from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.engine.scheduler import StreamScheduler
-from mockserver.harness import control
 from mockserver.harness.faults.injection import FaultState
 from mockserver.harness.journal import Journal, RequestJournal
+from mockserver.harness.journal.shared import SharedJournal
 from mockserver.harness.live.speed_check import SpeedCheck
 from mockserver.harness.live.streams import LiveStreams
-from mockserver.harness.metrics import Metrics
 from mockserver.harness.scripted import ScriptState
-from mockserver.harness.shared_journal import SharedJournal
+from mockserver.operations import configuration
+from mockserver.operations.metrics import Metrics
 from mockserver.service import capacity
 from mockserver.service.exchange import ExchangeHooks
 from mockserver.service.inflight import InFlight
@@ -181,8 +181,9 @@ class ServerState:
         return self.settings, self.fixture
 
     def configure(self, patch: Any) -> None:
-        """Apply a merge patch to this process's configuration, atomically (see :mod:`mockserver.harness.control`)."""
-        self.restore(control.apply_patch(self.settings, self.fixture, patch, initial=self._initial_settings))
+        """Apply a merge patch to this process's configuration, atomically
+        (see :mod:`mockserver.operations.configuration`)."""
+        self.restore(configuration.apply_patch(self.settings, self.fixture, patch, initial=self._initial_settings))
 
     async def configure_everywhere(self, patch: Any) -> None:
         """``PATCH /_mock/config``: apply a merge patch here and, with a shared configuration, in every
@@ -198,7 +199,7 @@ class ServerState:
             async with self._config_lock:  # the position and the configuration it stands for, together
                 head, settings, fixture = self._config_seen, self.settings, self.fixture
             try:
-                control.apply_patch(settings, fixture, patch, initial=self._initial_settings)
+                configuration.apply_patch(settings, fixture, patch, initial=self._initial_settings)
             except errors.MockAPIError as exc:
                 if attempt == 0:
                     raise  # invalid on the configuration it was sent to: the 400 as in one process
@@ -210,8 +211,8 @@ class ServerState:
             raise errors.config_conflict(f"the configuration changed {CONFIG_ATTEMPTS} times meanwhile.")
         await self.follow_config()
         if length > MAX_PATCHES:
-            initial = control.document(self._initial_settings, self._initial_fixture)
-            whole = control.difference(initial, control.document(self.settings, self.fixture))
+            initial = configuration.document(self._initial_settings, self._initial_fixture)
+            whole = configuration.difference(initial, configuration.document(self.settings, self.fixture))
             if await self.config_log.fold(self._config_seen, whole):
                 await self.follow_config()
 
@@ -224,7 +225,7 @@ class ServerState:
             snapshot = (self._initial_settings, self._initial_fixture) if changes.restart else self.snapshot()
             for patch in changes.patches:
                 try:
-                    snapshot = control.apply_patch(*snapshot, patch, initial=self._initial_settings)
+                    snapshot = configuration.apply_patch(*snapshot, patch, initial=self._initial_settings)
                 except errors.MockAPIError as exc:
                     # Checked before it was shared, but against the configuration of the process that took it.
                     logger.warning("a shared configuration patch does not apply here and is skipped: %s", exc.message)

@@ -1,4 +1,4 @@
-"""``GET /metrics``: the server's Prometheus metrics (:mod:`mockserver.harness.metrics`)."""
+"""``GET /metrics``: the server's Prometheus metrics (:mod:`mockserver.operations.metrics`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from mockserver.api.routing import server_state
-from mockserver.harness.metrics import CONTENT_TYPE, METRICS_PATH
+from mockserver.operations.metrics import CONTENT_TYPE, METRICS_PATH
 
 router = APIRouter(tags=["metrics"])
 

@@ -24,9 +24,9 @@ from mockserver.config.fixture import Account
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.harness.replay import library
-from mockserver.harness.replay.plan import plan_replay
 from mockserver.recording.proxy import Recorder, forward
 from mockserver.recording.upstream import Upstream
+from mockserver.replies.recorded import plan_replay
 
 _RECORDERS: dict[tuple[str, str], Recorder] = {}
 RECORDERS_KEPT = 16

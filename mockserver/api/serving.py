@@ -34,8 +34,8 @@ from mockserver.config.fixture import Account
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.pacing import Clock, Pacer, Schedule
 from mockserver.engine.streaming import Item, closing_items
-from mockserver.harness import metrics
 from mockserver.harness.faults import injection
+from mockserver.operations import metrics
 from mockserver.service import access, capacity_queue, context_window, inflight, prefill
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
@@ -83,7 +83,9 @@ async def admit_and_plan(
     sequences = state.script_state  # a scripted sequence's step goes to one request, in every process
     planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(resolved))
     resources = access.Resources(exchange, state.store, state.clock, state.settings.time_scale)
-    queue_s = state.fixture.capacity.queue_ms / 1000 * state.settings.time_scale
+    queue_s = capacity_queue.wait_seconds(
+        state.fixture.capacity.queue_ms, state.settings.time_scale, state.settings.max_reply_seconds
+    )
     queue = capacity_queue.Queue(queue_s, state.clock, lambda: _client_left(request)) if queue_s > 0 else None
     try:
         admission = await access.take_resources(

@@ -127,7 +127,7 @@ async def respond(request: Request, admission: Admission, *, input_tokens: int, 
             stream=False,
             dialect=CHAT,  # never used: the reply is not a stream
             events=lambda pacer: iter(()),
-            body=lambda: orjson.loads(b"".join(body)),
+            body=lambda: _reply(body),  # as encoded: never parsed and written again on the event loop
             hold=lambda waiting: serving.hold_reply(request, waiting),
         )
         # A reply that only arrives late is still delivered whole, so it counts (see serving.respond).
@@ -139,6 +139,11 @@ async def respond(request: Request, admission: Admission, *, input_tokens: int, 
     if cut_short is not None:
         return cut_short
     exchange.completed = True
+    return _reply(body)
+
+
+def _reply(body: list[bytes]) -> Response:
+    """The response that sends the encoded ``body``: at once, or a mebibyte at a time past :data:`WRITE_BYTES`."""
     size = sum(len(piece) for piece in body)
     if size <= WRITE_BYTES:
         return Response(b"".join(body), media_type="application/json")

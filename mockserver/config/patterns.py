@@ -22,6 +22,8 @@ the usual case, keep working as they did.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import contextvars
 import functools
 import json
 import re
@@ -29,7 +31,9 @@ import select
 import subprocess
 import sys
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Any
 
 import re2
@@ -40,7 +44,7 @@ _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # RE2 would print every refused pattern to stderr
 
 
-CHECK_BUDGET_S = 0.1  # the longest the server waits for one backtracking search
+CHECK_BUDGET_S = 0.1  # the longest the server waits for backtracking searches, per check and per reply
 START_TIMEOUT_S = 10.0  # for the checking process to start (a bare interpreter: milliseconds)
 
 
@@ -125,17 +129,25 @@ class PatternChecker:
     def search(self, source: str, text: str) -> bool:
         if source in self._too_slow:
             raise PatternTooSlow(source)
+        left = _left.get()  # what is left of the budget of the value being made (see within_budget)
+        if left is not None and left[0] <= 0:
+            raise PatternTooSlow(source)
+        wait = self.budget if left is None else min(self.budget, left[0])
         with self._lock:
             process = self._process if self._process is not None and self._process.poll() is None else self._start()
             assert process.stdin is not None and process.stdout is not None
+            started = time.monotonic()
             process.stdin.write(json.dumps([source, text]).encode() + b"\n")
             process.stdin.flush()
-            ready, _, _ = select.select([process.stdout], [], [], self.budget)
+            ready, _, _ = select.select([process.stdout], [], [], wait)
+            if left is not None:
+                left[0] -= time.monotonic() - started
             if not ready:
                 self._stop()
-                self._too_slow[source] = None
-                while len(self._too_slow) > CACHED_PATTERNS:
-                    self._too_slow.popitem(last=False)
+                if wait >= self.budget:  # this one search took the whole budget: the pattern is too slow
+                    self._too_slow[source] = None
+                    while len(self._too_slow) > CACHED_PATTERNS:
+                        self._too_slow.popitem(last=False)
                 raise PatternTooSlow(source)
             return process.stdout.readline().strip() == b"1"
 
@@ -179,6 +191,23 @@ for line in sys.stdin.buffer:
 
 
 CHECKER = PatternChecker()
+
+# The budget left to the backtracking searches of the value being made: one list per
+# within_budget block, so that searches made for one reply share it.
+_left: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar("pattern_budget", default=None)
+
+
+@contextlib.contextmanager
+def within_budget(seconds: float = CHECK_BUDGET_S) -> Iterator[None]:
+    """Let the backtracking searches made inside the block wait ``seconds`` in all: making one
+    reply's structured value waits at most that long for them, however many candidates it tries."""
+    token = _left.set([seconds])
+    try:
+        yield
+    finally:
+        _left.reset(token)
+
+
 atexit.register(CHECKER.close)
 
 

@@ -8,5 +8,9 @@ of ``api/`` chooses a script or builds a schedule.
 
 May import: harness, service, engine, config, state, errors.
 
+The second source of replies is a recording: :mod:`.recorded` paces a recorded reply's events
+(as recorded, re-paced at the tier asked for, or at once) and :mod:`.recorded_shapes` gives it
+either shape, streamed or whole; :mod:`mockserver.harness.replay` chooses the recording.
+
 Read first: :mod:`.planner`, then :mod:`.content`.
 """

@@ -16,7 +16,8 @@ Each wake-up is one attempt at the store's atomic ``acquire``: whoever takes the
 so the cap holds exactly; waiters are not served in order of arrival.
 
 Bounds: at most :data:`MAX_WAITERS` requests wait in one process (more are refused at once, as
-without a queue), each for at most ``queue_ms`` (at most a minute), and a waiter whose client
+without a queue), each for at most ``queue_ms`` (at most a minute, times ``time_scale``, and never
+past ``--max-reply-seconds``: :func:`wait_seconds`), and a waiter whose client
 leaves stops waiting at once (:class:`ClientLeft`). What happened is noted on the exchange
 (:data:`QUEUED_MS`, :data:`QUEUE_OUTCOME`) for the journal and ``/metrics``.
 """
@@ -98,6 +99,13 @@ _WAITERS = _Waiters()
 def _wake(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+def wait_seconds(queue_ms: float, time_scale: float, max_reply_s: float) -> float:
+    """How long a request may wait for a slot: ``queue_ms`` times the time scale, but never past
+    ``--max-reply-seconds``, the bound on one request's wall-clock time (at time scale 100, a
+    minute's queue would otherwise hold a request for 100 minutes)."""
+    return min(queue_ms / 1000 * time_scale, max_reply_s)
 
 
 def notify() -> None:

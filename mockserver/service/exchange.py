@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mockserver")
 
+# Keys an exchange's ``extra`` carries for the metrics' histograms and the live view (set by the
+# stream as it goes out).
+FIRST_TOKEN_AT = "first_token_at"
+LAST_TOKEN_AT = "last_token_at"
+TOKEN_EVENTS = "token_events"
+
 
 @dataclass
 class Usage:

@@ -6,7 +6,7 @@ A head is a JSON array::
 
     [<seq>,<test id as a JSON string, or null>,<fields as a JSON object>]
 
-The caller (:class:`~mockserver.harness.shared_journal.SharedJournal`) writes the test id (raw,
+The caller (:class:`~mockserver.harness.journal.shared.SharedJournal`) writes the test id (raw,
 so one test's part can be cleared), the fields its filters read (path, models, method, tier,
 status, and a digest of the key, never the key) and the entry, already shaped and masked as
 readers get it. A JSON string is self-delimiting, so a script finds one test's heads by comparing

@@ -12,7 +12,7 @@ from typing import Any
 
 from mockserver.config import suggestions
 from mockserver.config.fixture import Fixture
-from mockserver.harness.control import RUNTIME_FIELDS
+from mockserver.operations.configuration import RUNTIME_FIELDS
 
 TIERS = ("default", "priority", "flex", "ultrafast")
 CONVENIENCES = ("tokens_per_second", "ttft_ms", "faults", "scripts")

@@ -191,7 +191,7 @@ def scenario_patch(path: Path, server: MockServer) -> dict[str, Any]:
     replaces the fixture in force; anything less is merged into it."""
     from mockserver.config.documents import read_yaml, resolve
     from mockserver.config.fixture import default_fixture_path, parse_fixture
-    from mockserver.harness import control
+    from mockserver.operations import configuration
 
     data = read_yaml(path) or {}
     if not isinstance(data, dict):
@@ -200,9 +200,9 @@ def scenario_patch(path: Path, server: MockServer) -> dict[str, Any]:
         data = resolve(data, path, default_fixture_path())
     elif not {"profiles", "models", "accounts"} <= data.keys():
         return data
-    fixture_data = {k: v for k, v in data.items() if k not in control.RUNTIME_FIELDS}
-    document = control.document(server.state.settings, parse_fixture(fixture_data, source=str(path)))
-    document.update({k: data[k] for k in control.RUNTIME_FIELDS if k in data})
+    fixture_data = {k: v for k, v in data.items() if k not in configuration.RUNTIME_FIELDS}
+    document = configuration.document(server.state.settings, parse_fixture(fixture_data, source=str(path)))
+    document.update({k: data[k] for k in configuration.RUNTIME_FIELDS if k in data})
     return document
 
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from mockserver import MockServer
-from mockserver.config.patterns import CHECK_BUDGET_S, PatternChecker, PatternTooSlow
+from mockserver.config.patterns import CHECK_BUDGET_S, PatternChecker, PatternTooSlow, within_budget
 
 PREVIEW = {"authorization": "Bearer sk-mock-preview"}
 # Lookaround RE2 refuses; on the forty a's the generator makes, Python's re backtracks for hours.
@@ -64,5 +64,15 @@ def test_the_checker_kills_a_search_at_its_budget_and_starts_again() -> None:
         with pytest.raises(PatternTooSlow):
             checker.search(EXPONENTIAL, "b")  # remembered as too slow
         assert checker.search(r"(?<=a)b", "ab")
+    finally:
+        checker.close()
+
+
+def test_the_searches_for_one_value_share_one_budget() -> None:
+    checker = PatternChecker()
+    try:
+        with within_budget(0.0), pytest.raises(PatternTooSlow):
+            checker.search(BACKREFERENCE, "abab")  # the value's budget is spent: refused
+        assert checker.search(BACKREFERENCE, "abab")  # not held against the pattern, which is quick
     finally:
         checker.close()

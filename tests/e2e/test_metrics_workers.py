@@ -16,7 +16,7 @@ from typing import NamedTuple
 import httpx
 import pytest
 
-from tests.harness.test_metrics import CHAT, PREVIEW, by, mixed_run, samples
+from tests.operations.test_metrics import CHAT, PREVIEW, by, mixed_run, samples
 from tests.processes import ServerProcess
 from tests.redis_server import RedisServer
 

@@ -116,3 +116,9 @@ async def _false() -> bool:
 def test_queue_ms_is_bounded_in_the_fixture() -> None:
     with pytest.raises(ValueError, match="queue_ms"):
         Capacity.model_validate({"queue_ms": 3_600_000})
+
+
+def test_the_wait_follows_the_time_scale_but_never_passes_the_reply_time_limit() -> None:
+    assert capacity_queue.wait_seconds(1_000, 1.0, 600) == 1.0
+    assert capacity_queue.wait_seconds(1_000, 0.0, 600) == 0.0
+    assert capacity_queue.wait_seconds(60_000, 100.0, 600) == 600  # not 6,000 s

@@ -70,7 +70,7 @@ async def count_tokens(request: Request) -> dict[str, Any]:
     account = auth.authenticate(state.fixture, request_headers(request.scope))
     body, _ = await parse(request, CountTokensRequest)
     access.find_model(state.fixture, account, body.model, api="anthropic")
-    return {"input_tokens": messages.input_tokens(body)}
+    return {"input_tokens": await messages.counted_input_tokens(body)}
 
 
 async def parse(request: Request, model: type[Body]) -> tuple[Body, dict[str, Any]]:

@@ -26,9 +26,9 @@ from typing import Any
 
 import orjson
 
-from mockserver.harness import control
 from mockserver.harness.journal import JournalQuery
 from mockserver.harness.live import accounts as account_view
+from mockserver.operations import configuration
 from mockserver.runtime import ServerState
 from mockserver.service import capacity, ledger
 
@@ -102,7 +102,7 @@ class Feed:
         snapshot = state.snapshot()
         if snapshot != self._config:
             self._config = snapshot
-            update["config"] = control.masked_document(*snapshot)
+            update["config"] = configuration.masked_document(*snapshot)
         streams = await self._streams()
         if streams or self._had_streams:
             update["streams"] = streams

@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 from mockserver.api.routing import server_state
 from mockserver.config.fixture import Fixture
 from mockserver.engine import jsonbody
-from mockserver.harness import control
 from mockserver.harness.journal import TEST_ID_HEADER, JournalQuery
+from mockserver.operations import configuration
 
 router = APIRouter(prefix="/_mock", tags=["control plane"])
 
@@ -115,7 +115,7 @@ def _scope(request: Request, test_id: str | None) -> str | None:
 @router.get("/config", summary="Read the runtime configuration", responses={200: {"model": MockConfig}})
 async def get_config(request: Request) -> JSONResponse:
     state = server_state(request)
-    return JSONResponse(control.masked_document(state.settings, state.fixture))
+    return JSONResponse(configuration.masked_document(state.settings, state.fixture))
 
 
 @router.patch(
@@ -137,7 +137,7 @@ async def patch_config(request: Request) -> JSONResponse:
     raw = await request.body()
     patch = jsonbody.loads(raw, state.settings.max_json_depth) if raw else None
     await state.configure_everywhere(patch)
-    return JSONResponse(control.masked_document(state.settings, state.fixture))
+    return JSONResponse(configuration.masked_document(state.settings, state.fixture))
 
 
 @router.get("/requests", summary="Read the request journal, oldest first", response_model=JournalPage)

@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 
 from mockserver import errors
-from mockserver.config.patterns import PatternTooSlow
+from mockserver.config.patterns import PatternTooSlow, within_budget
 from mockserver.engine.structured.arguments import Prompt as Prompt
 from mockserver.engine.structured.arguments import prompted_arguments
 from mockserver.engine.structured.build import Builder
@@ -65,7 +65,7 @@ def instance_for(schema: Any, rng: random.Random, source: SchemaSource | None = 
     A schema that is malformed, asks for more than the limits in :mod:`.schema`,
     or cannot be satisfied is refused with a 400 naming ``source.param``.
     """
-    with _refusing(source or SchemaSource()):
+    with _refusing(source or SchemaSource()), within_budget():
         return Builder(Schemas(schema), rng).build(schema, 0, ())
 
 

@@ -193,7 +193,7 @@ async def respond_with(
     stream: bool,
     dialect: Dialect,
     events: Callable[[Pacer], Iterator[Item]],
-    body: Callable[[], dict[str, Any]],
+    body: Callable[[], dict[str, Any] | Response],
     hold: Callable[[Awaitable[None]], Awaitable[Response | None]],
 ) -> Response | FaultedStream:
     """Serve one request with its fault. Stream-only faults leave a non-streaming reply alone,
@@ -240,7 +240,8 @@ async def respond_with(
             return cut
     if (cut := await hold(pacer.wait_for_end())) is not None:
         return cut
-    return JSONResponse(body())
+    reply = body()  # the document, or the reply already made of it (a large one, encoded once)
+    return reply if isinstance(reply, Response) else JSONResponse(reply)
 
 
 async def _forever() -> None:

@@ -23,9 +23,8 @@ from mockserver.engine.active_stream import ActiveStream
 from mockserver.engine.pacing import Schedule
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.harness.masking import Masker
-from mockserver.harness.metrics import FIRST_TOKEN_AT
 from mockserver.service.accounts import request_key
-from mockserver.service.exchange import Exchange
+from mockserver.service.exchange import FIRST_TOKEN_AT, Exchange
 
 SWEEP_FLOOR = 64  # the registry is swept once it holds this many more entries than after the last sweep
 MAX_ROWS = 500  # a dashboard is sent at most this many streams (the oldest first)

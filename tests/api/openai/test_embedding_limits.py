@@ -12,6 +12,7 @@ import openai
 import pytest
 
 from mockserver import MockServer
+from mockserver.harness.faults import injection
 from mockserver.service import large_work
 
 PREVIEW = {"authorization": "Bearer sk-mock-preview"}
@@ -102,3 +103,20 @@ def test_the_sdk_retries_the_refusal_and_gets_its_vectors(running: MockServer, p
     client._client.event_hooks["response"].append(free_a_place)
     reply = client.embeddings.create(**LARGE_BODY)
     assert retried[0] == 503 and len(reply.data) == 700
+
+
+@pytest.mark.parametrize("inputs", [3, 700])  # a reply sent at once, and one sent a mebibyte at a time
+def test_a_delayed_reply_is_sent_as_encoded_not_parsed_and_written_again(
+    running: MockServer, monkeypatch: pytest.MonkeyPatch, inputs: int
+) -> None:
+    body = {**LARGE_BODY, "input": ["word"] * inputs}
+    with httpx.Client(base_url=running.url, headers=PREVIEW, timeout=30) as http:
+        plain = http.post("/v1/embeddings", json=body)
+
+        def rewritten(*args: Any, **kwargs: Any) -> None:  # 128 MB through json.dumps held the loop for seconds
+            raise AssertionError("the encoded reply was parsed and written again")
+
+        monkeypatch.setattr(injection, "JSONResponse", rewritten)
+        delayed = http.post("/v1/embeddings", json=body, headers={"x-mock-fault": "ttft_ms=1"})
+    assert delayed.status_code == 200, delayed.text
+    assert delayed.json()["data"] == plain.json()["data"]

@@ -8,8 +8,7 @@ from typing import Any
 from mockserver.engine.pacing import Schedule
 from mockserver.harness.live import streams
 from mockserver.harness.live.streams import LiveStreams, progress
-from mockserver.harness.metrics import FIRST_TOKEN_AT
-from mockserver.service.exchange import Exchange
+from mockserver.service.exchange import FIRST_TOKEN_AT, Exchange
 
 SCHEDULE = Schedule.build(start=100.0, ttft=1.0, tokens_per_second=100.0, total_tokens=500)
 

@@ -1,4 +1,9 @@
-"""A recording, paced: when each recorded event goes out, and what the whole body is.
+"""The second source of replies, beside :mod:`.planner`: a recording, paced, and its whole body.
+
+A recorded reply is sent as the upstream sent it (its events, ids, text, tool calls, reasoning and
+usage), not rebuilt from tokens, so it stays faithful to the upstream rather than to this server's
+own engine; what is planned here is when each event goes out. :mod:`mockserver.harness.replay`
+chooses the recording (as :mod:`mockserver.harness.scripted` chooses a script rule).
 
 Three timings (``--replay-timing``), each stretched by the time scale:
 
@@ -25,8 +30,8 @@ from mockserver.cassettes import figures
 from mockserver.cassettes.format import Record
 from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.streaming import Item
-from mockserver.harness.replay import shapes
 from mockserver.harness.replay.library import ReplayTiming
+from mockserver.replies import recorded_shapes as shapes
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Usage
 

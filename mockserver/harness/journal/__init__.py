@@ -18,7 +18,7 @@ finished its bookkeeping).
 Readers go through :class:`RequestJournal`, a small async interface (:meth:`~RequestJournal.read`,
 :meth:`~RequestJournal.forget`, :meth:`~RequestJournal.held`, :meth:`~RequestJournal.newest`)
 that this in-memory :class:`Journal` and the journal shared through Redis
-(:class:`~mockserver.harness.shared_journal.SharedJournal`) both implement, so the control
+(:class:`~mockserver.harness.journal.shared.SharedJournal`) both implement, so the control
 plane and ``MockServer`` read either one the same way.
 """
 

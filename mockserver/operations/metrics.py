@@ -63,6 +63,9 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from mockserver.engine import lateness as pace
 from mockserver.service.capacity_queue import QUEUE_OUTCOME, QUEUED_MS
+from mockserver.service.exchange import FIRST_TOKEN_AT as FIRST_TOKEN_AT
+from mockserver.service.exchange import LAST_TOKEN_AT as LAST_TOKEN_AT
+from mockserver.service.exchange import TOKEN_EVENTS as TOKEN_EVENTS
 from mockserver.service.exchange import Exchange
 from mockserver.service.prefill import PREFILL_MS
 
@@ -76,10 +79,6 @@ PREFILL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 QUEUE_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 RATE_BUCKETS = (10.0, 20.0, 27.0, 40.0, 54.0, 80.0, 135.0, 200.0, 400.0, 600.0, 750.0, 900.0, 1500.0, 5000.0)
 
-# Keys an exchange's ``extra`` carries for the histograms (set by the stream as it goes out).
-FIRST_TOKEN_AT = "first_token_at"
-LAST_TOKEN_AT = "last_token_at"
-TOKEN_EVENTS = "token_events"
 
 # prometheus-client's switch to multi-process mode, read when it is first imported.
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"

@@ -139,7 +139,7 @@ def _board_starter(state: ServerState) -> Callable[[object], dict[str, str]]:
 
     def start(_: object) -> dict[str, str]:
         if board is not None:
-            board.start(state.stream_rows, lambda: state.streams.stopping)
+            board.start(state.live_post, lambda: state.streams.stopping)
         return {}
 
     return start

@@ -110,7 +110,7 @@ class ServerState:
         # process's streams when they are shared, and the speed check.
         self.live = LiveStreams()
         self.live_board = LiveBoard(self.shared, self.wall_clock) if self.shared is not None else None
-        self.speed_check = SpeedCheck(self.clock.now)
+        self.speed_check = SpeedCheck(self.clock.now, self.wall_clock)
         self.metrics = Metrics(
             active_streams=lambda: len(self.streams.active),
             ultrafast_slots=lambda: self.store.held_here(capacity.SERVER_POOL),
@@ -164,6 +164,10 @@ class ServerState:
     def stream_rows(self) -> list[dict[str, Any]]:
         """The streams this process is playing, as the dashboard lists them (keys masked)."""
         return self.live.rows(self.clock.now(), self.streams.active, [a.key for a in self.fixture.accounts])
+
+    def live_post(self) -> dict[str, Any]:
+        """What this process shows a dashboard served by any process: its streams and its speed check."""
+        return {"rows": self.stream_rows(), "speed_check": self.speed_check.shown()}
 
     def _journal(self) -> RequestJournal:
         """The journal in this process's memory, or the one every process shares through Redis."""

@@ -52,6 +52,7 @@ class Refusal:
     type: str
     code: str | None
     param: str | None
+    message: str | None = None  # the error's message, masked when shown (the journal's error_message)
 
 
 @dataclass
@@ -88,7 +89,8 @@ class Exchange:
         """Note the error this exchange answers with; ``body`` is the error body as rendered."""
         shown = body.get("error")
         shown_type = shown.get("type") if isinstance(shown, dict) else None
-        self.refusal = Refusal(shown_type if isinstance(shown_type, str) else error.type, error.code, error.param)
+        shown_type = shown_type if isinstance(shown_type, str) else error.type
+        self.refusal = Refusal(shown_type, error.code, error.param, error.message)
 
     def release_capacity(self) -> None:
         """Start giving back the Ultrafast slot, if any. Safe to call any number of times."""

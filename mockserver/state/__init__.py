@@ -3,7 +3,8 @@ the usage ledger (:mod:`.store`), and the per-test counters of faults and script
 (:mod:`.counters`). In memory by default (:class:`.store.MemoryStore`,
 :class:`.counters.MemoryCounters`); in Redis for several workers and replicas
 (:class:`.redis.RedisStore`, :class:`.shared_counters.RedisCounters`, :mod:`.config_log`, the
-request journal's list :mod:`.journal_log`, on the connection made by :mod:`.shared`).
+request journal's list :mod:`.journal_log`, every process's streams for the dashboard
+:mod:`.live_board`, on the connection made by :mod:`.shared`).
 
 May import: errors only (and the ``redis`` package).
 

@@ -161,7 +161,7 @@ async function openEntry(seq) {
   try {
     const entry = await api("GET", `/_mock/ui/requests/${seq}`);
     const reply = { status: entry.status, tier: entry.tier, downgraded: entry.downgraded, usage: entry.usage, duration_ms: entry.duration_ms };
-    if (entry.status >= 400 || entry.code) reply.error = { type: entry.error_type, code: entry.code, param: entry.param };
+    if (entry.status >= 400 || entry.code) reply.error = { message: entry.error_message, type: entry.error_type, param: entry.param, code: entry.code };
     if (entry.fault) reply.fault = entry.fault;
     if (entry.disconnected) reply.disconnected = true;
     const request = { method: entry.method, path: entry.path, key: entry.key, test_id: entry.test_id, headers: entry.headers, body: entry.body };

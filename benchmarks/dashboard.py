@@ -172,8 +172,7 @@ def feed_cost(streams: int, updates: int = 300) -> dict[str, Any]:
     from mockserver.app import create_app
     from mockserver.config.settings import Settings
     from mockserver.engine.pacing import Schedule
-    from mockserver.harness.metrics import FIRST_TOKEN_AT
-    from mockserver.service.exchange import Exchange
+    from mockserver.service.exchange import FIRST_TOKEN_AT, Exchange
 
     async def measure() -> float:
         state = create_app(Settings(time_scale=1)).state.mock

@@ -129,3 +129,11 @@ def test_the_event_cutter_takes_any_framing() -> None:
     cutter.close(100.0)
     assert [(e.event, e.data) for e in cutter.events] == [("a", "1\n2"), (None, "x"), (None, "y\nz")]
     assert cutter.events[-1].ms == 100.0
+
+
+def test_serve_refuses_a_cassette_that_does_not_load(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(encode(_record()) + b'{"version": 1, "id": "x"}\n')
+    assert main(["serve", "--replay", str(bad), "--port", "0", "--quiet"]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"mockserver: replay: {bad}:2: ")

@@ -114,7 +114,9 @@ class ServerState:
         self.metrics = Metrics(
             active_streams=lambda: len(self.streams.active),
             ultrafast_slots=lambda: self.store.held_here(capacity.SERVER_POOL),
+            lateness=self.streams.lateness,
         )
+        self.streams.lateness.on_window = self.metrics.publish_lateness  # about once a second while streams run
         # The two gauges follow their figures as they change (with several workers, nothing can read
         # another worker's figures when scraped).
         self.streams.on_change = self.metrics.streams_changed

@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from mockserver import errors
 from mockserver.cassettes.files import CassetteError, CassetteWriter
-from mockserver.cassettes.format import Record
+from mockserver.cassettes.format import MESSAGES_PATH, Record
 from mockserver.cassettes.redaction import Redactor
 from mockserver.harness.replay.library import Library
 from mockserver.recording.capture import Capture, Clock
@@ -174,7 +174,7 @@ async def _body(request: Request) -> bytes | None:
 
 def _error(request: Request, error: errors.MockAPIError) -> JSONResponse:
     """The error in the shape of the API the request speaks: Anthropic's for Messages, else OpenAI's."""
-    if request.url.path.startswith("/v1/messages") or "anthropic-version" in request.headers:
+    if request.url.path.startswith(MESSAGES_PATH) or "anthropic-version" in request.headers:
         kind = "api_error" if error.status_code >= 500 else "invalid_request_error"
         body = {"type": "error", "error": {"type": kind, "message": error.message}}
         return JSONResponse(body, status_code=error.status_code)

@@ -6,33 +6,16 @@ strict mode, stream helpers included. ``/v1/models`` under replay lists the fixt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
-
-import anthropic
-import openai
-import pytest
 
 from mockserver import MockServer
 from mockserver.cassettes import files
-from mockserver.testing.recorder import RecordingProxy
-from tests.conftest import PREVIEW_KEY
+from tests.e2e import test_record_replay as base
+from tests.e2e.test_record_replay import MODEL, OPUS, WEATHER, _claude, _openai, _replaying
 
-MODEL = "gpt-5.6-sol"
-OPUS = "claude-opus-4-8"
-WEATHER = {
-    "type": "function",
-    "name": "get_weather",
-    "description": "The weather in a city.",
-    "parameters": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-        "additionalProperties": False,
-    },
-    "strict": True,
-}
+# The same upstream, recording proxy and strict clients (fixtures, used by name).
+upstream, recorded, _close_clients = base.upstream, base.recorded, base._close_clients
+
 CLAUDE_WEATHER = {
     "name": "get_weather",
     "description": "The weather in a city.",
@@ -58,49 +41,6 @@ RESPONSE_EVENTS = [
     "response.output_item.done",
     "response.completed",
 ]
-_OPEN: list[Any] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_clients() -> Iterator[None]:
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
-
-def _openai(base_url: str) -> openai.OpenAI:
-    client = openai.OpenAI(base_url=base_url, api_key=PREVIEW_KEY, max_retries=0, _strict_response_validation=True)
-    _OPEN.append(client)
-    return client
-
-
-def _claude(url: str) -> anthropic.Anthropic:
-    client = anthropic.Anthropic(base_url=url, api_key=PREVIEW_KEY, max_retries=0, _strict_response_validation=True)
-    _OPEN.append(client)
-    return client
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[MockServer]:
-    with MockServer(time_scale=0, seed=11, presets=["claude-opus-4.8-fast"]) as running:
-        yield running
-
-
-@pytest.fixture
-def recorded(upstream: MockServer, tmp_path: Path) -> Callable[[Callable[[str, str], Any]], tuple[Path, Any]]:
-    """Run ``session(openai_base_url, root_url)`` through a recording proxy; the cassette and what it returned."""
-
-    def run(session: Callable[[str, str], Any]) -> tuple[Path, Any]:
-        with RecordingProxy(upstream.url, tmp_path / "session.jsonl") as proxy:
-            result = session(proxy.base_url, proxy.url)
-        return proxy.cassette, result
-
-    return run
-
-
-def _replaying(cassette: Path, **options: Any) -> MockServer:
-    options.setdefault("time_scale", 0)
-    return MockServer(replay=[str(cassette)], presets=["claude-opus-4.8-fast"], seed=99, **options)
 
 
 def _shown(model: Any) -> Any:

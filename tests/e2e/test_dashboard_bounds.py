@@ -43,7 +43,9 @@ def test_at_most_so_many_pages_at_once(real_time: MockServer) -> None:
         opened = [client.stream("GET", "/_mock/events") for _ in range(feed.MAX_CONNECTIONS)]
         replies = [o.__enter__() for o in opened]
         assert all(r.status_code == 200 for r in replies)
-        next(replies[0].iter_lines())  # the first update has been made
+        lines = replies[0].iter_lines()  # kept: an iterator let go of closes its reply
+        while not next(lines).startswith("data: "):  # until the first update has come
+            pass
         stats = client.get("/_mock/stats").json()
         assert stats["dashboards"] == feed.MAX_CONNECTIONS
         assert stats["dashboard_cpu_seconds"] > 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import anyio
@@ -91,7 +91,10 @@ class Recorder:
             logger.warning("mockserver record: %s", exc)
 
 
-def create_proxy_app(recorder: Recorder) -> Starlette:
+def create_proxy_app(recorder: Recorder, on_shutdown: Callable[[], None] | None = None) -> Starlette:
+    """The proxy's ASGI app; ``on_shutdown`` runs once it stops (``record`` prints its summary there:
+    uvicorn ends the process with the stop signal itself, so nothing after ``run()`` would)."""
+
     async def proxy(request: Request) -> Response:
         body = await _body(request)
         if body is None:
@@ -102,6 +105,8 @@ def create_proxy_app(recorder: Recorder) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         await recorder.upstream.aclose()
+        if on_shutdown is not None:
+            on_shutdown()
 
     routes = [Route("/{path:path}", proxy, methods=METHODS)]
     return Starlette(routes=routes, lifespan=lifespan)

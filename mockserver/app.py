@@ -16,8 +16,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from mockserver import errors
 from mockserver.api import base_url, health, metrics
 from mockserver.api import openapi as openapi_doc
-from mockserver.api.anthropic import dialect
 from mockserver.api.anthropic import errors as anthropic_errors
+from mockserver.api.anthropic import family
 from mockserver.api.anthropic import models as anthropic_models
 from mockserver.api.anthropic import routes as anthropic_messages
 from mockserver.api.control import routes as control
@@ -126,7 +126,7 @@ def create_app(
         return render_for(request, error)
 
     app.add_middleware(
-        RequestContextMiddleware, state=state, classify=dialect.classify, error_body=anthropic_errors.error_body
+        RequestContextMiddleware, state=state, classify=family.classify, error_body=anthropic_errors.error_body
     )
     expose_connection_closer(app)
     _document_bodies(app)
@@ -196,7 +196,7 @@ def _document_bodies(app: FastAPI) -> None:
 def render_for(request: Request, error: errors.MockAPIError) -> JSONResponse:
     """An error in the shape of the API family the request speaks (OpenAI's or Anthropic's)."""
     exchange = request.scope.get("state", {}).get("exchange")
-    if exchange is not None and exchange.api == dialect.ANTHROPIC:
+    if exchange is not None and exchange.api == family.ANTHROPIC:
         reply = anthropic_errors.render(exchange, error)
         exchange.refused(error, anthropic_errors.error_body(exchange, error))
         return reply

@@ -12,8 +12,8 @@ from starlette.responses import Response
 from mockserver import errors
 from mockserver.api import replaying, serving
 from mockserver.api.anthropic import auth, event_stream, messages
-from mockserver.api.anthropic.dialect import AnthropicRoute
 from mockserver.api.anthropic.errors import invalid_request
+from mockserver.api.anthropic.family import AnthropicRoute
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.routing import body_schema, server_state

@@ -29,6 +29,11 @@ class ServerStats(BaseModel):
     )
     replies_held: int = Field(description="Non-streaming replies waiting for their schedule to end.")
     streams_open: int = Field(description="Streamed replies being played.")
+    worst_lateness_ms: float = Field(
+        description="How late the latest stream event or first token went out over the last second or two, "
+        "against its schedule, in milliseconds (or how long the most overdue stream has waited, if more). "
+        "A few ms is a timer tick; more says the server cannot keep the promised pace."
+    )
     tasks: int = Field(description="asyncio tasks alive on the server's event loop.")
     ultrafast_in_flight: int = Field(description="Ultrafast capacity slots taken, server-wide.")
     journal_entries: int = Field(description="Entries the journal holds; with --state redis://, the shared journal's.")
@@ -54,6 +59,7 @@ async def stats(request: Request) -> ServerStats:
         process=os.getpid(),
         replies_held=state.replies.active,
         streams_open=len(state.streams),
+        worst_lateness_ms=round(state.streams.worst_lateness() * 1000, 3),
         tasks=len(asyncio.all_tasks()),
         ultrafast_in_flight=await state.store.in_flight(capacity.SERVER_POOL),
         journal_entries=journal.entries,

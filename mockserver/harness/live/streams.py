@@ -18,8 +18,8 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from mockserver.engine.active_stream import ActiveStream
 from mockserver.engine.pacing import Schedule
-from mockserver.engine.scheduler import ActiveStream
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.harness.masking import Masker
 from mockserver.service.accounts import request_key
@@ -85,7 +85,7 @@ def progress(schedule: Schedule, stream: ActiveStream, now: float) -> tuple[int,
     planned = schedule.total_tokens
     if stream.ending or stream.over:
         return planned, 0.0
-    due = stream.due
+    due = stream.due - getattr(stream, "shift", 0.0)  # on the schedule's scale: anchored at the first token
     if due >= schedule.end:  # only the closing events are left
         return planned, max(0.0, now - due) if due != float("inf") else 0.0
     # The next frame carries token k, due at first_token_at + k * interval plus a jitter of at most half an

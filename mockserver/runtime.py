@@ -34,14 +34,14 @@ from mockserver.operations.metrics import Metrics
 from mockserver.service import capacity
 from mockserver.service.exchange import ExchangeHooks
 from mockserver.service.inflight import InFlight
-from mockserver.service.response_store import BaseResponseStore, ResponseStore
-from mockserver.service.shared_responses import RedisResponseStore
 from mockserver.state.config_log import MAX_PATCHES, ConfigLog, Position
 from mockserver.state.counters import Counters, MemoryCounters
 from mockserver.state.journal_log import JournalLog
 from mockserver.state.live_board import LiveBoard
+from mockserver.state.responses import BaseResponseStore, ResponseStore
 from mockserver.state.shared import Shared
 from mockserver.state.shared_counters import RedisCounters
+from mockserver.state.shared_responses import RedisResponseStore
 from mockserver.state.store import MemoryStore, Store
 
 logger = logging.getLogger("mockserver")

@@ -14,6 +14,7 @@ from pathlib import Path
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
+from mockserver.api.control import ui
 from mockserver.api.routing import server_state
 from mockserver.service import capacity
 
@@ -43,12 +44,17 @@ class ServerStats(BaseModel):
     stored_responses: int = Field(description="Stored responses kept (bounded by stored_responses).")
     rss_bytes: int | None = Field(description="Resident memory of the server process; null off Linux.")
     open_fds: int | None = Field(description="Open file descriptors of the server process; null off Linux.")
+    dashboards: int = Field(default=0, description="Dashboard pages (/_mock/ui) connected to this process.")
+    dashboard_cpu_seconds: float = Field(
+        default=0.0, description="CPU seconds this process has spent on the dashboards' updates since it started."
+    )
 
 
 @router.get("/stats", summary="What the server holds right now (load, bounds, memory)", response_model=ServerStats)
 async def stats(request: Request) -> ServerStats:
     state = server_state(request)
     journal = await state.journal.held()
+    pages = ui.connections_of(request)
     return ServerStats(
         process=os.getpid(),
         replies_held=state.replies.active,
@@ -61,6 +67,8 @@ async def stats(request: Request) -> ServerStats:
         stored_responses=await state.responses.count(),
         rss_bytes=_rss_bytes(),
         open_fds=_open_fds(),
+        dashboards=pages.open,
+        dashboard_cpu_seconds=round(pages.cpu_s, 6),
     )
 
 

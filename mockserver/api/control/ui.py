@@ -86,7 +86,7 @@ async def events(request: Request) -> StreamingResponse:
             f"At most {connections.limit} dashboards may be connected at once.", code="too_many_dashboards"
         )
     headers = {**pages.HEADERS, "x-accel-buffering": "no"}
-    return FeedResponse(feed.events(state), connections, headers=headers)
+    return FeedResponse(feed.events(state, connections), connections, headers=headers)
 
 
 @router.post("/speed-check", summary="Start the speed check: one request per tier, measured as a client does")
@@ -112,6 +112,11 @@ class FeedResponse(StreamingResponse):
             await super().__call__(scope, receive, send)
         finally:
             self.connections.give_back()
+
+
+def connections_of(request: Request) -> feed.Connections:
+    """The dashboards connected to this process (created with the first)."""
+    return _connections(request)
 
 
 def _connections(request: Request) -> feed.Connections:

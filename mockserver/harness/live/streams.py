@@ -14,6 +14,7 @@ so it holds at most about twice the streams in flight, dashboard or not.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -81,19 +82,32 @@ class LiveStreams:
 
 
 def progress(schedule: Schedule, stream: ActiveStream, now: float) -> tuple[int, float]:
-    """Tokens the scheduler has written so far, and how many seconds it is behind the stream's schedule."""
+    """Tokens the scheduler has written so far, and how many seconds it is behind the stream's schedule
+    as anchored at its first token (``ActiveStream.shift``: a late first token moves every deadline)."""
     planned = schedule.total_tokens
     if stream.ending or stream.over:
         return planned, 0.0
-    due = stream.due - getattr(stream, "shift", 0.0)  # on the schedule's scale: anchored at the first token
+    due = _next_deadline(stream)  # on the schedule's own scale
+    if due == math.inf or due <= 0.0:  # a stall until the client leaves, or nothing scheduled yet
+        return (planned, 0.0) if stream.due >= schedule.end else (0, 0.0)
+    late = 0.0 if stream.blocked else max(0.0, now - stream.shift - due)  # a blocked stream waits for its client
     if due >= schedule.end:  # only the closing events are left
-        return planned, max(0.0, now - due) if due != float("inf") else 0.0
+        return planned, late
     # The next frame carries token k, due at first_token_at + k * interval plus a jitter of at most half an
     # interval: k tokens are out, and rounding finds k without reading the jitter.
     interval = schedule.interval
     sent = planned if interval <= 0 else min(planned, max(0, round((due - schedule.first_token_at) / interval)))
-    late = 0.0 if stream.blocked else max(0.0, now - due)  # a blocked stream waits for its client, not the server
     return sent, late
+
+
+def _next_deadline(stream: ActiveStream) -> float:
+    """The deadline, on the schedule's scale, of the next frame the scheduler has not written."""
+    run = stream.run
+    if run is not None and stream.at < len(run.dues):
+        return run.dues[stream.at]
+    if stream.pending != math.inf:
+        return stream.pending
+    return stream.due - stream.shift if stream.due != math.inf else math.inf
 
 
 def _row(live: LiveStream, stream: ActiveStream, now: float, masker: Masker) -> dict[str, Any]:
@@ -108,12 +122,12 @@ def _row(live: LiveStream, stream: ActiveStream, now: float, masker: Masker) -> 
     achieved = None
     if first is not None and sent > 1 and now > first:
         achieved = round((sent - 1) / (now - first), 2)
-    engine_lateness = getattr(stream, "lateness", None)  # the engine's own figure, where it keeps one
     return {
         **fixed,
         "achieved_rate": achieved,
         "tokens_sent": sent,
-        "late_ms": round((engine_lateness if isinstance(engine_lateness, float) else late) * 1000, 1),
+        "late_ms": round(late * 1000, 1),
+        "first_token_late_ms": round(stream.shift * 1000, 1) if stream.anchored else None,
         "client_slow": stream.blocked,
         "age_s": round(now - ex.started_at, 3),
     }

@@ -3,17 +3,12 @@
 // replayed in the other; the stream helpers' final objects must equal the recorded bodies.
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
+import { WEATHER } from './weather_tool.mjs';
 
 const openai = new OpenAI({ maxRetries: 0 });
 const claude = new Anthropic({ maxRetries: 0 });
 const streamed = process.env.SHAPE === 'stream';
 const MODEL = 'gpt-5.6-sol';
-const WEATHER = {
-  type: 'function',
-  name: 'get_weather',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-  strict: true,
-};
 const CLAUDE_WEATHER = {
   name: 'get_weather',
   input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },

@@ -33,13 +33,20 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from mockserver.service.response_store import BaseResponseStore, ResponseStore, StoredResponse
-from mockserver.service.shared_responses import RedisResponseStore
+from mockserver.config.settings import Settings
 from mockserver.state.counters import Counters, MemoryCounters
+from mockserver.state.responses import BaseResponseStore, ResponseStore, StoredResponse
 from mockserver.state.shared import Shared, unreachable
 from mockserver.state.shared_counters import RedisCounters
+from mockserver.state.shared_responses import RedisResponseStore
 
 RESULTS = Path(__file__).parent / "results"
+_DEFAULTS = Settings()  # the stored-response bounds a server runs with by default
+BOUNDS = {
+    "max_items": _DEFAULTS.stored_responses,
+    "ttl_s": _DEFAULTS.stored_response_ttl,
+    "max_bytes": _DEFAULTS.stored_response_bytes,
+}
 BODY = {"id": "resp_x", "object": "response", "status": "completed", "output": [{"type": "message"}] * 4}
 
 Call = Callable[[], Awaitable[object]]
@@ -87,7 +94,7 @@ async def timed(call: Call, seconds: float) -> dict[str, float]:
 
 
 async def main(seconds: float) -> dict[str, Any]:
-    memory = calls(MemoryCounters(), ResponseStore(time.monotonic))
+    memory = calls(MemoryCounters(), ResponseStore(time.monotonic, **BOUNDS))
     figures: dict[str, Any] = {"memory": {name: await timed(call, seconds) for name, call in memory.items()}}
     binary = shutil.which("redis-server")
     if binary is None:
@@ -109,7 +116,9 @@ async def main(seconds: float) -> dict[str, Any]:
                 except unreachable():
                     await asyncio.sleep(0.05)
             ping = await timed(where.connection.ping, seconds)
-            shared = calls(RedisCounters(where, "bench"), RedisResponseStore(where, time.monotonic, time.time))
+            shared = calls(
+                RedisCounters(where, "bench"), RedisResponseStore(where, time.monotonic, time.time, **BOUNDS)
+            )
             redis_figures: dict[str, Any] = {"PING (floor)": ping}
             for name, call in shared.items():
                 figure = await timed(call, seconds)

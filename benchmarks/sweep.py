@@ -20,15 +20,21 @@ Servers:
 Cells:
 - concurrency: 750 tokens/s, 1 to 600 streams, 1 and 4 tokens per chunk;
 - rates: 27, 54, 135, 750 and 2000 tokens/s, at 1 and 100 streams;
+- TTFT 0: 750 tokens/s, 1,500 tokens (two seconds), every stream sent at once, at 1 to 250
+  streams: with no TTFT to hide it in, the server's cost per request shows in the first token,
+  and a stream that then ran faster than its rate to catch up would show in the fastest stream;
 - time scale 0: a 2,000-token reply, streamed and not, one request at a time;
 - a burst: 250 eight-token streams sent together, for the server CPU one request costs
   (``request_cost`` in the JSON): 250 of them must fit in the 200 ms TTFT for the
   first tokens of a 250-stream burst to be on time.
 
-Per cell and server: the slowest and fastest stream's achieved rate over the target,
+Per cell and server: the slowest and fastest stream's achieved rate over the target (each
+stream's from its first text event to its last), and the worst of either side,
 chunks per token (text events x tokens-per-chunk / tokens: 1.0 is as configured),
 the p99 gap between text events, TTFT overhead (first text event minus the configured
-TTFT) p50 and p99, server CPU per SSE event (from /proc) and its ratio to the floor,
+TTFT) p50 and p99 and the p99's ratio to the floor's, server CPU per SSE event (from /proc) and
+its ratio to the floor, the gap p99's ratio to the floor's, server CPU per request (from the
+burst) and its ratio to the floor's,
 and the server's CPU load. A server that falls apart (a stream under half its rate,
 or failed requests) is not driven harder.
 
@@ -36,6 +42,7 @@ or failed requests) is not driven harder.
     python benchmarks/sweep.py --quick         # a smoke run, under a minute
     python benchmarks/sweep.py --baseline ../other-checkout
     python benchmarks/sweep.py --levels 100,250,600 --rates 0   # only some cells
+    python benchmarks/sweep.py --ttft0-only    # the TTFT-0 cells and the request cost, a few minutes
 
 Writes ``benchmarks/results/sweep.json`` and the plots ``sweep-rate.png``,
 ``sweep-chunks.png``, ``sweep-cpu.png`` and ``sweep-rates.png`` (``pip install -e ".[benchmarks]"``
@@ -77,6 +84,8 @@ CHAT_PATH = "/v1/chat/completions"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 TTFT_MS = 200  # Ultrafast's configured TTFT
+TTFT0_LEVELS = [1, 10, 50, 100, 150, 250]  # the TTFT-0 cells' stream counts
+TTFT0_SECONDS = 2.0  # 1,500 tokens at 750 tokens/s
 ULTRAFAST = 750.0
 LEVELS = [1, 10, 50, 100, 150, 200, 250, 300, 400, 600]
 RATES = [27.0, 54.0, 135.0, 750.0, 2000.0]
@@ -144,7 +153,12 @@ def started(commands: dict[str, tuple[list[str], dict[str, str]]]) -> Iterator[d
             port = free_port()
             argv = [str(port) if part == "PORT" else part for part in command]
             process = subprocess.Popen(
-                pin + argv, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                pin + argv,
+                env={**os.environ, **env},
+                # `python -m mockserver` looks in its working directory first: run each checkout's in its own.
+                cwd=env.get("PYTHONPATH"),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
             servers[name] = Server(name, port, process)
         for server in servers.values():
@@ -180,11 +194,13 @@ def server_commands(
 _PROMPTS = itertools.count()  # numbers the sweep's prompts, so no prompt recurs in a run
 
 
-def requests_for(server: str, port: int, rate: float, tokens: int, per_chunk: int, streams: int) -> list[bytes]:
+def requests_for(
+    server: str, port: int, rate: float, tokens: int, per_chunk: int, streams: int, ttft_ms: float = TTFT_MS
+) -> list[bytes]:
     headers = {
         "authorization": "Bearer sk-mock-preview",
         "x-mock-tokens-per-second": f"{rate:g}",
-        "x-mock-ttft-ms": str(TTFT_MS),
+        "x-mock-ttft-ms": f"{ttft_ms:g}",
         "x-mock-output-tokens": str(tokens),
         "x-mock-tokens-per-chunk": str(per_chunk),  # read by the floor
     }
@@ -206,10 +222,16 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def run_cell(
-    server: Server, rate: float, per_chunk: int, streams: int, seconds: float, ramp_s: float = 0.0
+    server: Server,
+    rate: float,
+    per_chunk: int,
+    streams: int,
+    seconds: float,
+    ramp_s: float = 0.0,
+    ttft_ms: float = TTFT_MS,
 ) -> dict[str, Any]:
     tokens = max(8, int(rate * seconds))
-    requests = requests_for(server.name, server.port, rate, tokens, per_chunk, streams)
+    requests = requests_for(server.name, server.port, rate, tokens, per_chunk, streams, ttft_ms)
     cpu_before, wall_before = server.cpu_seconds(), time.perf_counter()
     traces: list[Trace] = await run_streams(server.port, requests, CHAT_TEXT, ramp_s)
     cpu, wall = server.cpu_seconds() - cpu_before, time.perf_counter() - wall_before
@@ -218,7 +240,7 @@ async def run_cell(
     if not good:
         return row
     ratios = [(tokens - per_chunk) / (t.last_text - t.first_text) / rate for t in good if t.last_text > t.first_text]
-    ttfts = [(t.first_text - t.sent_at) * 1000 - TTFT_MS for t in good]
+    ttfts = [(t.first_text - t.sent_at) * 1000 - ttft_ms for t in good]
     gaps = [g for t in good for g in t.gaps()]
     events = sum(t.events for t in traces)
     row.update(
@@ -281,19 +303,34 @@ def add_floor_ratio(cell: dict[str, Any]) -> None:
     for name, row in cell["servers"].items():
         if name != "floor" and row.get("events") and floor.get("cpu_us_per_event"):
             row["cpu_per_event_vs_floor"] = row["cpu_us_per_event"] / floor["cpu_us_per_event"]
+        if name != "floor" and row.get("gap_ms_p99") and floor.get("gap_ms_p99"):
+            row["gap_p99_vs_floor"] = row["gap_ms_p99"] / floor["gap_ms_p99"]
+        if name != "floor" and "ttft_overhead_ms_p99" in row and floor.get("ttft_overhead_ms_p99"):
+            # TTFT p99 against the floor's: the goal is at most 1.5x the floor's plus 10 ms.
+            row["ttft_p99_vs_floor"] = row["ttft_overhead_ms_p99"] / floor["ttft_overhead_ms_p99"]
+            row["ttft_p99_within_goal"] = row["ttft_overhead_ms_p99"] <= 1.5 * floor["ttft_overhead_ms_p99"] + 10
+
+
+def add_request_ratio(costs: dict[str, dict[str, Any]]) -> None:
+    """CPU per request against the floor's, measured in the same burst (the goal: at most 2x)."""
+    floor = costs.get("floor", {}).get("cpu_ms_per_request")
+    for name, cost in costs.items():
+        if name != "floor" and floor:
+            cost["cpu_per_request_vs_floor"] = cost["cpu_ms_per_request"] / floor
 
 
 async def sweep_phase(
-    servers: dict[str, Server], cells: list[tuple[float, int, int]], seconds: float
+    servers: dict[str, Server], cells: list[tuple[float, int, int]], seconds: float, ttft_ms: float = TTFT_MS
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     given_up: set[tuple[str, float]] = set()
     for rate, per_chunk, streams in cells:
         cell: dict[str, Any] = {"rate": rate, "tokens_per_chunk": per_chunk, "streams": streams, "servers": {}}
+        cell["ttft_ms"] = ttft_ms
         for name, server in servers.items():
             if (name, rate) in given_up:
                 continue
-            row = await run_cell(server, rate, per_chunk, streams, seconds)
+            row = await run_cell(server, rate, per_chunk, streams, seconds, ttft_ms=ttft_ms)
             cell["servers"][name] = row
             if broken(row):
                 given_up.add((name, rate))
@@ -312,7 +349,8 @@ def line_for(cell: dict[str, Any]) -> str:
             continue
         vs = row.get("cpu_per_event_vs_floor")
         parts.append(
-            f"{name} rate {row['rate_ratio_min']:.4f} chunks {row['chunks_per_token_min']:.2f} "
+            f"{name} rate {row['rate_ratio_min']:.4f}-{row['rate_ratio_max']:.4f} "
+            f"chunks {row['chunks_per_token_min']:.2f} "
             f"gap99 {row['gap_ms_p99']:.1f}ms ttft99 +{row['ttft_overhead_ms_p99']:.1f}ms "
             f"cpu {row['cpu_us_per_event']:.1f}us/ev{f' (x{vs:.2f})' if vs else ''} {row['server_cpu_pct']:.0f}%"
         )
@@ -376,11 +414,15 @@ def main() -> int:
     parser.add_argument("--output", type=Path, help="where to write the JSON (default results/sweep.json)")
     parser.add_argument("--levels", type=_numbers, help="only these stream counts at 750 tokens/s, e.g. 100,250,600")
     parser.add_argument("--rates", type=_numbers, help="only these rates in the rate cells; 0 for none")
+    parser.add_argument("--ttft0-levels", type=_numbers, help="stream counts of the TTFT-0 cells; 0 for none")
+    parser.add_argument("--ttft0-only", action="store_true", help="only the TTFT-0 cells and the request cost")
     args = parser.parse_args()
     seconds = args.seconds or (1.0 if args.quick else STREAM_SECONDS)
     levels = [int(n) for n in args.levels] if args.levels else [1, 100, 250] if args.quick else LEVELS
     rates = [r for r in args.rates if r > 0] if args.rates else [54.0, 2000.0] if args.quick else RATES
-    output = args.output or RESULTS / ("sweep-quick.json" if args.quick else "sweep.json")
+    ttft0_levels = [int(n) for n in args.ttft0_levels if n > 0] if args.ttft0_levels else TTFT0_LEVELS
+    default_name = "sweep-ttft0.json" if args.ttft0_only else "sweep-quick.json" if args.quick else "sweep.json"
+    output = args.output or RESULTS / default_name
 
     if (os.cpu_count() or 1) > 1 and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {1})
@@ -401,7 +443,19 @@ def main() -> int:
     started_at = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        for per_chunk in TOKENS_PER_CHUNK:
+        if ttft0_levels:
+            # TTFT 0, every stream at once, 1,500 tokens each: the cells the goals are read from.
+            with started(server_commands(1, directory, None, args.baseline)) as servers:
+                uvloop.run(warm_up(servers, 1))
+                report["request_cost"] = costs = {
+                    name: uvloop.run(request_cost(server, BURST_REQUESTS)) for name, server in servers.items()
+                }
+                add_request_ratio(costs)
+                for name, cost in costs.items():
+                    print(f"a burst of {BURST_REQUESTS} requests, {name}: {cost}", flush=True)
+                cells = [(ULTRAFAST, 1, n) for n in ttft0_levels]
+                report["phases"]["ttft_0"] = uvloop.run(sweep_phase(servers, cells, TTFT0_SECONDS, ttft_ms=0))
+        for per_chunk in [] if args.ttft0_only else TOKENS_PER_CHUNK:
             cells = [(ULTRAFAST, per_chunk, n) for n in levels]
             if per_chunk == 1 and rates:
                 cells += [(rate, 1, n) for n in RATE_LEVELS for rate in rates]
@@ -409,12 +463,13 @@ def main() -> int:
             aimock = aimock_fixture(directory, tokens_cells) if aimock_ok else None
             with started(server_commands(per_chunk, directory, aimock, args.baseline)) as servers:
                 uvloop.run(warm_up(servers, per_chunk))
-                if per_chunk == 1:
+                if per_chunk == 1 and "request_cost" not in report:
                     report["request_cost"] = costs = {
                         name: uvloop.run(request_cost(server, BURST_REQUESTS))
                         for name, server in servers.items()
                         if name != "aimock"  # its fixture matches messages per cell; not this one
                     }
+                    add_request_ratio(costs)
                     for name, cost in costs.items():
                         print(f"a burst of {BURST_REQUESTS} requests, {name}: {cost}", flush=True)
                 # The concurrency cells and the rate cells each give up on a server separately.
@@ -423,7 +478,11 @@ def main() -> int:
                 rows += uvloop.run(sweep_phase(servers, by_rate, seconds)) if by_rate else []
                 report["phases"][f"tokens_per_chunk_{per_chunk}"] = rows
         zero: dict[str, Any] = {}
-        with started(server_commands(1, directory, None, args.baseline, time_scale=0.0)) as servers:
+        with (
+            contextlib.nullcontext({})
+            if args.ttft0_only
+            else started(server_commands(1, directory, None, args.baseline, time_scale=0.0)) as servers
+        ):
             for name, server in servers.items():
                 zero[name] = [
                     uvloop.run(time_scale_zero(server, stream, 10 if args.quick else SCALE0_REQUESTS))
@@ -437,6 +496,8 @@ def main() -> int:
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=2) + "\n")
     print(f"figures -> {output}")
+    if args.ttft0_only:
+        return 0  # the plots draw the full sweep's cells
     try:
         from _plots import plot_sweep
     except ImportError:

@@ -34,14 +34,14 @@ from mockserver.operations.metrics import Metrics
 from mockserver.service import capacity
 from mockserver.service.exchange import ExchangeHooks
 from mockserver.service.inflight import InFlight
-from mockserver.service.response_store import BaseResponseStore, ResponseStore
-from mockserver.service.shared_responses import RedisResponseStore
 from mockserver.state.config_log import MAX_PATCHES, ConfigLog, Position
 from mockserver.state.counters import Counters, MemoryCounters
 from mockserver.state.journal_log import JournalLog
 from mockserver.state.live_board import LiveBoard
+from mockserver.state.responses import BaseResponseStore, ResponseStore
 from mockserver.state.shared import Shared
 from mockserver.state.shared_counters import RedisCounters
+from mockserver.state.shared_responses import RedisResponseStore
 from mockserver.state.store import MemoryStore, Store
 
 logger = logging.getLogger("mockserver")
@@ -110,11 +110,13 @@ class ServerState:
         # process's streams when they are shared, and the speed check.
         self.live = LiveStreams()
         self.live_board = LiveBoard(self.shared, self.wall_clock) if self.shared is not None else None
-        self.speed_check = SpeedCheck(self.clock.now)
+        self.speed_check = SpeedCheck(self.clock.now, self.wall_clock)
         self.metrics = Metrics(
             active_streams=lambda: len(self.streams.active),
             ultrafast_slots=lambda: self.store.held_here(capacity.SERVER_POOL),
+            lateness=self.streams.lateness,
         )
+        self.streams.lateness.on_window = self.metrics.publish_lateness  # about once a second while streams run
         # The two gauges follow their figures as they change (with several workers, nothing can read
         # another worker's figures when scraped).
         self.streams.on_change = self.metrics.streams_changed
@@ -166,6 +168,10 @@ class ServerState:
     def stream_rows(self) -> list[dict[str, Any]]:
         """The streams this process is playing, as the dashboard lists them (keys masked)."""
         return self.live.rows(self.clock.now(), self.streams.active, [a.key for a in self.fixture.accounts])
+
+    def live_post(self) -> dict[str, Any]:
+        """What this process shows a dashboard served by any process: its streams and its speed check."""
+        return {"rows": self.stream_rows(), "speed_check": self.speed_check.shown()}
 
     def _journal(self) -> RequestJournal:
         """The journal in this process's memory, or the one every process shares through Redis."""

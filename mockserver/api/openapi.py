@@ -20,6 +20,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from mockserver.api.anthropic.family import MESSAGES_PATH
+
 ERROR_SCHEMA = "ErrorBody"
 ERROR_BODY: dict[str, Any] = {
     "type": "object",
@@ -56,7 +58,7 @@ ANTHROPIC_ERROR_BODY: dict[str, Any] = {
         "request_id": {"type": ["string", "null"]},
     },
 }
-ANTHROPIC_PREFIX = "/v1/messages"
+ANTHROPIC_PREFIX = MESSAGES_PATH
 EITHER_API_PREFIX = "/v1/models"  # answers in Anthropic's shape to a request with Anthropic's headers
 
 # What each status means, wherever it is sent.
@@ -76,7 +78,7 @@ INFERENCE_ERRORS: tuple[int, ...] = (400, 401, 403, 404, 409, 413, 429, 503, 504
 READ_ERRORS: tuple[int, ...] = (400, 401, 403, 404, 413, 429)
 CONTROL_ERRORS: tuple[int, ...] = (400, 401, 403, 404, 413)
 
-STREAMED_PATHS = ("/v1/chat/completions", "/v1/responses", "/v1/messages")
+STREAMED_PATHS = ("/v1/chat/completions", "/v1/responses", MESSAGES_PATH)
 EVENT_STREAM = {
     "schema": {"type": "string", "description": "Server-sent events (stream: true): data: {...} lines, then the end."}
 }

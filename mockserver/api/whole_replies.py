@@ -26,8 +26,9 @@ from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.routing import server_state
 from mockserver.config.fixture import Account, ModelKind
 from mockserver.engine.dialects import CHAT
-from mockserver.engine.pacing import Pacer, Schedule
+from mockserver.engine.pacing import Pacer
 from mockserver.harness.faults import injection
+from mockserver.replies.planner import whole_reply_schedule
 from mockserver.service import access, prefill
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Usage
@@ -109,14 +110,7 @@ async def respond(request: Request, admission: Admission, *, input_tokens: int, 
     exchange.usage = Usage(input_tokens=input_tokens)
     admission, seconds = prefill.with_prefill(admission, input_tokens)
     exchange.extra[prefill.PREFILL_MS] = round(seconds * 1000, 3)
-    profile = admission.profile
-    schedule = Schedule.build(
-        start=admission.start_time(state.clock),
-        ttft=profile.ttft_ms / 1000,
-        tokens_per_second=profile.tokens_per_second,
-        total_tokens=0,
-        time_scale=state.settings.time_scale,
-    )
+    schedule = whole_reply_schedule(admission, state.clock, state.settings.time_scale)
     fault = await injection.fault_for(state, request, exchange)
     if fault is not None:
         reply = await injection.respond_with(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -42,12 +43,10 @@ class Cassette:
     torn: bool = False  # a torn last record was dropped
 
 
-def load(path: str | os.PathLike[str]) -> Cassette:
+def load(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_CASSETTE_BYTES) -> Cassette:
+    """Every record of the cassette at ``path``: a regular file of at most ``max_bytes``."""
     source = Path(path)
-    try:
-        data = source.read_bytes()
-    except OSError as exc:
-        raise CassetteError(f"{source}: cannot read it: {exc.strerror or exc}") from None
+    data = _read(source, max_bytes)
     cassette = Cassette(source)
     lines = data.split(b"\n")
     last = len(lines) - 1  # the piece after the final newline: empty unless the file was torn
@@ -70,13 +69,13 @@ def load(path: str | os.PathLike[str]) -> Cassette:
     return cassette
 
 
-def check(path: str | os.PathLike[str]) -> list[str]:
+def check(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_CASSETTE_BYTES) -> list[str]:
     """Every problem in a cassette, one line each (``file:line: why``); empty when it is valid."""
     source = Path(path)
     try:
-        data = source.read_bytes()
-    except OSError as exc:
-        return [f"{source}: cannot read it: {exc.strerror or exc}"]
+        data = _read(source, max_bytes)
+    except CassetteError as exc:
+        return [str(exc)]
     problems = []
     for number, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
@@ -86,6 +85,19 @@ def check(path: str | os.PathLike[str]) -> list[str]:
         except RecordError as exc:
             problems.append(f"{source}:{number}: {exc}")
     return problems
+
+
+def _read(source: Path, max_bytes: int) -> bytes:
+    """The file's bytes; a device, a pipe or a file past the bound is refused before anything is read."""
+    try:
+        info = source.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise CassetteError(f"{source}: not a regular file")
+        if info.st_size > max_bytes:
+            raise CassetteError(f"{source}: {info.st_size} bytes, past the bound of {max_bytes} (--max-cassette-bytes)")
+        return source.read_bytes()
+    except OSError as exc:
+        raise CassetteError(f"{source}: cannot read it: {exc.strerror or exc}") from None
 
 
 class CassetteWriter:

@@ -27,11 +27,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 VERSION: Literal[1] = 1
 API = Literal["chat.completions", "responses", "messages", "models", "opaque"]
 
+MESSAGES_PATH = "/v1/messages"  # Anthropic's Messages API, whose errors and events have their own shape
+
 # Which API a path belongs to: each is recorded as such, any other path as an opaque exchange.
 _API_FOR_PATH: list[tuple[str, API]] = [
     ("/v1/chat/completions", "chat.completions"),
     ("/v1/responses", "responses"),
-    ("/v1/messages", "messages"),
+    (MESSAGES_PATH, "messages"),
     ("/v1/models", "models"),
 ]
 

@@ -192,9 +192,12 @@ def record(args: argparse.Namespace) -> int:
         "  credentials  never written; recording runs in this one process",
         file=sys.stderr,
     )
-    config = uvicorn.Config(create_proxy_app(recorder), log_level=args.log_level.lower())
+
+    def summary() -> None:
+        print(f"mockserver: recorded {recorder.recorded} exchanges into {args.cassette}", file=sys.stderr)
+
+    config = uvicorn.Config(create_proxy_app(recorder, summary), log_level=args.log_level.lower())
     uvicorn.Server(config).run(sockets=[sock])
-    print(f"mockserver: recorded {recorder.recorded} exchanges into {args.cassette}", file=sys.stderr)
     return 0
 
 

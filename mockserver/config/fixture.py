@@ -53,6 +53,8 @@ from mockserver.config.models import DEFAULT_MAX_OUTPUT_TOKENS as DEFAULT_MAX_OU
 from mockserver.config.models import DEFAULT_SHORT_ANSWER as DEFAULT_SHORT_ANSWER
 from mockserver.config.models import DEFAULT_ZH_TOKENS_PER_CHARACTER as DEFAULT_ZH_TOKENS_PER_CHARACTER
 from mockserver.config.models import MAX_EMBEDDING_DIMENSIONS as MAX_EMBEDDING_DIMENSIONS
+from mockserver.config.models import MAX_TOKENS_PER_SECOND as MAX_TOKENS_PER_SECOND
+from mockserver.config.models import MIN_TOKENS_PER_SECOND as MIN_TOKENS_PER_SECOND
 from mockserver.config.models import LengthRange as LengthRange
 from mockserver.config.models import ModelAPI as ModelAPI
 from mockserver.config.models import ModelKind as ModelKind

@@ -39,10 +39,22 @@ _PROFILE_EXTRAS = frozenset(
 )
 
 
+# The rates a stream may be paced at, in tokens per second: a fixture's, a --rate's and an
+# x-mock-tokens-per-second header's. Below the least, a 2,000-token reply would take over two days;
+# above the most, a token's interval (10 µs) is far under the server's timer tick. Within them every
+# deadline is a finite number.
+MIN_TOKENS_PER_SECOND = 0.01
+MAX_TOKENS_PER_SECOND = 100_000.0
+
+
 class TimingProfile(Strict):
     """How fast one tier produces tokens."""
 
-    tokens_per_second: float = Field(gt=0, description="Output tokens per second once generation starts.")
+    tokens_per_second: float = Field(
+        ge=MIN_TOKENS_PER_SECOND,
+        le=MAX_TOKENS_PER_SECOND,
+        description="Output tokens per second once generation starts (0.01 to 100,000).",
+    )
     ttft_ms: float = Field(ge=0, description="Time to first token of an empty prompt, in milliseconds.")
     prefill_tokens_per_second: float | None = Field(
         default=None,

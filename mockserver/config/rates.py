@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from mockserver.config.documents import ConfigError
 from mockserver.config.fixture import Fixture
+from mockserver.config.models import MAX_TOKENS_PER_SECOND, MIN_TOKENS_PER_SECOND
 
 TIERS = ("default", "priority", "flex", "ultrafast")
-MAX_TOKENS_PER_SECOND = 1_000_000.0  # past this every reply is instant anyway
 MAX_TTFT_MS = 3_600_000.0  # an hour
 FORMAT = "TIER=TOKENS_PER_S[:TTFT_MS], e.g. ultrafast=300:150"
 
@@ -55,8 +55,10 @@ def parse_rate(text: str) -> Rate:
         ttft_ms = float(ttft) if ttft else None
     except ValueError:
         raise ConfigError(f"rate {text!r}: the values must be numbers ({FORMAT})") from None
-    if not 0 < tokens_per_second <= MAX_TOKENS_PER_SECOND:
-        raise ConfigError(f"rate {text!r}: tokens per second must be above 0 and at most {MAX_TOKENS_PER_SECOND:g}")
+    if not MIN_TOKENS_PER_SECOND <= tokens_per_second <= MAX_TOKENS_PER_SECOND:
+        raise ConfigError(
+            f"rate {text!r}: tokens per second must be from {MIN_TOKENS_PER_SECOND:g} to {MAX_TOKENS_PER_SECOND:g}"
+        )
     if ttft_ms is not None and not 0 <= ttft_ms <= MAX_TTFT_MS:
         raise ConfigError(f"rate {text!r}: the time to first token must be 0 to {MAX_TTFT_MS:g} ms")
     return Rate(tier, tokens_per_second, ttft_ms)

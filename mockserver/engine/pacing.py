@@ -25,6 +25,12 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, overload
 
+from mockserver.config.models import MAX_TOKENS_PER_SECOND, MIN_TOKENS_PER_SECOND
+
+# The longest TTFT a schedule has, in seconds: far past any reply's wall-clock limit
+# (--max-reply-seconds), so every deadline stays a finite number.
+MAX_TTFT_S = 7 * 86_400.0
+
 
 class Clock(Protocol):
     def now(self) -> float:
@@ -126,7 +132,11 @@ class Schedule:
         still waits the full TTFT, and the end time is unchanged, so the rate is exact.
         ``time_scale`` stretches every duration; 0 makes everything due at once.
         """
-        interval = time_scale / tokens_per_second
+        # Clamped, so every deadline is a finite number whatever rate reaches here: the API rejects
+        # a header outside the range, and a fixture's rates are checked against it when loaded.
+        rate = min(MAX_TOKENS_PER_SECOND, max(MIN_TOKENS_PER_SECOND, tokens_per_second))
+        ttft = min(MAX_TTFT_S, max(0.0, ttft))  # a prefill at a vanishing rate is a long wait, not an endless one
+        interval = time_scale / rate
         offsets: Sequence[float] = ()
         if jitter > 0 and interval > 0 and total_tokens > 1:
             offsets = Jitter(rng or random.Random(0), jitter * interval, total_tokens)
@@ -161,22 +171,20 @@ class Schedule:
 class Jitter(Sequence[float]):
     """The jitter offsets of one schedule: 0 for the first token, then ``spread * (random() - 0.5)``.
 
-    Drawn in order as they are first read rather than all up front, so building the schedule
-    of a long reply costs nothing on its first token's path. ``rng`` must be the schedule's own.
+    Drawn a block of :data:`BLOCK` at a time as they are first read, from a generator of the
+    block's own (seeded from ``rng`` once), so building the schedule of a long reply costs nothing
+    on its first token's path, and memory stays at one block however long the reply: a block read
+    again after a later one (rarely: a stall fault reads back) is drawn again, the same.
     """
 
-    BLOCK = 64  # offsets drawn at a time
+    BLOCK = 64  # offsets drawn at a time, and all that is kept
 
     def __init__(self, rng: random.Random, spread: float, count: int) -> None:
-        self._rng = rng
+        self._seed = rng.getrandbits(64)
         self._spread = spread
         self._count = count
-        self._values = [0.0]
-
-    @property
-    def values(self) -> list[float]:
-        """The offsets drawn so far (a prefix of the sequence)."""
-        return self._values
+        self._block = -1
+        self._values: list[float] = []
 
     def __len__(self) -> int:
         return self._count
@@ -188,14 +196,19 @@ class Jitter(Sequence[float]):
     def __getitem__(self, k: int | slice) -> float | Sequence[float]:
         if isinstance(k, slice):
             return [self[i] for i in range(*k.indices(self._count))]
-        values = self._values
-        if k >= len(values):
-            if not 0 <= k < self._count:
-                raise IndexError(k)
-            draw, spread = self._rng.random, self._spread
-            more = min(self._count, max(k + 1, len(values) + self.BLOCK)) - len(values)
-            values.extend([spread * (draw() - 0.5) for _ in range(more)])
-        return values[k]
+        if not 0 <= k < self._count:
+            raise IndexError(k)
+        block, at = divmod(k, self.BLOCK)
+        if block != self._block:
+            self._draw(block)
+        return self._values[at]
+
+    def _draw(self, block: int) -> None:
+        draw, spread = random.Random(self._seed + block).random, self._spread
+        values = [spread * (draw() - 0.5) for _ in range(self.BLOCK)]
+        if block == 0:
+            values[0] = 0.0  # the first token waits the full TTFT
+        self._block, self._values = block, values
 
 
 FIRST_RUN_CHUNKS = 16  # chunks in a stream's first run of deadlines: it is on the first token's path
@@ -227,11 +240,7 @@ class Pacer:
             # due_at(hi - 1) written out: it runs once per chunk of every stream.
             schedule, k = self.schedule, hi - 1
             offsets = schedule.offsets
-            if k < len(offsets):
-                values = offsets.values if isinstance(offsets, Jitter) else offsets
-                offset = values[k] if k < len(values) else offsets[k]
-            else:
-                offset = 0.0
+            offset = offsets[k] if k < len(offsets) else 0.0
             yield lo, hi, schedule.first_token_at + k * schedule.interval + offset
 
     # Whether tokens that are all due at once (time scale 0) go out as one chunk.
@@ -263,12 +272,7 @@ class Pacer:
             if not offsets:
                 yield lo, hi, [start + k * interval for k in last]  # what chunks() gives, less a + 0.0
             elif hi - 1 < len(offsets):
-                offsets[hi - 1]  # draws a lazy Jitter's offsets up to there
-                values = offsets.values if isinstance(offsets, Jitter) else offsets
-                if per_chunk == 1:
-                    yield lo, hi, [start + k * interval + offset for k, offset in zip(last, values[lo:hi], strict=True)]
-                else:
-                    yield lo, hi, [start + k * interval + values[k] for k in last]
+                yield lo, hi, [start + k * interval + offsets[k] for k in last]
             else:
                 yield lo, hi, [start + k * interval + (offsets[k] if k < len(offsets) else 0.0) for k in last]
             lo, chunks, then = hi, then, RUN_CHUNKS

@@ -9,10 +9,10 @@ comes the frame is already bytes.
 
 :class:`StreamScheduler` keeps every open stream in a deadline heap and arms one timer,
 for the earliest deadline. When it fires it takes every stream that is due, pulls its
-frames up to its next deadline, and hands them to the stream's ``send`` in one ASGI
-message: one ``transport.write`` however many events fell due. A loop that wakes late
-therefore still sends one event per chunk (the client sees no merged chunks), and the
-rate stays exact, because deadlines are absolute (``start + ttft + k / rate``).
+frames that may go out (see :mod:`.catch_up`: anchored at the first token, caught up no faster
+than ``CATCH_UP`` times the rate), and hands them to the stream's ``send`` in one ASGI message: one
+``transport.write`` however many events fell due, each its own event (the client sees no merged
+chunks). Deadlines are absolute (``start + ttft + k / rate``), so nothing drifts.
 
 Compared with one sleeping task per stream, this saves a timer, a future and a task
 switch per token per stream: the event loop wakes once per tick, not once per token.
@@ -33,15 +33,18 @@ the others.
 
 Bounds, per stream:
 
-- one write carries at most :data:`MAX_WRITE_BYTES`; a stream with more due goes on
-  at the next tick;
+- one write carries at most :data:`MAX_WRITE_BYTES` and :data:`MAX_WRITE_EVENTS`; a stream
+  with more due goes on at the next tick, after every other due stream;
 - a write that the server holds back (the client stopped reading and uvicorn's
   transport is paused) parks that stream alone until the write completes; no further
   frame is pulled for it meanwhile, so a slow client costs at most the transport's
   buffer plus one write, and every other stream goes on;
 - a stream whose client leaves is dropped from the scheduler at once (see
   :meth:`StreamScheduler.cancel`), its iterator is closed (its ``finally`` blocks run:
-  that is where capacity is released), and nothing of it stays behind.
+  that is where capacity is released), and nothing of it stays behind
+  (:mod:`.stream_writes`).
+
+How late the streams run is counted in :attr:`StreamScheduler.lateness` (:mod:`.lateness`).
 
 Ending every stream at once: :attr:`StreamScheduler.active` holds the open streams.
 :meth:`StreamScheduler.end_all` (what a stopping server calls after its grace period)
@@ -61,86 +64,38 @@ import heapq
 import itertools
 import logging
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
 
+from mockserver.engine import catch_up
+from mockserver.engine.active_stream import ActiveStream, Send
+from mockserver.engine.catch_up import LATE_TOLERANCE_S
 from mockserver.engine.dialects import CHAT, Dialect
+from mockserver.engine.lateness import BUCKETS as LATENESS_BUCKETS
+from mockserver.engine.lateness import Lateness
 from mockserver.engine.pacing import Clock
+from mockserver.engine.stream_writes import StreamWrites
 from mockserver.engine.streaming import (
-    CLIENT_LEFT,
     COMPLETED,
     DROP,
-    DROPPED,
     FAILED,
-    FINISHED,
     Item,
     Run,
 )
 
 logger = logging.getLogger("mockserver")
 
+# ActiveStream lives in .active_stream; it is named here too, as it was before the split.
+__all__ = ["ENDS_PER_TICK_S", "MAX_WRITE_BYTES", "MAX_WRITE_EVENTS", "MAX_YIELD_S", "ActiveStream", "StreamScheduler"]
+
 MAX_WRITE_BYTES = 64 * 1024  # at most this much per stream per write; the rest goes at the next tick
+MAX_WRITE_EVENTS = 256  # at most this many events per stream per write; the rest goes at the next tick
 MAX_YIELD_S = 0.001  # a tick leaves the loop to other work for as long as it took, up to this
 ENDS_PER_TICK_S = 0.001  # a tick ends replies for at most this long, after every due event is out
 
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 
-
-class ActiveStream:
-    """One open stream: its producer, where its frames go, and when it is next due."""
-
-    __slots__ = (
-        "at",
-        "blocked",
-        "dialect",
-        "done",
-        "due",
-        "ending",
-        "events_sent",
-        "limit_timer",
-        "on_drop",
-        "over",
-        "path",
-        "run",
-        "send_body",
-        "send_end",
-        "source",
-        "write_body",
-    )
-
-    def __init__(
-        self,
-        source: Iterator[Item],
-        send_body: Send,
-        send_end: Send,
-        on_drop: Callable[[], None] | None,
-        path: str,
-        dialect: Dialect,
-        write_body: Callable[[bytes], bool] | None,
-        done: asyncio.Future[str],
-    ) -> None:
-        self.source = source
-        self.send_body = send_body  # the server's own send: events skip the middleware stack
-        self.send_end = send_end  # through the middleware, so observers see the end of the reply
-        # The server's direct write, when it has one: True if it wrote, False to use send_body.
-        self.write_body = write_body
-        self.on_drop = on_drop
-        self.path = path  # the request path
-        self.dialect = dialect  # its API's framing, for a final event the server sends
-        self.due = 0.0
-        self.done = done  # resolved with the outcome (COMPLETED, CLIENT_LEFT, ...) when the stream is over
-        self.blocked = False  # a write is held back by the server (a paused transport)
-        self.ending = False  # every event is out; the end of the reply waits for the tick's ends (see _tick)
-        self.over = False
-        self.events_sent = 0
-        self.run: Run | None = None  # a run of events part way through, from its frame ``at`` on
-        self.at = 0
-        self.limit_timer: asyncio.TimerHandle | None = None  # ends the stream at the wall-clock limit
-
-
-class StreamScheduler:
+class StreamScheduler(StreamWrites):
     """Plays every open stream of one server on one timer. Lives on one event loop."""
 
     def __init__(self, clock: Clock) -> None:
@@ -159,9 +114,21 @@ class StreamScheduler:
         # The wall-clock limit on one stream (Settings.max_reply_seconds): past it, it ends with an error event.
         self.max_reply_s: float | None = None
         self.on_change: Callable[[], None] | None = None  # told when a stream opens or ends (a metrics gauge)
+        self.lateness = Lateness()
+        self._tick_now = -math.inf  # the tick's time while it runs: a stream due again by then waits for the next
+        self._dead = 0  # about how many heap entries belong to streams that are over (see _close)
 
     def __len__(self) -> int:
         return len(self.active)
+
+    def worst_lateness(self) -> float:
+        """Seconds: the worst lateness of the last second or so (see :class:`Lateness`), or how long
+        the most overdue stream has been waiting for its turn now, whichever is more."""
+        heap, now = self._heap, self.clock.now()
+        while heap and heap[0][2].over:
+            heapq.heappop(heap)
+        waiting = now - heap[0][0] if heap and not heap[0][2].blocked else 0.0
+        return max(self.lateness.worst(), waiting)
 
     def open(
         self,
@@ -195,16 +162,6 @@ class StreamScheduler:
         self._advance(stream, self.clock.now())
         return stream
 
-    def cancel(self, stream: ActiveStream, outcome: str = CLIENT_LEFT) -> None:
-        """Stop a stream now (its client left): nothing more is written and its producer is closed.
-
-        A stream whose every event is out, waiting for its end (see :meth:`_tick`), ends as it
-        would have, COMPLETED: its reply was whole, and the journal and the ledger say so."""
-        if stream.ending:
-            self._end_waiting(stream)
-        elif not stream.over:
-            self._close(stream, outcome)
-
     def end_all(self) -> int:
         """End every open stream now with the ``server_shutting_down`` error event of its API, and
         every stream opened from now on too. Returns how many were ended."""
@@ -221,22 +178,6 @@ class StreamScheduler:
             self._finish(stream, final)
         return len(streams)
 
-    def _finish(self, stream: ActiveStream, final: Callable[[ActiveStream], bytes | None] | None) -> None:
-        if stream.ending:  # every event is out already: it ends as it would have
-            self._end_waiting(stream)
-            return
-        if stream.blocked:  # the client is not reading: nothing more can reach it
-            self._close(stream, FINISHED)
-            return
-        body = final(stream) if final is not None else None
-        if body:
-            stream.events_sent += 1
-            self._write(stream, body)
-        if stream.blocked:
-            self._close(stream, FINISHED)
-        elif not stream.over:
-            self._end(stream, FINISHED)
-
     # -- the tick ------------------------------------------------------------------------------
 
     def _tick(self) -> None:
@@ -244,41 +185,56 @@ class StreamScheduler:
         now = started = self.clock.now()
         heap, order = self._heap, self._order
         heappop, heappush = heapq.heappop, heapq.heappush
+        lateness = self.lateness
+        counts, buckets = lateness.events.counts, LATENESS_BUCKETS
+        worst = 0.0
+        clock_now = self.clock.now
         self._ticking = True
+        self._tick_now = started
         try:
-            while heap and heap[0][0] <= now:
+            # The streams due when the tick began; each is served at the time it is reached, so a
+            # long tick neither sends a later stream's events early nor counts them as on time.
+            while heap and heap[0][0] <= started:
                 _, _, stream = heappop(heap)
                 if stream.over or stream.blocked:
                     continue
-                run = stream.run
-                if run is not None:
-                    # The usual case, written out: one event of a run is due, and the next is not yet.
-                    at = stream.at
-                    dues = run.dues
-                    if at + 1 < len(dues) and dues[at] <= now < dues[at + 1]:
-                        write = stream.write_body
-                        if write is not None and write(run.frames[at]):
-                            stream.at = at + 1
-                            stream.events_sent += 1
-                            stream.due = due = dues[at + 1]
-                            heappush(heap, (due, next(order), stream))
-                            continue
-                self._advance(stream, now)
+                now = clock_now()
+                try:
+                    run = stream.run
+                    if run is not None and stream.steady:
+                        # The usual case, written out: one event of a run is due, on time, and the next is not yet.
+                        at = stream.at
+                        dues = run.dues
+                        shift = stream.shift
+                        late = now - shift - dues[at]
+                        if at + 1 < len(dues) and 0.0 <= late <= LATE_TOLERANCE_S and now < dues[at + 1] + shift:
+                            write = stream.write_body
+                            if write is not None and write(run.frames[at]):
+                                stream.at = at + 1
+                                stream.events_sent += 1
+                                stream.due = due = dues[at + 1] + shift
+                                heappush(heap, (due, next(order), stream))
+                                counts[bisect_left(buckets, late)] += 1
+                                lateness.events.total += late
+                                if late > worst:
+                                    worst = late
+                                continue
+                    self._advance(stream, now)
+                except Exception as exc:  # a write that failed in a way no client causes: this stream alone ends
+                    self._write_failed(stream, exc)
             self._ticking = False
+            lateness.saw(worst)
+            lateness.tick(started)
             if self._ending:
                 self._end_some(self.clock.now() + ENDS_PER_TICK_S)
         finally:
             self._ticking = False
+            self._tick_now = -math.inf
             self._timer_at = math.inf
             # The loop gets at least as long as this tick took before the next one, however much is due:
             ended = self.clock.now()
             self._not_before = ended + min(ended - started, MAX_YIELD_S)
             self._arm()  # once, for the earliest deadline left
-
-    def _end_waiting(self, stream: ActiveStream) -> None:
-        """End a stream whose every event is out and whose end was waiting (see :meth:`_tick`): COMPLETED."""
-        stream.ending = False
-        self._end(stream, COMPLETED)
 
     def _end_some(self, until: float) -> None:
         """End the replies whose every event is out, oldest first, until the clock reaches ``until``;
@@ -307,33 +263,52 @@ class StreamScheduler:
             self._timer, self._timer_at = self.clock.call_at(at, self._tick), at
 
     def _schedule(self, stream: ActiveStream, due: float) -> None:
+        if due <= self._tick_now:  # more was due than one write holds: the rest after the others' turn
+            due = math.nextafter(self._tick_now, math.inf)
         stream.due = due
         heapq.heappush(self._heap, (due, next(self._order), stream))
         if due < self._timer_at:
             self._arm()
 
     def _advance(self, stream: ActiveStream, now: float) -> None:
-        """Write every frame of ``stream`` that is due by ``now``, in one write; then wait for its next deadline."""
+        """Write every frame of ``stream`` that may go out by ``now``, in one write; then wait for its next deadline.
+
+        What may go out: see :meth:`_horizon`. Deadlines are on the schedule's scale; the stream's
+        own (anchored, caught-up) time of a deadline is :meth:`_wall`."""
         parts: list[bytes] = []
         size = 0
         due = math.inf
+        horizon: float | None = None  # set at the first deadline met
         ended = dropped = False
         run = stream.run
         if run is not None:  # part way through a run of events: the usual case of a long stream
-            size, due = self._take(stream, run, stream.at, now, parts, 0)
+            horizon = catch_up.horizon(stream, now, run.dues[stream.at], self.lateness)
+            size, due = self._take(stream, run, stream.at, horizon, parts, 0)
             if due != math.inf:  # more of the run to come, or the write is full
-                self._write_due(stream, parts, due)
+                self._write_due(stream, parts, catch_up.wall_time(stream, due, now))
                 return
+        elif stream.pending != math.inf:  # the deadline the producer gave last, already taken from it
+            pending = stream.pending
+            horizon = catch_up.horizon(stream, now, pending, self.lateness)
+            if pending > horizon:  # not yet (a held-back write that has just gone out)
+                self._schedule(stream, catch_up.wall_time(stream, pending, now))
+                return
+            stream.pending = math.inf
         source = stream.source
         try:
             for item in source:
                 cls = item.__class__
                 if cls is float:
-                    if item > now:  # type: ignore[operator]
-                        due = item  # type: ignore[assignment]
+                    if horizon is None:
+                        horizon = catch_up.horizon(stream, now, item, self.lateness)  # type: ignore[arg-type]
+                    if item > horizon:  # type: ignore[operator]
+                        stream.pending = due = item  # type: ignore[assignment]
                         break
                 elif cls is Run:
-                    size, due = self._take(stream, item, 0, now, parts, size)  # type: ignore[arg-type]
+                    if horizon is None and item.dues:  # type: ignore[union-attr]
+                        horizon = catch_up.horizon(stream, now, item.dues[0], self.lateness)  # type: ignore[union-attr]
+                    limit = now if horizon is None else horizon
+                    size, due = self._take(stream, item, 0, limit, parts, size)  # type: ignore[arg-type]
                     if due != math.inf:
                         break
                 elif item is DROP:
@@ -342,8 +317,8 @@ class StreamScheduler:
                 else:
                     parts.append(item)  # type: ignore[arg-type]
                     size += len(item)  # type: ignore[arg-type]
-                    if size >= MAX_WRITE_BYTES:
-                        due = now  # the rest at the next tick
+                    if size >= MAX_WRITE_BYTES or len(parts) >= MAX_WRITE_EVENTS:
+                        due = -math.inf  # the rest at the next tick
                         break
             else:
                 ended = True
@@ -369,16 +344,18 @@ class StreamScheduler:
         elif ended:
             self._end(stream, COMPLETED)
         elif due != math.inf:
-            self._schedule(stream, due)
+            self._schedule(stream, catch_up.wall_time(stream, due, now))
         # A due of inf (a stall until the client leaves) waits for cancel().
 
     @staticmethod
-    def _take(stream: ActiveStream, run: Run, at: int, now: float, parts: list[bytes], size: int) -> tuple[int, float]:
-        """Add the frames of ``run`` from ``at`` that are due by ``now`` to ``parts`` (within
-        :data:`MAX_WRITE_BYTES`). Returns the new size and the next deadline: ``inf`` when the
-        run is used up (the producer comes next), ``now`` when the write is full."""
+    def _take(
+        stream: ActiveStream, run: Run, at: int, horizon: float, parts: list[bytes], size: int
+    ) -> tuple[int, float]:
+        """Add the frames of ``run`` from ``at`` whose deadlines are by ``horizon`` to ``parts`` (within
+        :data:`MAX_WRITE_BYTES` and :data:`MAX_WRITE_EVENTS`). Returns the new size and the next
+        deadline: ``inf`` when the run is used up (the producer comes next), ``-inf`` when the write is full."""
         dues = run.dues
-        end = bisect_right(dues, now, at)
+        end = bisect_right(dues, horizon, at)
         if end > at:
             frames = run.frames
             if end == at + 1:  # one event per tick: the usual case
@@ -386,14 +363,19 @@ class StreamScheduler:
                 parts.append(frame)
                 size += len(frame)
             else:
+                room = MAX_WRITE_EVENTS - len(parts)
+                if end - at > room:
+                    end = at + max(room, 0)
                 for index in range(at, end):
                     frame = frames[index]
                     parts.append(frame)
                     size += len(frame)
                     if size >= MAX_WRITE_BYTES and index + 1 < end:
                         end = index + 1
-                        stream.run, stream.at = run, end
-                        return size, now  # the rest at the next tick
+                        break
+                if end < len(dues) and dues[end] <= horizon:
+                    stream.run, stream.at = run, end
+                    return size, -math.inf  # the rest at the next tick
         if end < len(dues):
             stream.run, stream.at = run, end
             return size, dues[end]
@@ -409,117 +391,6 @@ class StreamScheduler:
                 return  # the write found the client gone, or is held back (it reschedules when done)
         self._schedule(stream, due)
 
-    # -- writing without awaiting --------------------------------------------------------------
-
-    def _write(self, stream: ActiveStream, body: bytes) -> None:
-        if stream.write_body is not None and stream.write_body(body):
-            return
-        self._step(stream, stream.send_body({"type": "http.response.body", "body": body, "more_body": True}), None)
-
-    def _end(self, stream: ActiveStream, outcome: str) -> None:
-        """End the response; the stream is over (and its handler may return) once the end is written.
-
-        With a shared store (``ends_in_task``), the end goes through the middleware, whose observers
-        await the store (the ledger and the journal on Redis), and that needs a task. Inside one (a
-        stream whose events were all due at once, in its handler's ``open``) the end is written at
-        once; from the tick, a plain timer callback, or while the server stops, a task of its own
-        writes it. In memory, the end is written at once from anywhere, as nothing in it waits."""
-        message = {"type": "http.response.body", "body": b"", "more_body": False}
-        if not self.ends_in_task or (asyncio.current_task() is not None and not self.stopping):
-            self._step(stream, stream.send_end(message), outcome)
-            return
-        self.active.discard(stream)
-        stream.blocked = True
-        task = asyncio.ensure_future(self._write_end(stream, message, outcome))
-        task.add_done_callback(_log_failure)
-
-    async def _write_end(self, stream: ActiveStream, message: dict[str, Any], outcome: str) -> None:
-        try:
-            await stream.send_end(message)
-        except OSError:  # the client went away just now
-            outcome = CLIENT_LEFT
-        finally:  # whatever happened, the stream is over and its handler returns
-            self.cancel(stream, outcome)
-
-    def _step(self, stream: ActiveStream, coro: Awaitable[None], ending: str | None) -> None:
-        """Run ``send`` without a task: it returns at once unless the server applies back-pressure.
-
-        uvicorn's ``send`` only suspends while the transport is paused (the client's buffer is
-        full). Then the stream is parked and the rest of the write runs in a task of its own.
-        ``ending`` is the outcome to close the stream with once this (last) write is done.
-        """
-        try:
-            waiting = coro.send(None)  # type: ignore[attr-defined]
-        except StopIteration:
-            if ending is not None:
-                self._close(stream, ending)
-            return
-        except OSError:  # the client went away mid-write
-            self.cancel(stream)
-            return
-        stream.blocked = True
-        task = asyncio.ensure_future(self._finish_write(stream, coro, waiting, ending))
-        task.add_done_callback(_log_failure)
-
-    async def _finish_write(self, stream: ActiveStream, coro: Any, waiting: Any, ending: str | None) -> None:
-        try:
-            while True:
-                # A future the send yielded (the transport resuming). It is still marked as being
-                # awaited by whoever stepped the coroutine (us): clear that, as a Task would.
-                waiting._asyncio_future_blocking = False
-                await waiting
-                try:
-                    waiting = coro.send(None)
-                except StopIteration:
-                    break
-        except OSError:
-            self.cancel(stream)
-            return
-        finally:
-            if stream.over:
-                coro.close()
-        stream.blocked = False
-        if ending is not None:
-            self.cancel(stream, ending)
-        elif not stream.over:
-            self._schedule(stream, self.clock.now())
-
-    # -- ending ----------------------------------------------------------------------------------
-
-    def _drop(self, stream: ActiveStream) -> None:
-        try:
-            if stream.on_drop is None:
-                raise ConnectionAbortedError("mockserver fault: connection dropped")
-            stream.on_drop()
-        except Exception as exc:
-            self._close(stream, FAILED, exc)
-            return
-        self._close(stream, DROPPED)
-
-    def _close(self, stream: ActiveStream, outcome: str, error: BaseException | None = None) -> None:
-        stream.over = True
-        if stream.limit_timer is not None:
-            stream.limit_timer.cancel()
-        self.active.discard(stream)
-        if self.on_change is not None:
-            self.on_change()
-        close = getattr(stream.source, "close", None)
-        if close is not None:
-            try:
-                close()  # runs the producer's finally blocks: capacity is released there
-            except Exception:
-                logger.exception("closing a stream producer failed on %s", stream.path)
-        if not stream.done.done():
-            if error is not None:
-                stream.done.set_exception(error)
-            else:
-                stream.done.set_result(outcome)
-
 
 def _shutdown_event(stream: ActiveStream) -> bytes:
     return stream.dialect.shutdown_event(stream.events_sent)
-
-
-def _log_failure(task: asyncio.Task[None]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        logger.error("a held-back stream write failed", exc_info=task.exception())

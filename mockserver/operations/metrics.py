@@ -23,6 +23,13 @@ so the request path pays one dictionary lookup per label set):
   requests that waited for an Ultrafast slot (``capacity.queue_ms``), by how the wait ended
   (``served``, ``timed_out``, ``left``, ``full``), and how long they waited.
 
+Two histograms say how well the server keeps its promised pace (see :mod:`mockserver.engine.lateness`):
+``mockserver_first_token_lateness_seconds``, how late each stream's first token went out against its
+deadline (the request's arrival plus its TTFT), and ``mockserver_event_lateness_seconds``, how late
+each write of later events went out against the stream's schedule. The scheduler counts them in
+plain lists (a bisect per write); they are added to the histograms about once a second and when
+scraped (:meth:`Metrics.publish_lateness`).
+
 And two gauges: ``mockserver_active_streams`` and ``mockserver_ultrafast_slots_in_use`` (the
 Ultrafast slots this server holds). They are set when the figure changes, not read when scraped:
 the stream scheduler and the store call :meth:`Metrics.streams_changed` and
@@ -54,6 +61,7 @@ from typing import Final
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
+from mockserver.engine import lateness as pace
 from mockserver.service.capacity_queue import QUEUE_OUTCOME, QUEUED_MS
 from mockserver.service.exchange import FIRST_TOKEN_AT as FIRST_TOKEN_AT
 from mockserver.service.exchange import LAST_TOKEN_AT as LAST_TOKEN_AT
@@ -94,6 +102,7 @@ class Metrics:
 
     active_streams: Callable[[], int]
     ultrafast_slots: Callable[[], int]
+    lateness: pace.Lateness | None = None  # the stream scheduler's, published by publish_lateness()
     registry: CollectorRegistry = field(default_factory=_registry)
     multiprocess_dir: str | None = field(default_factory=lambda: os.environ.get(MULTIPROCESS_ENV) or None)
 
@@ -148,6 +157,18 @@ class Metrics:
             "mockserver_ultrafast_slots_in_use", "Ultrafast capacity slots this server holds.",
             registry=r, multiprocess_mode=LIVE_SUM,
         )  # fmt: skip
+        self.first_token_lateness = Histogram(
+            "mockserver_first_token_lateness_seconds",
+            "Streams: seconds their first token went out after its deadline (the request's arrival plus TTFT).",
+            buckets=pace.BUCKETS, registry=r,
+        )  # fmt: skip
+        self.event_lateness = Histogram(
+            "mockserver_event_lateness_seconds",
+            "Writes of stream events after the first token: seconds after the deadline of their first event.",
+            buckets=pace.BUCKETS, registry=r,
+        )  # fmt: skip
+        # What of the scheduler's counts the histograms have: (counts, total) per histogram.
+        self._published: dict[str, tuple[list[int], float]] = {}
         self._request_counters: dict[tuple[str, int | None, str], Counter] = {}
         self.streams_changed()
         self.slots_changed()
@@ -201,7 +222,28 @@ class Metrics:
             self._request_counters[key] = counter
         return counter
 
+    def publish_lateness(self) -> None:
+        """Add what the scheduler counted since the last call to the two lateness histograms."""
+        if self.lateness is None:
+            return
+        self._publish("first", self.lateness.first_token, self.first_token_lateness)
+        self._publish("events", self.lateness.events, self.event_lateness)
+
+    def _publish(self, key: str, counted: pace.Histogram, histogram: Histogram) -> None:
+        before, total = self._published.get(key, ([0] * len(counted.counts), 0.0))
+        counts = list(counted.counts)
+        # prometheus-client keeps a histogram as one value per bucket (not cumulative) and a sum;
+        # observe() adds 1 to the bucket an amount falls in. Here whole counts are added at once.
+        buckets = histogram._buckets
+        for index, (now, then) in enumerate(zip(counts, before, strict=True)):
+            if now > then:
+                buckets[index].inc(now - then)
+        if counted.total > total:
+            histogram._sum.inc(counted.total - total)
+        self._published[key] = (counts, counted.total)
+
     def render(self) -> bytes:
+        self.publish_lateness()
         return generate_latest(self.exposed)
 
 

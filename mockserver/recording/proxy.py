@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import anyio
@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from mockserver import errors
 from mockserver.cassettes.files import CassetteError, CassetteWriter
-from mockserver.cassettes.format import Record
+from mockserver.cassettes.format import MESSAGES_PATH, Record
 from mockserver.cassettes.redaction import Redactor
 from mockserver.harness.replay.library import Library
 from mockserver.recording.capture import Capture, Clock
@@ -91,7 +91,10 @@ class Recorder:
             logger.warning("mockserver record: %s", exc)
 
 
-def create_proxy_app(recorder: Recorder) -> Starlette:
+def create_proxy_app(recorder: Recorder, on_shutdown: Callable[[], None] | None = None) -> Starlette:
+    """The proxy's ASGI app; ``on_shutdown`` runs once it stops (``record`` prints its summary there:
+    uvicorn ends the process with the stop signal itself, so nothing after ``run()`` would)."""
+
     async def proxy(request: Request) -> Response:
         body = await _body(request)
         if body is None:
@@ -102,6 +105,8 @@ def create_proxy_app(recorder: Recorder) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         await recorder.upstream.aclose()
+        if on_shutdown is not None:
+            on_shutdown()
 
     routes = [Route("/{path:path}", proxy, methods=METHODS)]
     return Starlette(routes=routes, lifespan=lifespan)
@@ -174,7 +179,7 @@ async def _body(request: Request) -> bytes | None:
 
 def _error(request: Request, error: errors.MockAPIError) -> JSONResponse:
     """The error in the shape of the API the request speaks: Anthropic's for Messages, else OpenAI's."""
-    if request.url.path.startswith("/v1/messages") or "anthropic-version" in request.headers:
+    if request.url.path.startswith(MESSAGES_PATH) or "anthropic-version" in request.headers:
         kind = "api_error" if error.status_code >= 500 else "invalid_request_error"
         body = {"type": "error", "error": {"type": kind, "message": error.message}}
         return JSONResponse(body, status_code=error.status_code)

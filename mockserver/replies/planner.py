@@ -132,6 +132,19 @@ def plan(facts: Facts) -> Plan:
     return Plan(choices, schedule, script)
 
 
+def whole_reply_schedule(admission: Admission, clock: Clock, time_scale: float) -> Schedule:
+    """The schedule of a reply with no tokens to pace (an embedding, a moderation): it is all due at
+    the admission's time to first token."""
+    profile = admission.profile
+    return Schedule.build(
+        start=admission.start_time(clock),
+        ttft=profile.ttft_ms / 1000,
+        tokens_per_second=profile.tokens_per_second,
+        total_tokens=0,
+        time_scale=time_scale,
+    )
+
+
 def _said(facts: Facts, index: int, script: Scripted | None) -> Said:
     reply = write_reply(
         facts.sources.writer,

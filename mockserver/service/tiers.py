@@ -25,7 +25,15 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from mockserver import errors
-from mockserver.config.fixture import Account, Fixture, ModelSpec, Tier, TimingProfile
+from mockserver.config.fixture import (
+    MAX_TOKENS_PER_SECOND,
+    MIN_TOKENS_PER_SECOND,
+    Account,
+    Fixture,
+    ModelSpec,
+    Tier,
+    TimingProfile,
+)
 
 REQUESTABLE_TIERS = ["auto", "default", "flex", "scale", "priority", "fast", "ultrafast"]
 _TIER_FOR_REQUEST: dict[str | None, Tier] = {
@@ -99,7 +107,14 @@ class Overrides:
     @classmethod
     def from_headers(cls, headers: Mapping[str, str]) -> Overrides:
         return cls(
-            tokens_per_second=_header_number(headers, HEADER_TOKENS_PER_SECOND, float, positive=True),
+            tokens_per_second=_header_number(
+                headers,
+                HEADER_TOKENS_PER_SECOND,
+                float,
+                positive=True,
+                least=MIN_TOKENS_PER_SECOND,
+                most=MAX_TOKENS_PER_SECOND,
+            ),
             ttft_ms=_header_number(headers, HEADER_TTFT_MS, float, positive=False, most=MAX_OVERRIDE_TTFT_MS),
             output_tokens=_header_number(
                 headers, HEADER_OUTPUT_TOKENS, int, positive=False, most=MAX_OVERRIDE_OUTPUT_TOKENS
@@ -141,9 +156,10 @@ def _header_number(
     kind: Callable[[str], Number],
     *,
     positive: bool,
+    least: float = 0.0,
     most: float = math.inf,
 ) -> Number | None:
-    """A finite, non-negative (or positive) number up to ``most`` from a header, or a 400 naming it."""
+    """A finite, non-negative (or positive) number from ``least`` up to ``most`` from a header, or a 400 naming it."""
     raw = headers.get(name)
     if raw is None:
         return None
@@ -151,8 +167,17 @@ def _header_number(
         value: Number | None = kind(raw)
     except ValueError:
         value = None
-    if value is None or not math.isfinite(value) or value < 0 or (positive and value == 0) or value > most:
-        bound = "a number above 0" if positive else "a number of 0 or more"
+    if (
+        value is None
+        or not math.isfinite(value)
+        or value < max(0.0, least)
+        or (positive and value == 0)
+        or value > most
+    ):
+        if least > 0:
+            bound = f"a number of at least {least:g}"
+        else:
+            bound = "a number above 0" if positive else "a number of 0 or more"
         if math.isfinite(most):
             bound += f" and at most {most:g}"
         raise errors.InvalidRequestError(

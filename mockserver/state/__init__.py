@@ -1,9 +1,12 @@
 """Shared state behind one interface: rate windows, capacity counters, quota spend and
-the usage ledger (:mod:`.store`), and the per-test counters of faults and script sequences
-(:mod:`.counters`). In memory by default (:class:`.store.MemoryStore`,
-:class:`.counters.MemoryCounters`); in Redis for several workers and replicas
-(:class:`.redis.RedisStore`, :class:`.shared_counters.RedisCounters`, :mod:`.config_log`, the
-request journal's list :mod:`.journal_log`, on the connection made by :mod:`.shared`).
+the usage ledger (:mod:`.store`), the per-test counters of faults and script sequences
+(:mod:`.counters`) and the Responses API's stored responses (:mod:`.responses`). In memory by
+default (:class:`.store.MemoryStore`, :class:`.counters.MemoryCounters`,
+:class:`.responses.ResponseStore`); in Redis for several workers and replicas
+(:class:`.redis.RedisStore`, :class:`.shared_counters.RedisCounters`,
+:class:`.shared_responses.RedisResponseStore`, :mod:`.config_log`, the
+request journal's list :mod:`.journal_log`, every process's streams for the dashboard
+:mod:`.live_board`, on the connection made by :mod:`.shared`).
 
 May import: errors only (and the ``redis`` package).
 

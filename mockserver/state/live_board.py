@@ -29,7 +29,7 @@ WATCH_MS = 3000  # a dashboard's interest lapses this long after its last update
 PUBLISH_EVERY_S = 0.25
 STALE_S = 2.0  # a process's rows older than this are no longer shown
 
-Rows = list[dict[str, Any]]
+Post = dict[str, Any]  # what one process posts: its stream rows ("rows") and anything else the page shows
 
 
 class LiveBoard:
@@ -42,15 +42,15 @@ class LiveBoard:
         self.token = secrets.token_hex(8)  # this process's field
         self._task: asyncio.Task[None] | None = None
 
-    async def exchange(self, here: Rows) -> Rows:
-        """A dashboard here: say so, and return this process's rows followed by every other's."""
+    async def exchange(self, here: Post) -> list[Post]:
+        """A dashboard here: say so, and return this process's post followed by every other's."""
         try:
             async with shared.reaching(self._url):
                 await self._redis.set(self._watched, b"1", px=WATCH_MS)
                 posted = await self._redis.hgetall(self._streams)
         except errors.MockAPIError:
-            return here  # Redis is away: this process's own streams, as far as it can tell
-        now, rows, stale = self._wall(), list(here), []
+            return [here]  # Redis is away: this process's own, as far as it can tell
+        now, posts, stale = self._wall(), [here], []
         for field, value in posted.items():
             name = field.decode() if isinstance(field, bytes) else str(field)
             if name == self.token:
@@ -59,23 +59,23 @@ class LiveBoard:
             if now - data["at"] > STALE_S:
                 stale.append(name)
                 continue
-            rows.extend(data["rows"])
+            posts.append(data)
         if stale:
             with contextlib.suppress(Exception):
                 await self._redis.hdel(self._streams, *stale)
-        return rows
+        return posts
 
-    def start(self, rows: Callable[[], Rows], stopping: Callable[[], bool]) -> None:
-        """Post this process's rows while a dashboard is open anywhere, until the process stops (once)."""
+    def start(self, post: Callable[[], Post], stopping: Callable[[], bool]) -> None:
+        """Post ``post()`` while a dashboard is open anywhere, until the process stops (started once)."""
         if self._task is None:
-            self._task = asyncio.ensure_future(self._publish(rows, stopping))
+            self._task = asyncio.ensure_future(self._publish(post, stopping))
 
-    async def _publish(self, rows: Callable[[], Rows], stopping: Callable[[], bool]) -> None:
+    async def _publish(self, post: Callable[[], Post], stopping: Callable[[], bool]) -> None:
         while not stopping():
             try:
                 async with shared.reaching(self._url):
                     if await self._redis.exists(self._watched):
-                        value = orjson.dumps({"at": self._wall(), "rows": rows()})
+                        value = orjson.dumps({**post(), "at": self._wall()})
                         await self._redis.hset(self._streams, self.token, value)
             except errors.MockAPIError:
                 pass  # Redis is away: try again at the next round

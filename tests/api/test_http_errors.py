@@ -121,11 +121,28 @@ def test_disconnect_mid_stream_stops_the_producer() -> None:
 
 @pytest.mark.parametrize(
     ("header", "value"),
-    [("x-mock-output-tokens", "1000000000"), ("x-mock-ttft-ms", "1e12"), ("x-mock-tokens-per-second", "inf")],
+    [
+        ("x-mock-output-tokens", "1000000000"),
+        ("x-mock-ttft-ms", "1e12"),
+        ("x-mock-tokens-per-second", "inf"),
+        ("x-mock-tokens-per-second", "nan"),
+        ("x-mock-tokens-per-second", "-5"),
+        # Outside the documented range of 0.01 to 100,000 tokens/s (MIN/MAX_TOKENS_PER_SECOND).
+        ("x-mock-tokens-per-second", "1e-310"),
+        ("x-mock-tokens-per-second", "0.009"),
+        ("x-mock-tokens-per-second", "1e9"),
+        ("x-mock-tokens-per-second", "100001"),
+    ],
 )
 def test_override_headers_are_bounded(http: httpx.Client, header: str, value: str) -> None:
     error = assert_openai_error(http.post(CHAT, json=GOOD, headers={header: value}), 400)
     assert error["param"] == header
+
+
+@pytest.mark.parametrize("value", ["0.01", "100000"])
+def test_the_ends_of_the_rate_range_are_accepted(http: httpx.Client, value: str) -> None:
+    headers = {"x-mock-tokens-per-second": value, "x-mock-output-tokens": "2"}
+    assert http.post(CHAT, json=GOOD, headers=headers).status_code == 200  # the server's time scale is 0
 
 
 def test_refused_requests_do_not_use_up_the_rate_limit() -> None:

@@ -22,7 +22,7 @@ ULTRAFAST_BODY = {
     "service_tier": "ultrafast",
     "messages": [{"role": "user", "content": "hello"}],
 }
-NEVER_ENDING = {**PREVIEW, "x-mock-tokens-per-second": "0.001"}
+NEVER_ENDING = {**PREVIEW, "x-mock-tokens-per-second": "0.01"}  # 100 s a token
 
 
 @pytest.fixture

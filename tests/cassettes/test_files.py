@@ -129,3 +129,21 @@ def test_the_event_cutter_takes_any_framing() -> None:
     cutter.close(100.0)
     assert [(e.event, e.data) for e in cutter.events] == [("a", "1\n2"), (None, "x"), (None, "y\nz")]
     assert cutter.events[-1].ms == 100.0
+
+
+def test_serve_refuses_a_cassette_that_does_not_load(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(encode(_record()) + b'{"version": 1, "id": "x"}\n')
+    assert main(["serve", "--replay", str(bad), "--port", "0", "--quiet"]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"mockserver: replay: {bad}:2: ")
+
+
+def test_a_device_or_an_oversized_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    with pytest.raises(files.CassetteError, match="/dev/zero: not a regular file"):
+        files.load("/dev/zero")  # would never end
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(encode(_record()) * 3)
+    with pytest.raises(files.CassetteError, match=r"past the bound of 100 \(--max-cassette-bytes\)"):
+        files.load(big, max_bytes=100)
+    assert files.check("/dev/zero") == ["/dev/zero: not a regular file"]

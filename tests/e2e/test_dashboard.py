@@ -239,6 +239,7 @@ def test_the_journal_filters_by_test_id_and_shows_a_refusal(server: MockServer, 
     page.wait_for_function("() => document.querySelector('#detail-reply').textContent.includes('model_not_found')")
     detail = page.text_content("#detail-reply") or ""
     assert '"status": 404' in detail and '"param"' in detail and "invalid_request_error" in detail
+    assert "does not exist or you do not have access to it" in detail  # the error body's message
     request = page.text_content("#detail-request") or ""
     assert STANDARD_KEY not in request and "sk-moc" in request  # the key, masked as the journal masks it
 

@@ -43,6 +43,12 @@ def test_at_most_so_many_pages_at_once(real_time: MockServer) -> None:
         opened = [client.stream("GET", "/_mock/events") for _ in range(feed.MAX_CONNECTIONS)]
         replies = [o.__enter__() for o in opened]
         assert all(r.status_code == 200 for r in replies)
+        lines = replies[0].iter_lines()  # kept: an iterator let go of closes its reply
+        while not next(lines).startswith("data: "):  # until the first update has come
+            pass
+        stats = client.get("/_mock/stats").json()
+        assert stats["dashboards"] == feed.MAX_CONNECTIONS
+        assert stats["dashboard_cpu_seconds"] > 0
         refused = client.get("/_mock/events")
         assert refused.status_code == 429
         assert refused.json()["error"]["code"] == "too_many_dashboards"

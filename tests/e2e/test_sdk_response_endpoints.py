@@ -13,9 +13,14 @@ import pytest
 
 from mockserver import MockServer
 from mockserver.app import create_app
-from mockserver.config.settings import Settings
+from mockserver.config.settings import (
+    DEFAULT_STORED_RESPONSE_BYTES,
+    DEFAULT_STORED_RESPONSE_TTL_S,
+    DEFAULT_STORED_RESPONSES,
+    Settings,
+)
 from mockserver.engine.pacing import FakeClock
-from mockserver.service.response_store import ResponseStore, StoredResponse
+from mockserver.state.responses import ResponseStore, StoredResponse
 from tests.conftest import PREVIEW_KEY
 
 MODEL = "gpt-5.6-sol"
@@ -192,7 +197,12 @@ def test_background_stream_is_an_ordinary_stream(client: openai.OpenAI) -> None:
 
 def test_store_reads_queued_until_the_first_token() -> None:
     clock = FakeClock(start=0.0)
-    store = ResponseStore(clock.now)
+    store = ResponseStore(
+        clock.now,
+        max_items=DEFAULT_STORED_RESPONSES,
+        ttl_s=DEFAULT_STORED_RESPONSE_TTL_S,
+        max_bytes=DEFAULT_STORED_RESPONSE_BYTES,
+    )
     body = {"id": "resp_1", "status": "in_progress"}
     asyncio.run(
         store.put(StoredResponse("resp_1", "p", {**body, "status": "completed"}, body, 10.0, (), (), True, 4.0))

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from mockserver.engine.catch_up import CATCH_UP, LATE_TOLERANCE_S
 from mockserver.engine.dialects import RESPONSES
 from mockserver.engine.pacing import FakeClock, Pacer, Schedule
 from mockserver.engine.scheduler import ENDS_PER_TICK_S, MAX_WRITE_BYTES, MAX_YIELD_S, StreamScheduler
@@ -79,7 +80,7 @@ def test_every_event_goes_out_at_its_deadline_on_one_timer() -> None:
     run(main())
 
 
-def test_a_late_wakeup_sends_each_due_token_as_its_own_event_in_one_write() -> None:
+def test_a_late_wakeup_is_caught_up_no_faster_than_the_catch_up_rate() -> None:
     async def main() -> None:
         wakeups = iter(range(1000))
         clock = FakeClock(start=0.0, lateness=lambda: 0.035 if next(wakeups) == 1 else 0.0)
@@ -88,11 +89,16 @@ def test_a_late_wakeup_sends_each_due_token_as_its_own_event_in_one_write() -> N
         schedule = Schedule.build(start=0.0, ttft=0.0, tokens_per_second=100, total_tokens=8)
         stream = scheduler.open(token_stream(schedule), send_body=sink.send, send_end=sink.send)
         await stream.done
-        # The second wake-up (for token 2, due at 0.02) comes 35 ms late: tokens 2-5 are due by then.
-        late_write = next(body for t, body in sink.writes if t == pytest.approx(0.055))
-        assert late_write == b"t2-3\n\nt3-4\n\nt4-5\n\nt5-6\n\n"  # four events, one write
+        # The second wake-up (for token 2, due at 0.02) comes 35 ms late. The catch-up line starts
+        # the tolerance back from then (what a late tick may send at once) and runs at CATCH_UP
+        # times the rate, until it meets the schedule again.
+        sent = {e: t for t, body in sink.writes for e in body.split(b"\n\n") if e.startswith(b"t")}
+        line = 0.055 - LATE_TOLERANCE_S - 0.02 / CATCH_UP
+        for k in range(2, 8):
+            due = schedule.due_at(k)
+            assert sent[f"t{k}-{k + 1}".encode()] == pytest.approx(max(0.055, due, line + due / CATCH_UP))
+        assert sent[b"t1-2"] == pytest.approx(0.01)
         assert [e for e in sink.events() if e.startswith(b"t")] == [f"t{k}-{k + 1}\n\n".encode() for k in range(8)]
-        assert clock.now() == pytest.approx(schedule.end)
 
     run(main())
 
@@ -391,6 +397,7 @@ def waiting_to_end() -> tuple[StreamScheduler, Sink, Any]:
     schedule = Schedule.build(start=0.0, ttft=0.01, tokens_per_second=1000, total_tokens=2)
     stream = scheduler.open(token_stream(schedule), send_body=sink.send, send_end=sink.send)
     scheduler._ticking = True  # as in a tick
+    scheduler._advance(stream, schedule.due_at(0))  # its first token, on time: anchored where it is
     scheduler._advance(stream, schedule.end)
     scheduler._ticking = False
     return scheduler, sink, stream

@@ -7,10 +7,11 @@ import asyncio
 import pytest
 
 from mockserver import MockServer, errors
+from mockserver.config.settings import DEFAULT_STORED_RESPONSE_BYTES
 from mockserver.engine.pacing import FakeClock
 from mockserver.harness.journal import Journal
 from mockserver.service.exchange import Exchange
-from mockserver.service.response_store import ResponseStore, StoredResponse
+from mockserver.state.responses import ResponseStore, StoredResponse
 
 PROJECT = "proj_a"
 
@@ -23,7 +24,7 @@ def stored(response_id: str) -> StoredResponse:
 
 
 def test_the_oldest_stored_responses_are_evicted_past_the_count() -> None:
-    store = ResponseStore(FakeClock().now, max_items=3, ttl_s=3600)
+    store = ResponseStore(FakeClock().now, max_items=3, ttl_s=3600, max_bytes=DEFAULT_STORED_RESPONSE_BYTES)
     for n in range(5):
         asyncio.run(store.put(stored(f"resp_{n}")))
     assert len(store) == 3
@@ -36,7 +37,7 @@ def test_the_oldest_stored_responses_are_evicted_past_the_count() -> None:
 
 def test_stored_responses_expire_after_their_age() -> None:
     clock = FakeClock()
-    store = ResponseStore(clock.now, max_items=100, ttl_s=60)
+    store = ResponseStore(clock.now, max_items=100, ttl_s=60, max_bytes=DEFAULT_STORED_RESPONSE_BYTES)
     asyncio.run(store.put(stored("resp_old")))
     clock.advance(30)
     asyncio.run(store.put(stored("resp_new")))

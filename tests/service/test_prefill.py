@@ -22,7 +22,7 @@ from mockserver.engine.pacing import FakeClock
 from mockserver.service import prefill
 
 KEY = "sk-mock-preview"
-FAST_OUTPUT = {"x-mock-tokens-per-second": "1000000", "x-mock-output-tokens": "1"}  # the reply adds ~nothing
+FAST_OUTPUT = {"x-mock-tokens-per-second": "100000", "x-mock-output-tokens": "1"}  # the reply adds ~nothing
 PROMPT = " hello" * 100_000
 
 

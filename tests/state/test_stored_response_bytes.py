@@ -13,7 +13,7 @@ import pytest
 import redis as redis_client
 
 from mockserver import MockServer
-from mockserver.service.response_store import ResponseStore
+from mockserver.state.responses import ResponseStore
 from tests.conftest import PREVIEW_KEY
 from tests.redis_server import RedisServer
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mockserver.api.anthropic import errors
-from mockserver.api.anthropic.dialect import API_KEY_HEADER, VERSION_HEADER
+from mockserver.api.anthropic.family import API_KEY_HEADER, VERSION_HEADER
 from mockserver.config.fixture import Account, Fixture
 from mockserver.service import accounts
 

@@ -29,7 +29,7 @@ from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
 from mockserver.api.routing import reply_sources
 from mockserver.config.fixture import Fixture
-from mockserver.engine import conversation, generation, tokens
+from mockserver.engine import conversation, generation, prompt_count, tokens
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
 from mockserver.engine.structured import FunctionSpec
@@ -122,6 +122,13 @@ def check_speed(fixture: Fixture, body: CountTokensRequest) -> None:
     model = fixture.model(body.model)
     if body.speed == "fast" and model is not None and model.api == "anthropic" and FAST_TIER not in model.tiers:
         raise errors.InvalidRequestError(f"speed: fast mode is not supported for model {model.id}", param="speed")
+
+
+async def counted_input_tokens(body: CountTokensRequest) -> int:
+    """:func:`input_tokens`, counted in pieces that give the event loop its turn (a prompt of tens of
+    megabytes takes seconds to count: :mod:`mockserver.engine.prompt_count`)."""
+    counted = await prompt_count.count_messages(turns.read(body.system, body.messages).texts)
+    return counted.tokens + conversation.tool_definition_tokens(body.tools)
 
 
 def input_tokens(body: CountTokensRequest, read: turns.Conversation | None = None) -> int:

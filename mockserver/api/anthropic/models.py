@@ -1,5 +1,5 @@
 """``GET /v1/models`` and ``GET /v1/models/{id}`` in Anthropic's shape, for requests with
-Anthropic's headers (:mod:`.dialect`); the same paths answer in OpenAI's shape otherwise.
+Anthropic's headers (:mod:`.family`); the same paths answer in OpenAI's shape otherwise.
 
 The list holds the models served on Anthropic's API (``api: anthropic``) that the key may
 see, newest first as Anthropic lists them, with ``limit``, ``after_id`` and ``before_id``
@@ -14,8 +14,8 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 
 from mockserver.api.anthropic import auth
-from mockserver.api.anthropic.dialect import AnthropicRoute
 from mockserver.api.anthropic.errors import invalid_request
+from mockserver.api.anthropic.family import AnthropicRoute
 from mockserver.api.routing import server_state
 from mockserver.config.fixture import ModelSpec
 from mockserver.service import access

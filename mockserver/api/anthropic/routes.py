@@ -12,8 +12,9 @@ from starlette.responses import Response
 from mockserver import errors
 from mockserver.api import replaying, serving
 from mockserver.api.anthropic import auth, event_stream, messages
-from mockserver.api.anthropic.dialect import AnthropicRoute
+from mockserver.api.anthropic import replayed as replayed_stream
 from mockserver.api.anthropic.errors import invalid_request
+from mockserver.api.anthropic.family import AnthropicRoute
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.routing import body_schema, server_state
@@ -40,6 +41,7 @@ async def create_message(request: Request) -> Response:
         service_tier=messages.tier_for(body),
         stream=bool(body.stream),
         dialect=ANTHROPIC,
+        family=replayed_stream.stream_of_message,
     )
     if replayed is not None:
         return replayed
@@ -70,7 +72,7 @@ async def count_tokens(request: Request) -> dict[str, Any]:
     account = auth.authenticate(state.fixture, request_headers(request.scope))
     body, _ = await parse(request, CountTokensRequest)
     access.find_model(state.fixture, account, body.model, api="anthropic")
-    return {"input_tokens": messages.input_tokens(body)}
+    return {"input_tokens": await messages.counted_input_tokens(body)}
 
 
 async def parse(request: Request, model: type[Body]) -> tuple[Body, dict[str, Any]]:

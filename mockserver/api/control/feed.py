@@ -1,7 +1,8 @@
 """``GET /_mock/events``: the dashboard's live updates, one SSE connection per open page.
 
 Each connection pulls what it shows from the server's state itself, at most
-:data:`UPDATES_PER_S` times a second, and writes one ``update`` event with what changed since
+:data:`UPDATES_PER_S` times a second (fewer when an update costs more than :data:`CPU_SHARE` of
+the loop's time at that rate, as with hundreds of streams), and writes one ``update`` event with what changed since
 its last one: the streams in flight (every update while there are any), new journal entries,
 the configuration, the usage ledger, the accounts' budgets and the speed check. Nothing is
 pushed to it from the request path, so a page that reads slowly, or not at all, only delays its
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -33,6 +35,7 @@ from mockserver.runtime import ServerState
 from mockserver.service import capacity, ledger
 
 UPDATES_PER_S = 10  # updates are merged to at most this many a second
+CPU_SHARE = 0.01  # and one page takes at most this share of the event loop: with many streams, fewer updates
 SLOW_EVERY = 10  # the ledger, the budgets and the shared configuration are read every this many updates
 MAX_CONNECTIONS = 8
 JOURNAL_BATCH = 100  # journal entries per update at most; the first update has the newest ones
@@ -52,6 +55,7 @@ LIST_FIELDS = (  # what a journal row carries; the rest (headers, body) is read 
     "error_type",
     "code",
     "param",
+    "error_message",
     "usage",
     "fault",
     "disconnected",
@@ -66,6 +70,7 @@ class Connections:
     def __init__(self, limit: int = MAX_CONNECTIONS) -> None:
         self.limit = limit
         self.open = 0
+        self.cpu_s = 0.0  # the CPU every page's updates have cost so far (GET /_mock/stats shows it)
 
     def take(self) -> bool:
         if self.open >= self.limit:
@@ -103,7 +108,7 @@ class Feed:
         if snapshot != self._config:
             self._config = snapshot
             update["config"] = configuration.masked_document(*snapshot)
-        streams = await self._streams()
+        streams, speed_check = await self._live()
         if streams or self._had_streams:
             update["streams"] = streams
         self._had_streams = bool(streams)
@@ -115,7 +120,7 @@ class Feed:
         if slow:
             now = state.clock.now()
             self._if_changed(update, "accounts", await account_view.accounts(state.store, state.fixture, now))
-        self._if_changed(update, "speed_check", state.speed_check.shown())
+        self._if_changed(update, "speed_check", speed_check)
         return update
 
     def _if_changed(self, update: dict[str, Any], name: str, value: Any) -> None:
@@ -124,12 +129,14 @@ class Feed:
             self._sent[name] = encoded
             update[name] = value
 
-    async def _streams(self) -> list[dict[str, Any]]:
+    async def _live(self) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """The streams in flight and the newest speed check: this process's, or every process's."""
         state = self.state
-        here = state.stream_rows()
-        if state.live_board is None:
-            return here
-        return await state.live_board.exchange(here)
+        here = state.live_post()
+        posts = [here] if state.live_board is None else await state.live_board.exchange(here)
+        rows = [row for post in posts for row in post["rows"]]
+        checks = [post["speed_check"] for post in posts if post.get("speed_check")]
+        return rows, max(checks, key=lambda check: check["started_at"], default=None)
 
     async def _journal(self, first: bool) -> list[dict[str, Any]]:
         journal, keys = self.state.journal, [a.key for a in self.state.fixture.accounts]
@@ -162,14 +169,19 @@ class Feed:
 
 
 async def events(state: ServerState, connections: Connections) -> AsyncIterator[bytes]:
-    """The SSE body of one dashboard connection; gives its place back when the page goes."""
+    """The SSE body of one dashboard connection: an update at most every 1/UPDATES_PER_S seconds."""
     feed = Feed(state)
     interval = 1 / UPDATES_PER_S
-    try:
-        yield b"retry: 2000\n\n"
-        while not state.streams.stopping:
-            started = state.clock.now()
-            yield b"event: update\ndata: " + orjson.dumps(await feed.update()) + b"\n\n"
-            await asyncio.sleep(max(0.0, interval - (state.clock.now() - started)))
-    finally:
-        connections.give_back()
+    yield b"retry: 2000\n\n"
+    while not state.streams.stopping:
+        # The update's CPU (with Redis, other work that runs while it awaits is counted too: an upper bound).
+        started = time.thread_time()
+        began = state.clock.now()
+        update = b"event: update\ndata: " + orjson.dumps(await feed.update()) + b"\n\n"
+        cost = time.thread_time() - started
+        connections.cpu_s += cost
+        yield update
+        # The write above waited for a slow page: the next update comes no sooner than the interval after,
+        # nor sooner than CPU_SHARE allows for what this one cost.
+        pause = max(interval, cost / CPU_SHARE) - (state.clock.now() - began)
+        await asyncio.sleep(max(0.0, pause))

@@ -76,6 +76,9 @@ class JournalEntry(BaseModel):
     param: str | None = Field(
         default=None, description="The error's param: service_tier for a capacity 429, null for a rate-limit 429."
     )
+    error_message: str | None = Field(
+        default=None, description="The error's message as the client read it (keys masked); null when no error."
+    )
     usage: UsageEntry | None
     fault: str | None = Field(description="The fault injected, in its one-line form.")
     disconnected: bool = Field(description="The reply never finished: the client left or a fault closed it.")

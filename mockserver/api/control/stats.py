@@ -14,6 +14,7 @@ from pathlib import Path
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
+from mockserver.api.control import ui
 from mockserver.api.routing import server_state
 from mockserver.service import capacity
 
@@ -28,6 +29,11 @@ class ServerStats(BaseModel):
     )
     replies_held: int = Field(description="Non-streaming replies waiting for their schedule to end.")
     streams_open: int = Field(description="Streamed replies being played.")
+    worst_lateness_ms: float = Field(
+        description="How late the latest stream event or first token went out over the last second or two, "
+        "against its schedule, in milliseconds (or how long the most overdue stream has waited, if more). "
+        "A few ms is a timer tick; more says the server cannot keep the promised pace."
+    )
     tasks: int = Field(description="asyncio tasks alive on the server's event loop.")
     ultrafast_in_flight: int = Field(description="Ultrafast capacity slots taken, server-wide.")
     journal_entries: int = Field(description="Entries the journal holds; with --state redis://, the shared journal's.")
@@ -38,16 +44,22 @@ class ServerStats(BaseModel):
     stored_responses: int = Field(description="Stored responses kept (bounded by stored_responses).")
     rss_bytes: int | None = Field(description="Resident memory of the server process; null off Linux.")
     open_fds: int | None = Field(description="Open file descriptors of the server process; null off Linux.")
+    dashboards: int = Field(default=0, description="Dashboard pages (/_mock/ui) connected to this process.")
+    dashboard_cpu_seconds: float = Field(
+        default=0.0, description="CPU seconds this process has spent on the dashboards' updates since it started."
+    )
 
 
 @router.get("/stats", summary="What the server holds right now (load, bounds, memory)", response_model=ServerStats)
 async def stats(request: Request) -> ServerStats:
     state = server_state(request)
     journal = await state.journal.held()
+    pages = ui.connections_of(request)
     return ServerStats(
         process=os.getpid(),
         replies_held=state.replies.active,
         streams_open=len(state.streams),
+        worst_lateness_ms=round(state.streams.worst_lateness() * 1000, 3),
         tasks=len(asyncio.all_tasks()),
         ultrafast_in_flight=await state.store.in_flight(capacity.SERVER_POOL),
         journal_entries=journal.entries,
@@ -55,6 +67,8 @@ async def stats(request: Request) -> ServerStats:
         stored_responses=await state.responses.count(),
         rss_bytes=_rss_bytes(),
         open_fds=_open_fds(),
+        dashboards=pages.open,
+        dashboard_cpu_seconds=round(pages.cpu_s, 6),
     )
 
 

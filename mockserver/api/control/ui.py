@@ -9,11 +9,13 @@ cookie, which :mod:`mockserver.api.guard` accepts in place of the token.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from mockserver import errors
 from mockserver.api import guard
@@ -84,7 +86,7 @@ async def events(request: Request) -> StreamingResponse:
             f"At most {connections.limit} dashboards may be connected at once.", code="too_many_dashboards"
         )
     headers = {**pages.HEADERS, "x-accel-buffering": "no"}
-    return StreamingResponse(feed.events(state, connections), media_type="text/event-stream", headers=headers)
+    return FeedResponse(feed.events(state, connections), connections, headers=headers)
 
 
 @router.post("/speed-check", summary="Start the speed check: one request per tier, measured as a client does")
@@ -94,6 +96,27 @@ async def speed_check(request: Request) -> JSONResponse:
         raise errors.ConflictError("A speed check is running already, or no model and key can be checked.")
     shown: dict[str, Any] | None = state.speed_check.shown()
     return JSONResponse(shown, status_code=202)
+
+
+class FeedResponse(StreamingResponse):
+    """The feed's reply, which gives its connection's place back however it ends (even unstarted)."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, body: AsyncIterator[bytes], connections: feed.Connections, headers: dict[str, str]) -> None:
+        super().__init__(body, headers=headers)
+        self.connections = connections
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.connections.give_back()
+
+
+def connections_of(request: Request) -> feed.Connections:
+    """The dashboards connected to this process (created with the first)."""
+    return _connections(request)
 
 
 def _connections(request: Request) -> feed.Connections:

@@ -376,6 +376,7 @@ def entry(record: Record, known_keys: Iterable[str]) -> dict[str, Any]:
         "error_type": error_type,
         "code": code,
         "param": param,
+        "error_message": _masked(masker, ex.refusal.message) if ex.refusal is not None else None,
         "usage": usage,
         "fault": fault,
         "script": ex.extra.get("script"),

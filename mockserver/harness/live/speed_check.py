@@ -79,10 +79,11 @@ class SpeedCheck:
     """The check in progress (or the last one), shown by the dashboard."""
 
     clock: Callable[[], float]
+    wall_clock: Callable[[], float]
     runs: list[TierRun] = field(default_factory=list)
     model: str | None = None
     task: asyncio.Task[None] | None = None
-    version: int = 0  # rises when a check starts, so a dashboard knows a new one began
+    started_at: float = 0.0  # wall time the last check started: the newest of several processes' is shown
 
     @property
     def running(self) -> bool:
@@ -93,7 +94,7 @@ class SpeedCheck:
             return None
         now = self.clock()
         runs = [r.shown(now) for r in self.runs]
-        return {"version": self.version, "model": self.model, "running": self.running, "runs": runs}
+        return {"started_at": self.started_at, "model": self.model, "running": self.running, "runs": runs}
 
     def start(self, fixture: Fixture, base_url: str, time_scale: float) -> bool:
         """Start a check against ``base_url``; False if one is running already or nothing can be checked."""
@@ -103,7 +104,7 @@ class SpeedCheck:
         if not runs:
             return False
         self.model, self.runs = model, runs
-        self.version += 1
+        self.started_at = self.wall_clock()
         self.task = asyncio.ensure_future(self._run(base_url))
         return True
 

@@ -14,13 +14,13 @@ so it holds at most about twice the streams in flight, dashboard or not.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from mockserver.engine.active_stream import ActiveStream
 from mockserver.engine.pacing import Schedule
-from mockserver.engine.scheduler import ActiveStream
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.harness.masking import Masker
 from mockserver.service.accounts import request_key
@@ -30,11 +30,16 @@ SWEEP_FLOOR = 64  # the registry is swept once it holds this many more entries t
 MAX_ROWS = 500  # a dashboard is sent at most this many streams (the oldest first)
 
 
-@dataclass(frozen=True)
 class LiveStream:
-    exchange: Exchange
-    schedule: Schedule
-    source: object  # the iterator the scheduler plays: how its ActiveStream is found
+    """A stream being played, with the parts of its row that do not change worked out once."""
+
+    __slots__ = ("exchange", "fixed", "schedule", "source")
+
+    def __init__(self, exchange: Exchange, schedule: Schedule, source: object) -> None:
+        self.exchange = exchange
+        self.schedule = schedule
+        self.source = source  # the iterator the scheduler plays: how its ActiveStream is found
+        self.fixed: dict[str, Any] | None = None  # the row's fields that stay the same, once its first token is out
 
 
 class LiveStreams:
@@ -77,27 +82,60 @@ class LiveStreams:
 
 
 def progress(schedule: Schedule, stream: ActiveStream, now: float) -> tuple[int, float]:
-    """Tokens the scheduler has written so far, and how many seconds it is behind the stream's schedule."""
+    """Tokens the scheduler has written so far, and how many seconds it is behind the stream's schedule
+    as anchored at its first token (``ActiveStream.shift``: a late first token moves every deadline)."""
     planned = schedule.total_tokens
     if stream.ending or stream.over:
         return planned, 0.0
-    due = stream.due
+    due = _next_deadline(stream)  # on the schedule's own scale
+    if due == math.inf or due <= 0.0:  # a stall until the client leaves, or nothing scheduled yet
+        return (planned, 0.0) if stream.due >= schedule.end else (0, 0.0)
+    late = 0.0 if stream.blocked else max(0.0, now - stream.shift - due)  # a blocked stream waits for its client
     if due >= schedule.end:  # only the closing events are left
-        return planned, max(0.0, now - due) if due != float("inf") else 0.0
-    sent = min(planned, max(0, schedule.due_count(due) - 1))
-    late = 0.0 if stream.blocked else max(0.0, now - due)  # a blocked stream waits for its client, not the server
+        return planned, late
+    # The next frame carries token k, due at first_token_at + k * interval plus a jitter of at most half an
+    # interval: k tokens are out, and rounding finds k without reading the jitter.
+    interval = schedule.interval
+    sent = planned if interval <= 0 else min(planned, max(0, round((due - schedule.first_token_at) / interval)))
     return sent, late
+
+
+def _next_deadline(stream: ActiveStream) -> float:
+    """The deadline, on the schedule's scale, of the next frame the scheduler has not written."""
+    run = stream.run
+    if run is not None and stream.at < len(run.dues):
+        return run.dues[stream.at]
+    if stream.pending != math.inf:
+        return stream.pending
+    return stream.due - stream.shift if stream.due != math.inf else math.inf
 
 
 def _row(live: LiveStream, stream: ActiveStream, now: float, masker: Masker) -> dict[str, Any]:
     ex, schedule = live.exchange, live.schedule
     sent, late = progress(schedule, stream, now)
     first = ex.extra.get(FIRST_TOKEN_AT)
+    fixed = live.fixed
+    if fixed is None:
+        fixed = _fixed(live, first, masker)
+        if first is not None:  # the TTFT is known from now on: the rest of the row is worked out per update
+            live.fixed = fixed
     achieved = None
     if first is not None and sent > 1 and now > first:
         achieved = round((sent - 1) / (now - first), 2)
+    return {
+        **fixed,
+        "achieved_rate": achieved,
+        "tokens_sent": sent,
+        "late_ms": round(late * 1000, 1),
+        "first_token_late_ms": round(stream.shift * 1000, 1) if stream.anchored else None,
+        "client_slow": stream.blocked,
+        "age_s": round(now - ex.started_at, 3),
+    }
+
+
+def _fixed(live: LiveStream, first: float | None, masker: Masker) -> dict[str, Any]:
+    ex, schedule = live.exchange, live.schedule
     key = request_key(ex.headers)
-    engine_lateness = getattr(stream, "lateness", None)  # the engine's own figure, where it keeps one
     return {
         "id": ex.request_id,
         "path": ex.path,
@@ -106,13 +144,8 @@ def _row(live: LiveStream, stream: ActiveStream, now: float, masker: Masker) -> 
         "key": masker.secret_value(key) if key else None,
         "test_id": _test_id(ex, masker),
         "target_rate": round(1 / schedule.interval, 2) if schedule.interval > 0 else None,
-        "achieved_rate": achieved,
-        "tokens_sent": sent,
         "tokens_planned": schedule.total_tokens,
         "ttft_ms": None if first is None else round((first - ex.started_at) * 1000, 1),
-        "late_ms": round((engine_lateness if isinstance(engine_lateness, float) else late) * 1000, 1),
-        "client_slow": stream.blocked,
-        "age_s": round(now - ex.started_at, 3),
         "process": os.getpid(),  # with --workers, which worker plays it
     }
 

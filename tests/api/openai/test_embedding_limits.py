@@ -1,5 +1,5 @@
-"""Large embeddings requests over HTTP: at most a few are made at once, the others wait or get the
-live, retryable 503, and a place is always given back (reply sent, refused, or the client gone)."""
+"""Large embeddings requests over HTTP: they fit the process's budget or wait, then get the live,
+retryable 503, and their weight is always given back (reply sent, refused, or the client gone)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from mockserver.harness.faults import injection
 from mockserver.service import large_work
 
 PREVIEW = {"authorization": "Bearer sk-mock-preview"}
-# 700 inputs at 1,536 dimensions: just past LARGE_VALUES numbers, yet quick to make (one short word each).
+WEIGHT = 700 * 1_536
+# 700 inputs at 1,536 dimensions: over a MiB of numbers, yet quick to make (one short word each).
 LARGE_BODY: dict[str, Any] = {"model": "text-embedding-3-small", "input": ["word"] * 700, "encoding_format": "float"}
 
 
@@ -28,27 +29,28 @@ def running() -> Iterator[MockServer]:
 
 @pytest.fixture
 def places(monkeypatch: pytest.MonkeyPatch) -> Iterator[large_work.LargeWork]:
-    fresh = large_work.LargeWork(limit=2, wait_s=0)
+    fresh = large_work.LargeWork(budget=2 * WEIGHT, wait_s=0)  # room for two of LARGE_BODY
     monkeypatch.setattr(large_work, "LARGE", fresh)
     yield fresh
 
 
-def settled(places: large_work.LargeWork) -> int:
-    """The places held once the server has finished with its exchanges (it gives them back as a reply ends)."""
+def settled(places: large_work.LargeWork, expected: int = 0) -> int:
+    """The weight held once the server has finished with its exchanges (it gives it back as a reply ends)."""
     deadline = time.monotonic() + 5
-    while places.held and time.monotonic() < deadline:
+    while places.held != expected and time.monotonic() < deadline:
         time.sleep(0.01)
     return places.held
 
 
-def test_the_bound_counts_only_large_requests() -> None:
-    assert 700 * 1_536 > large_work.LARGE_VALUES > 2_048 * 256  # 2,048 inputs shortened to 256 are not large
+def test_the_budget_counts_only_requests_past_the_small_size() -> None:
+    assert large_work.LARGE.weight(WEIGHT) == WEIGHT
+    assert large_work.LARGE.weight(40 * 1_536) == 0  # 40 inputs at full size never wait
 
 
 def test_a_large_request_with_every_place_taken_gets_the_live_retryable_503(
     running: MockServer, places: large_work.LargeWork
 ) -> None:
-    assert places.try_take() and places.try_take()
+    assert places.try_take(WEIGHT) and places.try_take(WEIGHT)
     with httpx.Client(base_url=running.url, headers=PREVIEW, timeout=30) as http:
         refused = http.post("/v1/embeddings", json=LARGE_BODY)
         assert refused.status_code == 503, refused.text
@@ -69,13 +71,15 @@ def test_a_large_request_with_every_place_taken_gets_the_live_retryable_503(
         with pytest.raises(openai.InternalServerError) as raised:
             strict.embeddings.create(**LARGE_BODY)
         assert raised.value.status_code == 503 and "overloaded" in raised.value.message
-        places.release()
+        places.release(WEIGHT)
         served = http.post("/v1/embeddings", json=LARGE_BODY)
         assert served.status_code == 200 and len(served.json()["data"]) == 700
-    assert settled(places) == 1  # the served request gave its place back; the one taken above is still held
+    assert (
+        settled(places, WEIGHT) == WEIGHT
+    )  # the served request gave its weight back; the one taken above is still held
 
 
-def test_a_place_is_given_back_when_the_request_is_refused_or_the_client_leaves(
+def test_the_weight_is_given_back_when_the_request_is_refused_or_the_client_leaves(
     running: MockServer, places: large_work.LargeWork
 ) -> None:
     with httpx.Client(base_url=running.url, headers=PREVIEW, timeout=30) as http:
@@ -89,18 +93,18 @@ def test_a_place_is_given_back_when_the_request_is_refused_or_the_client_leaves(
 
 
 def test_the_sdk_retries_the_refusal_and_gets_its_vectors(running: MockServer, places: large_work.LargeWork) -> None:
-    assert places.try_take() and places.try_take()
+    assert places.try_take(WEIGHT) and places.try_take(WEIGHT)
     client = openai.OpenAI(
         base_url=f"{running.url}/v1", api_key="sk-mock-preview", max_retries=2, _strict_response_validation=True
     )
     retried: list[int] = []
 
-    def free_a_place(response: httpx.Response) -> None:  # the second attempt finds a place
+    def free_room(response: httpx.Response) -> None:  # the second attempt fits
         retried.append(response.status_code)
-        if response.status_code == 503 and places.held == 2:
-            places.release()
+        if response.status_code == 503 and places.held == 2 * WEIGHT:
+            places.release(WEIGHT)
 
-    client._client.event_hooks["response"].append(free_a_place)
+    client._client.event_hooks["response"].append(free_room)
     reply = client.embeddings.create(**LARGE_BODY)
     assert retried[0] == 503 and len(reply.data) == 700
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 from typing import Any
 
@@ -15,9 +16,9 @@ SCHEDULE = Schedule.build(start=100.0, ttft=1.0, tokens_per_second=100.0, total_
 
 def playing(due: float, **state: Any) -> Any:
     """What the scheduler keeps of a stream: its next deadline, and whether it is blocked or ending."""
-    return SimpleNamespace(
-        **{"due": due, "ending": False, "over": False, "blocked": False, "source": object(), **state}
-    )
+    fields = {"due": due, "ending": False, "over": False, "blocked": False, "source": object()}
+    engine = {"run": None, "at": 0, "pending": math.inf, "shift": 0.0, "anchored": True}  # see catch_up
+    return SimpleNamespace(**{**fields, **engine, **state})
 
 
 def exchange(**headers: str) -> Exchange:
@@ -33,6 +34,23 @@ def test_a_stream_behind_its_schedule_shows_how_late_it_is() -> None:
     sent, late = progress(SCHEDULE, playing(SCHEDULE.due_at(100)), now=SCHEDULE.due_at(100) + 0.25)
     assert sent == 100
     assert abs(late - 0.25) < 1e-9
+
+
+def test_a_late_first_token_moves_the_schedule_and_is_shown() -> None:
+    shift = 0.5  # the first token went out half a second late: every deadline moved by as much
+    stream = playing(SCHEDULE.due_at(100) + shift, shift=shift)
+    assert progress(SCHEDULE, stream, now=SCHEDULE.due_at(100) + shift) == (100, 0.0)
+    live = LiveStreams()
+    ex = exchange()
+    live.add(ex, SCHEDULE, stream.source)
+    (row,) = live.rows(now=SCHEDULE.due_at(100) + shift, active=[stream], known_keys=[])
+    assert row["first_token_late_ms"] == 500.0 and row["late_ms"] == 0.0
+
+
+def test_the_next_deadline_of_a_run_is_read_from_the_run() -> None:
+    run = SimpleNamespace(dues=[SCHEDULE.due_at(k) for k in range(300, 340)])
+    stream = playing(0.0, run=run, at=10)
+    assert progress(SCHEDULE, stream, now=SCHEDULE.due_at(310)) == (310, 0.0)
 
 
 def test_a_stream_whose_client_is_not_reading_is_not_the_servers_lateness() -> None:

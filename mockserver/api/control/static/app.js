@@ -77,12 +77,20 @@ function showStreams(at, rows) {
         td(r.model), tierCell(r.tier), td(r.key), td(r.test_id),
         td(fmt(r.target_rate), "num target"), td(fmt(r.achieved_rate), "num achieved"),
         el("td", { class: "num tokens" }, bar, `${r.tokens_sent} / ${r.tokens_planned}`),
-        td(fmt(r.ttft_ms, 0), "num ttft"), td(r.client_slow ? "client slow" : fmt(r.late_ms, 0), "num late"),
+        td(fmt(r.ttft_ms, 0), "num ttft"), td(lateness(r), "num late"),
       );
     }),
   );
   $("#streams-count").textContent = String(rows.length);
   chart.add(at, rows);
+}
+
+function lateness(row) {
+  // How far the server is behind the stream's schedule now, and how late its first token went out
+  // (the engine anchors the schedule there: a late first token moves every deadline).
+  if (row.client_slow) return "client slow";
+  const first = row.first_token_late_ms >= 1 ? ` (first token +${fmt(row.first_token_late_ms, 0)})` : "";
+  return `${fmt(row.late_ms, 0)}${first}`;
 }
 
 // -- journal -----------------------------------------------------------------------------------
@@ -161,7 +169,7 @@ async function openEntry(seq) {
   try {
     const entry = await api("GET", `/_mock/ui/requests/${seq}`);
     const reply = { status: entry.status, tier: entry.tier, downgraded: entry.downgraded, usage: entry.usage, duration_ms: entry.duration_ms };
-    if (entry.status >= 400 || entry.code) reply.error = { type: entry.error_type, code: entry.code, param: entry.param };
+    if (entry.status >= 400 || entry.code) reply.error = { message: entry.error_message, type: entry.error_type, param: entry.param, code: entry.code };
     if (entry.fault) reply.fault = entry.fault;
     if (entry.disconnected) reply.disconnected = true;
     const request = { method: entry.method, path: entry.path, key: entry.key, test_id: entry.test_id, headers: entry.headers, body: entry.body };

@@ -35,23 +35,24 @@ class TokenChart {
   draw() {
     const { canvas } = this;
     const g = canvas.getContext("2d");
-    const w = canvas.width, h = canvas.height, left = 48, bottom = 22;
+    const w = canvas.width, h = canvas.height, left = 48, bottom = 22, right = 16;
     g.clearRect(0, 0, w, h);
     let top = 10;
     for (const line of this.series.values()) for (const p of line.points) top = Math.max(top, p[1]);
     top = niceCeiling(top);
-    const x = (t) => left + ((t - (this.now - CHART_WINDOW_S)) / CHART_WINDOW_S) * (w - left - 8);
+    const x = (t) => left + ((t - (this.now - CHART_WINDOW_S)) / CHART_WINDOW_S) * (w - left - right);
     const y = (v) => h - bottom - (v / top) * (h - bottom - 8);
     g.strokeStyle = "#e3e3ea";
     g.fillStyle = "#6b6b78";
     g.font = "11px system-ui, sans-serif";
     for (let i = 0; i <= 4; i++) {
       const v = (top * i) / 4;
-      g.beginPath(); g.moveTo(left, y(v)); g.lineTo(w - 8, y(v)); g.stroke();
+      g.beginPath(); g.moveTo(left, y(v)); g.lineTo(w - right, y(v)); g.stroke();
       g.fillText(String(Math.round(v)), 4, y(v) + 4);
     }
     for (let s = 0; s <= CHART_WINDOW_S; s += 5) {
-      g.fillText(s === CHART_WINDOW_S ? "now" : `-${CHART_WINDOW_S - s}s`, x(this.now - CHART_WINDOW_S + s) - 10, h - 6);
+      const label = s === CHART_WINDOW_S ? "now" : `-${CHART_WINDOW_S - s}s`;
+      g.fillText(label, x(this.now - CHART_WINDOW_S + s) - g.measureText(label).width / 2, h - 6);
     }
     g.save();
     g.beginPath(); g.rect(left, 0, w - left, h - bottom); g.clip();

@@ -74,13 +74,15 @@ def reply_values(admission: Admission, body: EmbeddingRequest) -> int:
 
 
 async def make_room(exchange: Exchange, admission: Admission, body: EmbeddingRequest) -> None:
-    """Hold one of the process's places for large requests (:mod:`mockserver.service.large_work`)
-    until the reply has gone out, when this one is large; the live 503 if none comes free in time."""
-    if reply_values(admission, body) <= large_work.LARGE_VALUES:
+    """Take the request's weight from the process's budget (:mod:`mockserver.service.large_work`)
+    until its reply has gone out; the live 503 if it does not fit in time."""
+    budget = large_work.LARGE
+    weight = budget.weight(reply_values(admission, body))
+    if not weight:
         return
-    if not await large_work.LARGE.take():
+    if not await budget.take(weight):
         raise large_work.overloaded()
-    exchange.releases.append(large_work.LARGE.release)
+    exchange.releases.append(lambda: budget.release(weight))
 
 
 def document(plan: EmbeddingPlan, encoding_format: str | None) -> dict[str, Any]:

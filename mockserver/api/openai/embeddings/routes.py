@@ -28,7 +28,7 @@ async def create_embedding(request: Request) -> Response:
         raw_body=raw,
         plan=lambda admitted: embedding_plan.plan_embeddings(state, admitted, body, exchange.path),
         input_tokens=lambda planned: planned.input_tokens,
-        # A large request waits for a place first: at most a few are made at once (memory).
+        # A large request waits until it fits the process's memory budget first.
         before_plan=lambda admitted: embedding_plan.make_room(exchange, admitted, body),
         # Off the event loop: the first request loads cl100k_base (about a second), and a large one
         # takes seconds to count and embed.

@@ -17,7 +17,7 @@ from mockserver.engine.conversation import function_tools, output_format
 from mockserver.engine.structured import check_tool_choice
 from mockserver.runtime import ServerState
 from mockserver.service import access
-from mockserver.service.response_store import StoredResponse
+from mockserver.state.responses import StoredResponse
 
 
 def input_token_count(

@@ -41,7 +41,7 @@ from mockserver.runtime import ServerState
 from mockserver.service import output_limits, reasoning
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
-from mockserver.service.response_store import StoredResponse, previous_response_not_found
+from mockserver.state.responses import StoredResponse, previous_response_not_found
 
 ENCRYPTED_REASONING_INCLUDE = "reasoning.encrypted_content"
 

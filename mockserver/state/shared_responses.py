@@ -36,18 +36,8 @@ from typing import Any
 import orjson
 
 from mockserver import errors
-from mockserver.config.settings import (
-    DEFAULT_STORED_RESPONSE_BYTES,
-    DEFAULT_STORED_RESPONSE_TTL_S,
-    DEFAULT_STORED_RESPONSES,
-)
-from mockserver.service.response_store import (
-    BaseResponseStore,
-    StoredResponse,
-    response_not_found,
-    stored_record,
-)
 from mockserver.state import shared
+from mockserver.state.responses import BaseResponseStore, StoredResponse, response_not_found, stored_record
 
 logger = logging.getLogger("mockserver")
 
@@ -133,9 +123,9 @@ class RedisResponseStore(BaseResponseStore):
         clock: Callable[[], float],
         wall_clock: Callable[[], float],
         *,
-        max_items: int = DEFAULT_STORED_RESPONSES,
-        ttl_s: float = DEFAULT_STORED_RESPONSE_TTL_S,
-        max_bytes: int = DEFAULT_STORED_RESPONSE_BYTES,
+        max_items: int,
+        ttl_s: float,
+        max_bytes: int,
     ) -> None:
         super().__init__(clock)
         self._max_bytes = max_bytes

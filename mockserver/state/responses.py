@@ -8,7 +8,7 @@ first token is due, and can be cancelled until its schedule ends; cancelling any
 other response is refused, as live. The whole store goes with :meth:`ResponseStore.reset`.
 
 :class:`ResponseStore` keeps them in this process (the default);
-:class:`~mockserver.service.shared_responses.RedisResponseStore` in Redis, for every worker and
+:class:`~mockserver.state.shared_responses.RedisResponseStore` in Redis, for every worker and
 replica. Both answer the same coroutines (:class:`BaseResponseStore`).
 
 The store is bounded (``Settings.stored_responses``, ``stored_response_ttl`` and
@@ -29,12 +29,8 @@ from typing import Any
 import orjson
 
 from mockserver import errors
-from mockserver.config.settings import (
-    DEFAULT_STORED_RESPONSE_BYTES,
-    DEFAULT_STORED_RESPONSE_TTL_S,
-    DEFAULT_STORED_RESPONSES,
-)
-from mockserver.engine.conversation import ConversationItem
+
+ConversationItem = tuple[str, str]  # (kind, text), as :mod:`mockserver.engine.conversation` reads them
 
 
 @dataclass(frozen=True)
@@ -79,7 +75,7 @@ def stored_size(response: StoredResponse) -> int:
 
 class BaseResponseStore:
     """What every store of responses answers, on top of :meth:`find`: this process's
-    :class:`ResponseStore`, or :class:`~mockserver.service.shared_responses.RedisResponseStore`, one
+    :class:`ResponseStore`, or :class:`~mockserver.state.shared_responses.RedisResponseStore`, one
     for every worker and replica. Every method that reads or changes the store is a coroutine."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
@@ -140,9 +136,9 @@ class ResponseStore(BaseResponseStore):
         self,
         clock: Callable[[], float],
         *,
-        max_items: int = DEFAULT_STORED_RESPONSES,
-        ttl_s: float = DEFAULT_STORED_RESPONSE_TTL_S,
-        max_bytes: int = DEFAULT_STORED_RESPONSE_BYTES,
+        max_items: int,
+        ttl_s: float,
+        max_bytes: int,
     ) -> None:
         super().__init__(clock)
         self._max_items = max_items

@@ -16,7 +16,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from mockserver import errors
 from mockserver.api import base_url, health, metrics
 from mockserver.api import openapi as openapi_doc
-from mockserver.api.anthropic import errors as anthropic_errors
 from mockserver.api.anthropic import family
 from mockserver.api.anthropic import models as anthropic_models
 from mockserver.api.anthropic import routes as anthropic_messages
@@ -125,9 +124,7 @@ def create_app(
         error.status_code = exc.status_code
         return render_for(request, error)
 
-    app.add_middleware(
-        RequestContextMiddleware, state=state, classify=family.classify, error_body=anthropic_errors.error_body
-    )
+    app.add_middleware(RequestContextMiddleware, state=state, classify=family.classify)
     expose_connection_closer(app)
     _document_bodies(app)
     return app
@@ -194,15 +191,12 @@ def _document_bodies(app: FastAPI) -> None:
 
 
 def render_for(request: Request, error: errors.MockAPIError) -> JSONResponse:
-    """An error in the shape of the API family the request speaks (OpenAI's or Anthropic's)."""
+    """An error in the shape of the API the request speaks (its exchange's dialect: OpenAI's or Anthropic's)."""
     exchange = request.scope.get("state", {}).get("exchange")
-    if exchange is not None and exchange.api == family.ANTHROPIC:
-        reply = anthropic_errors.render(exchange, error)
-        exchange.refused(error, anthropic_errors.error_body(exchange, error))
-        return reply
-    if exchange is not None:
-        exchange.refused(error, errors.error_body(error))
-    return render(error)
+    if exchange is None:
+        return render(error)
+    status, body = exchange.refuse(error)
+    return JSONResponse(body, status_code=status, headers=error.headers)
 
 
 def render(error: errors.MockAPIError, status: int | None = None) -> JSONResponse:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import orjson
 from starlette.applications import Starlette
@@ -24,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockserver import errors
 from mockserver.api import arrival, guard
+from mockserver.engine.dialects import Dialect
 from mockserver.runtime import ServerState
 from mockserver.service import accounts
 from mockserver.service.exchange import Exchange
@@ -51,28 +51,15 @@ def request_headers(scope: Scope) -> Mapping[str, str]:
     return exchange_of(scope).headers
 
 
-# Which API family a request speaks, from its path and headers (the app passes the families' rule).
-Classifier = Callable[[str, Mapping[str, str]], str]
-# The body of an error reply in the shape of the exchange's API family.
-ErrorBody = Callable[[Exchange, errors.MockAPIError], dict[str, Any]]
-
-
-def _openai_error_body(exchange: Exchange, error: errors.MockAPIError) -> dict[str, Any]:
-    return errors.error_body(error)
+# The dialect a request speaks, from its path and headers (the app passes the families' rule).
+Classifier = Callable[[str, Mapping[str, str]], Dialect]
 
 
 class RequestContextMiddleware:
-    def __init__(
-        self,
-        app: ASGIApp,
-        state: ServerState,
-        classify: Classifier | None = None,
-        error_body: ErrorBody = _openai_error_body,
-    ) -> None:
+    def __init__(self, app: ASGIApp, state: ServerState, classify: Classifier | None = None) -> None:
         self.app = app
         self.state = state
         self.classify = classify
-        self.error_body = error_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -88,7 +75,7 @@ class RequestContextMiddleware:
         )
         scope.setdefault("state", {})["exchange"] = exchange
         if self.classify is not None:
-            exchange.api = self.classify(exchange.path, exchange.headers)
+            exchange.dialect = self.classify(exchange.path, exchange.headers)
         unreachable: errors.MockAPIError | None = None
         if not exchange.path.startswith(LOCAL_PATHS):
             try:
@@ -139,12 +126,11 @@ class RequestContextMiddleware:
             await send(message)
 
         async def send_error(error: errors.MockAPIError) -> None:
-            shaped = self.error_body(exchange, error)
-            exchange.refused(error, shaped)
+            status, shaped = exchange.refuse(error)
             body = orjson.dumps(shaped)
             headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
             headers += [(k.encode(), v.encode()) for k, v in error.headers.items()]
-            await send_with_headers({"type": "http.response.start", "status": error.status_code, "headers": headers})
+            await send_with_headers({"type": "http.response.start", "status": status, "headers": headers})
             await send_with_headers({"type": "http.response.body", "body": body})
 
         if unreachable is not None:

@@ -27,6 +27,7 @@ from mockserver.harness.replay import library
 from mockserver.recording.proxy import Recorder, forward
 from mockserver.recording.upstream import Upstream
 from mockserver.replies.recorded import plan_replay
+from mockserver.replies.recorded_shapes import BodyStream
 
 _RECORDERS: dict[tuple[str, str], Recorder] = {}
 RECORDERS_KEPT = 16
@@ -41,8 +42,10 @@ async def answer(
     service_tier: str | None,
     stream: bool,
     dialect: Dialect = CHAT,
+    family: BodyStream | None = None,
 ) -> Response | None:
-    """The recorded reply, or the miss's answer; ``None`` when the route should generate one."""
+    """The recorded reply, or the miss's answer; ``None`` when the route should generate one. ``family``
+    is the API family's stream of a recorded body that was not streamed (Responses, Messages)."""
     state = server_state(request)
     fixture = state.fixture
     if not fixture.replay:
@@ -75,6 +78,7 @@ async def answer(
             timing=fixture.replay_timing,
             time_scale=state.settings.time_scale,
             chat_ultrafast_tier=fixture.policies.chat_ultrafast_service_tier,
+            family=family,
         ),
         dialect=dialect,
     )

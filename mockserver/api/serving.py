@@ -141,7 +141,7 @@ async def respond(
     state = server_state(request)
     exchange = exchange_of(request.scope)
     exchange.usage = usage
-    dialect = exchange.dialect or CHAT
+    dialect = exchange.dialect
     fault = await injection.fault_for(state, request, exchange)
     if fault is not None:
         reply = await injection.respond_with(

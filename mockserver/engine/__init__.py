@@ -2,8 +2,9 @@
 
 Owns the pacing schedule and its clocks (:mod:`.pacing`), SSE framing and the items a stream
 is made of (:mod:`.streaming`), each API family's framing of its stream (:mod:`.dialects`: token,
-error, shutdown events), the per-server stream scheduler that plays every open stream
-on one timer and ends them all when the server stops (:mod:`.scheduler`; one stream's state,
+error, shutdown events, and the status and body of its error replies), the per-server stream
+scheduler that plays every open stream on one timer and ends them all when the server stops
+(:mod:`.scheduler`; one stream's state,
 :mod:`.active_stream`; when its events may go out, :mod:`.catch_up`; writing and ending it,
 :mod:`.stream_writes`; how late streams run, :mod:`.lateness`; :mod:`.stopping`),
 text generation (:mod:`.generation`, :mod:`.lengths`), token counting (:mod:`.tokens`), reading a

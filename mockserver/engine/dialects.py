@@ -12,7 +12,14 @@ the request's path:
   ``.incomplete`` / ``.failed``; Anthropic's ``message_stop``;
 - :meth:`Dialect.fault_event`: the error event a fault sends for a code, in the family's words
   (WIRE.md §8.4); :meth:`Dialect.shutdown_event` and :meth:`Dialect.time_limit_event`: the last
-  event of a stream the server ends (it is stopping, or the reply ran past its time limit).
+  event of a stream the server ends (it is stopping, or the reply ran past its time limit);
+- :meth:`Dialect.error_status` and :meth:`Dialect.error_body`: an error reply's status and body. Every
+  OpenAI route answers ``{"error": {message, type, param, code}}`` (:func:`mockserver.errors.error_body`);
+  Anthropic's API answers its own shape and words (:mod:`mockserver.errors.anthropic`).
+
+The middleware labels every request with its family's dialect as it arrives (Anthropic's, or Chat's
+for OpenAI's routes, whose errors all look alike), so an error met before any route ran is in the
+right shape too; the route that serves the request then sets its own (Responses, for instance).
 
 Chat's errors are ``data: {"error": {...}}``, which both SDKs raise as ``APIError``. The Responses
 API's are the documented ``event: error`` with flat fields, which the SDKs yield as an event (a
@@ -23,12 +30,13 @@ the ``anthropic`` SDKs raise as ``APIStatusError``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from mockserver import errors
 from mockserver.config.fixture import ModelAPI
 from mockserver.engine.stopping import SHUTDOWN_CODE, SHUTDOWN_MESSAGE, TIME_LIMIT_CODE, time_limit_message
 from mockserver.engine.streaming import DONE, data_event, typed_event
+from mockserver.errors import anthropic as anthropic_errors
 
 DialectName = Literal["chat", "responses", "anthropic"]
 ErrorForm = Literal["flat", "nested"]
@@ -85,6 +93,14 @@ class Dialect:
         held non-streaming reply answers as a 503."""
         reset = errors.server_reset()
         return self.server_error_event(reset.code or "server_reset", reset.message, sequence_number)
+
+    def error_status(self, error: errors.MockAPIError) -> int:
+        """The HTTP status the family answers ``error`` with."""
+        return error.status_code
+
+    def error_body(self, error: errors.MockAPIError, request_id: str) -> dict[str, Any]:
+        """The body of the HTTP reply to ``error`` (``request_id``: the request's ``x-request-id``)."""
+        return errors.error_body(error)
 
     def __repr__(self) -> str:
         return f"<{self.name} dialect>"
@@ -161,6 +177,12 @@ class AnthropicDialect(Dialect):
     def server_error_event(self, code: str, message: str, sequence_number: int) -> bytes:
         # The SDKs raise it as APIStatusError, retryable: a server that stops is overloaded, for Anthropic.
         return self.error_event("overloaded_error", message)
+
+    def error_status(self, error: errors.MockAPIError) -> int:
+        return anthropic_errors.translate(error)[0]
+
+    def error_body(self, error: errors.MockAPIError, request_id: str) -> dict[str, Any]:
+        return anthropic_errors.error_body(error, request_id)
 
     @staticmethod
     def error_event(kind: str, message: str) -> bytes:

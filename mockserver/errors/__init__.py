@@ -6,7 +6,8 @@ the body both official SDKs parse (WIRE.md §8). The wording follows the live AP
 
 The bottom layer: it imports nothing of the package. :mod:`.validation` turns pydantic's
 problems into these errors; :mod:`.variants` names the error bodies faults and scripts send;
-:mod:`.formats` writes values as the live API does in messages and headers (masked keys, durations).
+:mod:`.formats` writes values as the live API does in messages and headers (masked keys, durations);
+:mod:`.anthropic` renders any of these errors as Anthropic's API words and shapes them.
 """
 
 from __future__ import annotations

@@ -66,16 +66,20 @@ def plan_replay(
     timing: ReplayTiming,
     time_scale: float,
     chat_ultrafast_tier: str,
+    family: shapes.BodyStream | None = None,
 ) -> ReplayPlan:
+    """The plan of one replay. ``family`` streams a recorded body that was not streamed (Responses,
+    Messages; Chat's is :func:`~mockserver.replies.recorded_shapes.stream_of_body`'s own)."""
     response = record.response
     if response.status >= 400:
         raise _recorded_error(record)
     api = record.api
     if response.stream:
         events = [(e.event, e.data, e.ms) for e in response.events]
+    elif stream:
+        events = _spread(api, shapes.stream_of_body(api, response.body, include_usage, family), response.duration_ms)
     else:
-        at = response.duration_ms
-        events = [(n, d, at) for n, d in shapes.stream_of_body(api, response.body, include_usage)] if stream else []
+        events = []
     served = _served_tier(api, admission.tier.tier, chat_ultrafast_tier) if timing == "tier" else None
     if served is not None:
         events = [(n, _with_tier(d, served), ms) for n, d, ms in events]
@@ -103,6 +107,20 @@ def plan_replay(
     ]
     usage = Usage(shown.input_tokens or 0, shown.output_tokens or 0, shown.reasoning_tokens)
     return ReplayPlan(record, schedule, usage, frames, whole)
+
+
+def _spread(api: str, events: list[shapes.Event], duration_ms: float) -> list[tuple[str | None, str, float]]:
+    """A stream made of a recorded body, its events given offsets: those carrying output evenly over the
+    recorded duration (the last at its end), what comes before the first at once, what follows at the end."""
+    carrying = [figures.carries_output(api, _json(data)) for _, data in events]
+    count, seen, offsets = sum(carrying), 0, []
+    for carries in carrying:
+        seen += carries
+        offsets.append(duration_ms * seen / count if count else duration_ms)
+    if count:
+        last = max(i for i, c in enumerate(carrying) if c)
+        offsets[last + 1 :] = [duration_ms] * (len(offsets) - last - 1)
+    return [(name, data, ms) for (name, data), ms in zip(events, offsets, strict=True)]
 
 
 def _offsets(

@@ -1,8 +1,12 @@
 """Either shape of a recorded reply: a recorded stream as its API's whole body, a recorded body as a stream.
 
 - Chat Completions: the chunks are folded into a ``chat.completion`` (content, refusal and tool calls
-  joined per choice, the finish reason, the usage chunk); a completion becomes the chunks of one
-  delta per choice, a finish chunk and the usage chunk.
+  joined per choice, the finish reason, the usage chunk); a completion becomes, per choice, a role
+  delta, its content, refusal and tool-call arguments a token at a time, a finish chunk, and the
+  usage chunk.
+- Responses and Messages: a recorded body becomes the stream its API family frames
+  (``mockserver.api.openai.responses.replayed``, ``mockserver.api.anthropic.replayed``), which the
+  route hands over as ``family``; their text is cut into token :func:`pieces`.
 - Responses: the body is the ``response`` of the stream's last ``response.completed`` (or
   ``.incomplete`` / ``.failed``) event, which holds the whole response.
 - Messages: ``message_start``'s message, its content blocks rebuilt from their deltas, and
@@ -13,14 +17,16 @@ Each event is ``(name, data)``: the ``event:`` line (or None) and the ``data:`` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
 from mockserver import errors
+from mockserver.engine import tokens
 
 Event = tuple[str | None, str]
+BodyStream = Callable[[dict[str, Any]], list[Event]]  # an API family's stream of a recorded body
 _RESPONSE_ENDS = ("response.completed", "response.incomplete", "response.failed")
 
 
@@ -39,24 +45,22 @@ def body_of_stream(api: str, events: Sequence[Event]) -> dict[str, Any]:
     raise _unshaped(f"a recorded {api} stream cannot answer a request that is not streamed")
 
 
-def stream_of_body(api: str, body: Any, include_usage: bool = True) -> list[Event]:
-    if api != "chat.completions" or not isinstance(body, dict):
+def stream_of_body(api: str, body: Any, include_usage: bool = True, family: BodyStream | None = None) -> list[Event]:
+    if not isinstance(body, dict) or (api != "chat.completions" and family is None):
         raise _unshaped(
-            f"the recording of this {api} request is not streamed, and only Chat Completions are streamed "
-            "from a recorded body; record the exchange streamed"
+            f"the recording of this {api} request is not streamed, and its reply cannot be streamed; "
+            "record the exchange streamed"
         )
+    if api != "chat.completions":
+        assert family is not None
+        return family(body)
     base = {k: body[k] for k in ("id", "created", "model", "service_tier", "system_fingerprint") if k in body}
     base["object"] = "chat.completion.chunk"
     chunks: list[dict[str, Any]] = []
     for choice in body.get("choices", []):
-        message = dict(choice.get("message") or {})
-        delta: dict[str, Any] = {"role": message.get("role", "assistant"), "content": message.get("content")}
-        if message.get("tool_calls"):
-            delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
-        if message.get("refusal"):
-            delta["refusal"] = message["refusal"]
         index = choice.get("index", 0)
-        chunks.append({**base, "choices": [{"index": index, "delta": delta, "finish_reason": None}]})
+        for delta in _chat_deltas(dict(choice.get("message") or {})):
+            chunks.append({**base, "choices": [{"index": index, "delta": delta, "finish_reason": None}]})
         chunks.append(
             {**base, "choices": [{"index": index, "delta": {}, "finish_reason": choice.get("finish_reason")}]}
         )
@@ -64,6 +68,35 @@ def stream_of_body(api: str, body: Any, include_usage: bool = True) -> list[Even
         chunks.append({**base, "choices": [], "usage": body["usage"]})
     events: list[Event] = [(None, orjson.dumps(c).decode()) for c in chunks]
     return [*events, (None, "[DONE]")]
+
+
+def _chat_deltas(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A recorded message as the deltas of a Chat stream: the role (with the fields not streamed, such
+    as ``annotations``), then its content, refusal and each tool call's arguments a token at a time (a
+    call's first delta has its id and name)."""
+    streamed = ("role", "content", "refusal", "tool_calls")
+    rest = {k: v for k, v in message.items() if k not in streamed and v is not None}  # annotations, audio
+    content = "" if message.get("content") else message.get("content")
+    deltas: list[dict[str, Any]] = [{"role": message.get("role", "assistant"), "content": content, **rest}]
+    for key in ("content", "refusal"):
+        deltas += [{key: piece} for piece in pieces(message.get(key) or "")]
+    for i, call in enumerate(message.get("tool_calls") or []):
+        function = call.get("function") or {}
+        opening = {**call, "index": i, "function": {**function, "arguments": ""}}
+        deltas.append({"tool_calls": [opening]})
+        arguments = pieces(function.get("arguments") or "")
+        deltas += [{"tool_calls": [{"index": i, "function": {"arguments": piece}}]} for piece in arguments]
+    return deltas
+
+
+def pieces(text: str) -> list[str]:
+    """``text`` as the pieces of a stream's deltas, one token each (their concatenation is ``text``)."""
+    return [piece for piece in tokens.split(text) if piece]
+
+
+def payload_event(payload: dict[str, Any]) -> Event:
+    """A typed event (its ``event:`` line is its ``type``) as a recording holds it."""
+    return payload["type"], orjson.dumps(payload).decode()
 
 
 def _chat_body(chunks: list[dict[str, Any]]) -> dict[str, Any]:

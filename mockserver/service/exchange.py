@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from mockserver import errors
 from mockserver.config.fixture import Account
+from mockserver.engine.dialects import CHAT, Dialect
 
 if TYPE_CHECKING:
-    from mockserver.engine.dialects import Dialect
     from mockserver.service.capacity import Slot
 
 
@@ -78,19 +78,28 @@ class Exchange:
     completed: bool = False  # the whole inference reply went out (the ledger records only these)
     rate_limit_headers: dict[str, str] | None = None  # x-ratelimit-* as of admission
     capacity_slot: Slot | None = None  # an Ultrafast slot held until the reply ends
-    api: str = "openai"  # the API family the request speaks ("openai" or "anthropic"): error shape, headers
-    dialect: Dialect | None = None  # how its reply's stream is framed, set by the route that serves it
+    # The API it speaks: its error replies, and its reply's stream. The middleware labels the request with its
+    # family's (Anthropic's, or Chat's for OpenAI's); the route that serves it sets its own.
+    dialect: Dialect = CHAT
     route: str | None = None  # the matched route's template (/v1/responses/{response_id}); None if none matched
     refusal: Refusal | None = None  # the error the reply carried, if it was one
     # What the request holds until its reply has gone out (or its client left): each is called once, then.
     releases: list[Callable[[], None]] = field(default_factory=list)
 
-    def refused(self, error: errors.MockAPIError, body: dict[str, Any]) -> None:
-        """Note the error this exchange answers with; ``body`` is the error body as rendered."""
+    @property
+    def api(self) -> str:
+        """The API family the request speaks (``openai`` or ``anthropic``): its error shape and headers."""
+        return self.dialect.api
+
+    def refuse(self, error: errors.MockAPIError) -> tuple[int, dict[str, Any]]:
+        """The status and body of the reply to ``error``, in the shape of the API the request speaks (its
+        dialect's); the error is noted as the one this exchange answers with."""
+        body = self.dialect.error_body(error, self.request_id)
         shown = body.get("error")
         shown_type = shown.get("type") if isinstance(shown, dict) else None
         shown_type = shown_type if isinstance(shown_type, str) else error.type
         self.refusal = Refusal(shown_type, error.code, error.param, error.message)
+        return self.dialect.error_status(error), body
 
     def release_capacity(self) -> None:
         """Start giving back the Ultrafast slot, if any. Safe to call any number of times."""

@@ -1,10 +1,11 @@
-"""Each API family's framing of its stream: token and terminal events, and the error events that end it."""
+"""Each API family's dialect: its token and terminal events, the error events ending a stream, its error replies."""
 
 from __future__ import annotations
 
 import orjson
 import pytest
 
+from mockserver import errors
 from mockserver.engine.dialects import ANTHROPIC, CHAT, RESPONSES, Dialect
 from mockserver.engine.stopping import SHUTDOWN_CODE, TIME_LIMIT_CODE
 from mockserver.engine.streaming import DONE, data_event, typed_event
@@ -55,3 +56,31 @@ def test_a_fault_s_error_event_speaks_its_family_s_words() -> None:
         "error": {"type": "overloaded_error", "message": "Overloaded"},
     }
     assert payload(ANTHROPIC.fault_event("no_such_code", 0))["error"]["type"] == "api_error"  # type: ignore[index]
+
+
+@pytest.mark.parametrize("dialect", [CHAT, RESPONSES], ids=lambda d: d.name)
+def test_openai_dialects_answer_an_error_in_openai_shape(dialect: Dialect) -> None:
+    error = errors.RateLimitError("Rate limit reached.", code="rate_limit_exceeded", param="requests")
+    assert dialect.error_status(error) == 429
+    assert dialect.error_body(error, "req_1") == {
+        "error": {
+            "message": "Rate limit reached.",
+            "type": "requests",
+            "param": "requests",
+            "code": "rate_limit_exceeded",
+        }
+    }
+
+
+def test_the_anthropic_dialect_answers_an_error_in_anthropic_shape_and_words() -> None:
+    missing = errors.NotFoundError("The model `gpt-9` does not exist.", code="model_not_found")
+    assert ANTHROPIC.error_status(missing) == 404
+    assert ANTHROPIC.error_body(missing, "req_1") == {
+        "type": "error",
+        "error": {"type": "not_found_error", "message": "model: gpt-9"},
+        "request_id": "req_1",
+    }
+    spent = errors.MockAPIError("You exceeded your current quota.", code="insufficient_quota")
+    spent.status_code = 429
+    assert ANTHROPIC.error_status(spent) == 400  # a spent balance is a 400 at Anthropic, which no SDK retries
+    assert ANTHROPIC.error_body(spent, "req_2")["error"]["type"] == "invalid_request_error"

@@ -8,7 +8,8 @@ generated and scripted replies (:mod:`mockserver.replies`), faults, the journal 
 ledger. What is Anthropic's own lives here: which requests speak it (:mod:`.family`), the
 request bodies (:mod:`.schemas`), reading the conversation (:mod:`.turns`), planning a message
 (:mod:`.messages`), its event stream (:mod:`.event_stream`), its key and version headers
-(:mod:`.auth`), its error bodies (:mod:`.errors`) and its model list (:mod:`.models`).
+(:mod:`.auth`), the errors only it has (:mod:`.errors`; every error's body is rendered in its
+shape by its dialect, :mod:`mockserver.errors.anthropic`) and its model list (:mod:`.models`).
 
 A model is served by one API: ``api: anthropic`` in the fixture (see the ``claude-*`` presets).
 ``speed: "fast"`` asks for the model's ``priority`` tier (fast mode).

@@ -28,7 +28,7 @@ from mockserver.engine.streaming import Item, typed_event
 
 PING = typed_event({"type": "ping"})
 MESSAGE_STOP = typed_event({"type": "message_stop"})
-_DELTA_FIELD = {
+DELTA_FIELD = {  # the delta type, and its field, that grows each kind of block
     "text": ("text_delta", "text"),
     "thinking": ("thinking_delta", "thinking"),
     "tool_use": ("input_json_delta", "partial_json"),
@@ -37,15 +37,7 @@ _DELTA_FIELD = {
 
 def stream_events(plan: MessagePlan, pacer: Pacer, *, per_chunk: int) -> Iterator[Item]:
     """The events of a paced stream, from ``message_start`` to ``message_stop``, each after its deadline."""
-    start = {
-        **message_body(plan),
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "stop_details": None,
-        "usage": plan.usage(output_tokens=min(1, plan.output_tokens)),
-    }
-    opening = typed_event({"type": "message_start", "message": start})
+    opening = typed_event(message_start(message_body(plan), plan.usage(output_tokens=min(1, plan.output_tokens))))
     if plan.output_tokens:
         yield pacer.token_due(0)
     yield opening
@@ -59,28 +51,38 @@ def stream_events(plan: MessagePlan, pacer: Pacer, *, per_chunk: int) -> Iterato
             yield due
             yield frame
         if block.kind == "thinking":
-            yield _event_delta(index, {"type": "signature_delta", "signature": block.signature})
+            yield typed_event(signature_delta(index, block.signature))
         yield typed_event({"type": "content_block_stop", "index": index})
         offset += len(block.text)
-    usage = plan.usage()
-    usage.pop("service_tier")  # message_delta's usage has the counts only; the rest stays from message_start
-    usage.pop("speed", None)
-    closing = typed_event(
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": plan.stop_reason, "stop_sequence": plan.stop_sequence, "stop_details": None},
-            "usage": usage,
-        }
-    )
+    closing = typed_event(message_delta(plan.stop_reason, plan.stop_sequence, plan.usage()))
     yield pacer.end
     yield closing
     yield MESSAGE_STOP
 
 
+def message_start(message: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
+    """``message_start``: the Message with no content and no stop reason yet."""
+    opened = {**message, "content": [], "stop_reason": None, "stop_sequence": None, "stop_details": None}
+    return {"type": "message_start", "message": {**opened, "usage": usage}}
+
+
+def block_delta(index: int, kind: str, piece: str) -> dict[str, Any]:
+    """The ``content_block_delta`` that adds ``piece`` to a ``text``, ``thinking`` or ``tool_use`` block."""
+    delta_type, field = DELTA_FIELD[kind]
+    return {"type": "content_block_delta", "index": index, "delta": {"type": delta_type, field: piece}}
+
+
+def signature_delta(index: int, signature: str) -> dict[str, Any]:
+    """The ``content_block_delta`` that closes a thinking block with its signature."""
+    return {"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": signature}}
+
+
+def message_delta(stop_reason: str | None, stop_sequence: str | None, usage: dict[str, Any]) -> dict[str, Any]:
+    """``message_delta``: the stop reason and the final usage (its counts: the rest stays from ``message_start``)."""
+    counts = {k: v for k, v in usage.items() if k not in ("service_tier", "speed")}
+    delta = {"stop_reason": stop_reason, "stop_sequence": stop_sequence, "stop_details": None}
+    return {"type": "message_delta", "delta": delta, "usage": counts}
+
+
 def _delta(index: int, block: Block, piece: str) -> bytes:
-    kind, field = _DELTA_FIELD[block.kind]
-    return _event_delta(index, {"type": kind, field: piece})
-
-
-def _event_delta(index: int, delta: dict[str, Any]) -> bytes:
-    return typed_event({"type": "content_block_delta", "index": index, "delta": delta})
+    return typed_event(block_delta(index, block.kind, piece))

@@ -12,6 +12,7 @@ from starlette.responses import Response
 from mockserver import errors
 from mockserver.api import replaying, serving
 from mockserver.api.anthropic import auth, event_stream, messages
+from mockserver.api.anthropic import replayed as replayed_stream
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.family import AnthropicRoute
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
@@ -40,6 +41,7 @@ async def create_message(request: Request) -> Response:
         service_tier=messages.tier_for(body),
         stream=bool(body.stream),
         dialect=ANTHROPIC,
+        family=replayed_stream.stream_of_message,
     )
     if replayed is not None:
         return replayed

@@ -26,11 +26,21 @@ from mockserver.engine.pacing import Pacer
 from mockserver.engine.streaming import Item, closing_items, play, typed_event
 
 
-def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator[Item]:
+def numbered() -> Callable[..., dict[str, Any]]:
+    """The payload maker of one stream: ``payload(kind, **fields)``, each with the next ``sequence_number``."""
     sequence = itertools.count()
 
+    def payload(kind: str, **fields: Any) -> dict[str, Any]:
+        return {"type": kind, "sequence_number": next(sequence), **fields}
+
+    return payload
+
+
+def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator[Item]:
+    payload = numbered()
+
     def event(kind: str, **fields: Any) -> bytes:
-        return typed_event({"type": kind, "sequence_number": next(sequence), **fields})
+        return typed_event(payload(kind, **fields))
 
     in_progress = response_object(plan, final=False)
     yield event("response.created", response=in_progress)

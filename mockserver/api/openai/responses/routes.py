@@ -9,6 +9,7 @@ from mockserver import errors
 from mockserver.api import replaying, serving
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.openai.responses import event_stream, input_items, input_tokens, lifecycle
+from mockserver.api.openai.responses.replayed import stream_of_response
 from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
 from mockserver.engine.dialects import RESPONSES
@@ -26,7 +27,14 @@ async def create_response(request: Request) -> Response:
     body, raw = await parse_body(request, ResponseCreateRequest)
     stream = bool(body.stream)
     replayed = await replaying.answer(
-        request, account, raw, model=body.model, service_tier=body.service_tier, stream=stream, dialect=RESPONSES
+        request,
+        account,
+        raw,
+        model=body.model,
+        service_tier=body.service_tier,
+        stream=stream,
+        dialect=RESPONSES,
+        family=stream_of_response,
     )
     if replayed is not None:
         return replayed

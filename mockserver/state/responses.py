@@ -160,12 +160,15 @@ class ResponseStore(BaseResponseStore):
             self._evict()
 
     def _evict(self) -> None:
-        """Drop responses past the age limit, then the oldest past the count or the bytes. The lock is held."""
+        """Drop responses past the age limit, then the oldest past the count or the bytes. The newest
+        stays even when it alone is over the bytes (it was just answered as stored). The lock is held."""
         expired_before = self._now() - self._ttl_s
         gone: list[str] = []
         left, size = len(self._stored_at), self.bytes
+        newest = next(reversed(self._stored_at), None)
         for response_id, stored_at in self._stored_at.items():  # no copy: most calls stop at the first
-            if stored_at > expired_before and left <= self._max_items and size <= self._max_bytes:
+            small_enough = size <= self._max_bytes or response_id == newest
+            if stored_at > expired_before and left <= self._max_items and small_enough:
                 break  # everything after this one is younger
             gone.append(response_id)
             left -= 1

@@ -70,7 +70,7 @@ if over > 0 then
 end
 while tonumber(redis.call('GET', KEYS[4]) or '0') > tonumber(ARGV[9]) do
   local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
-  if not oldest then break end
+  if not oldest or oldest == KEYS[2] then break end  -- the one just stored stays, even alone over the bound
   forget(oldest)
 end
 return redis.call('ZCARD', KEYS[1])

@@ -64,6 +64,21 @@ def test_the_oldest_responses_go_once_the_stored_bytes_pass_the_bound(
     assert 2 <= sum(kept) <= 4
 
 
+@pytest.mark.parametrize("shared", [False, True], ids=["memory", "redis, two servers"])
+def test_a_response_larger_than_the_bound_stays_until_the_next_one(
+    shared: bool, request: pytest.FixtureRequest
+) -> None:
+    """Before, a response alone over the bound was answered ``store: true`` and was a 404 at once
+    (for ``GET`` and ``previous_response_id``): it was evicted by its own put."""
+    redis = request.getfixturevalue("redis_server") if shared else None
+    with clients(redis, stored_response_bytes=1_000) as sdk:  # each record is about 7 KB
+        first = fill(sdk, 1)[0]
+        assert retrievable(sdk[-1], first)
+        chained = sdk[-1].responses.create(model=MODEL, input="And then?", previous_response_id=first)
+        assert retrievable(sdk[0], chained.id)
+        assert not retrievable(sdk[0], first)  # the next one took its place: the bound holds again
+
+
 def test_the_memory_store_holds_at_most_the_bound_and_forgets_it_on_reset() -> None:
     with MockServer(time_scale=0, stored_response_bytes=LIMIT) as server:
         responses = server.state.responses

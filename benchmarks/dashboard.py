@@ -180,6 +180,8 @@ class Playing:
     def __init__(self, source: object, due: float) -> None:
         self.source, self.due = source, due
         self.ending = self.over = self.blocked = False
+        self.run, self.at, self.pending = None, 0, float("inf")  # waiting for the producer's next deadline: due
+        self.shift, self.anchored = 0.0, True  # its first token went out on time
 
 
 def feed_cost(streams: int, updates: int = 300) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """Either shape of a recorded reply: a recorded stream as its API's whole body, a recorded body as a stream.
 
 - Chat Completions: the chunks are folded into a ``chat.completion`` (content, refusal and tool calls
-  joined per choice, the finish reason, the usage chunk); a completion becomes the chunks of one
-  delta per choice, a finish chunk and the usage chunk.
+  joined per choice, the finish reason, the usage chunk); a completion becomes, per choice, a role
+  delta, its content, refusal and tool-call arguments a token at a time, a finish chunk, and the
+  usage chunk.
 - Responses and Messages: a recorded body becomes the stream its API family frames
   (``mockserver.api.openai.responses.replayed``, ``mockserver.api.anthropic.replayed``), which the
   route hands over as ``family``; their text is cut into token :func:`pieces`.
@@ -57,14 +58,9 @@ def stream_of_body(api: str, body: Any, include_usage: bool = True, family: Body
     base["object"] = "chat.completion.chunk"
     chunks: list[dict[str, Any]] = []
     for choice in body.get("choices", []):
-        message = dict(choice.get("message") or {})
-        delta: dict[str, Any] = {"role": message.get("role", "assistant"), "content": message.get("content")}
-        if message.get("tool_calls"):
-            delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
-        if message.get("refusal"):
-            delta["refusal"] = message["refusal"]
         index = choice.get("index", 0)
-        chunks.append({**base, "choices": [{"index": index, "delta": delta, "finish_reason": None}]})
+        for delta in _chat_deltas(dict(choice.get("message") or {})):
+            chunks.append({**base, "choices": [{"index": index, "delta": delta, "finish_reason": None}]})
         chunks.append(
             {**base, "choices": [{"index": index, "delta": {}, "finish_reason": choice.get("finish_reason")}]}
         )
@@ -72,6 +68,25 @@ def stream_of_body(api: str, body: Any, include_usage: bool = True, family: Body
         chunks.append({**base, "choices": [], "usage": body["usage"]})
     events: list[Event] = [(None, orjson.dumps(c).decode()) for c in chunks]
     return [*events, (None, "[DONE]")]
+
+
+def _chat_deltas(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A recorded message as the deltas of a Chat stream: the role (with the fields not streamed, such
+    as ``annotations``), then its content, refusal and each tool call's arguments a token at a time (a
+    call's first delta has its id and name)."""
+    streamed = ("role", "content", "refusal", "tool_calls")
+    rest = {k: v for k, v in message.items() if k not in streamed and v is not None}  # annotations, audio
+    content = "" if message.get("content") else message.get("content")
+    deltas: list[dict[str, Any]] = [{"role": message.get("role", "assistant"), "content": content, **rest}]
+    for key in ("content", "refusal"):
+        deltas += [{key: piece} for piece in pieces(message.get(key) or "")]
+    for i, call in enumerate(message.get("tool_calls") or []):
+        function = call.get("function") or {}
+        opening = {**call, "index": i, "function": {**function, "arguments": ""}}
+        deltas.append({"tool_calls": [opening]})
+        arguments = pieces(function.get("arguments") or "")
+        deltas += [{"tool_calls": [{"index": i, "function": {"arguments": piece}}]} for piece in arguments]
+    return deltas
 
 
 def pieces(text: str) -> list[str]:

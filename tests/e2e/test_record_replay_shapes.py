@@ -196,3 +196,30 @@ def test_models_under_replay_list_the_fixtures_models(recorded) -> None:
         assert sorted(m.id for m in client.models.list()) == expected
         assert client.models.retrieve(MODEL).id == MODEL
         assert server.requests.filter(path="/v1/models").call_count == 1
+
+
+CHAT_TOOLS: Any = [{"type": "function", "function": {k: WEATHER[k] for k in ("name", "description", "parameters")}}]
+PARIS = [{"role": "user", "content": "Weather in Paris?"}]
+
+
+def test_a_chat_completion_recorded_whole_answers_the_stream_helper(recorded) -> None:
+    def whole(base_url: str, _: str) -> Any:
+        return _openai(base_url).chat.completions.create(
+            model=MODEL, messages=PARIS, tools=CHAT_TOOLS, tool_choice="required"
+        )
+
+    cassette, completion = recorded(whole)
+    usage: Any = {"include_usage": True}
+    with (
+        _replaying(cassette) as server,
+        _openai(server.base_url).chat.completions.stream(
+            model=MODEL, messages=PARIS, tools=CHAT_TOOLS, tool_choice="required", stream_options=usage
+        ) as stream,
+    ):
+        kinds = [event.type for event in stream]
+        final = stream.get_final_completion()
+    assert kinds.count("tool_calls.function.arguments.delta") > 1
+    shown = _shown(final)
+    for call in shown["choices"][0]["message"]["tool_calls"]:
+        del call["index"]  # the stream helper keeps each call's stream index, as it does for a live stream
+    assert shown == _shown(completion)

@@ -2,16 +2,11 @@
 // once through the recording proxy and once against a server replaying the cassette; the two must match.
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
+import { WEATHER } from './weather_tool.mjs';
 
 const openai = new OpenAI({ maxRetries: 0 });
 const claude = new Anthropic({ maxRetries: 0 });
 const MODEL = 'gpt-5.6-sol';
-const WEATHER = {
-  type: 'function',
-  name: 'get_weather',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-  strict: true,
-};
 const messages = [{ role: 'user', content: 'Write a haiku about tide pools.' }];
 
 const chunks = await openai.chat.completions.create({

@@ -138,6 +138,10 @@ class ServerState:
             async with self._config_lock:
                 self._config_seen = await self.config_log.reset()
         self.restore((self._initial_settings, self._initial_fixture))
+        if self.shared is not None:
+            # Request ids are the idempotency keys of admission and the ledger in Redis (done:* keys
+            # outlive a reset): the ids given before the reset must not come again after it.
+            self._id_salt = secrets.randbits(64)
         self.ids = IdFactory(self.settings.seed ^ self._id_salt)
         await self.responses.reset()
         await self.store.reset()

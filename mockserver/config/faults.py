@@ -61,6 +61,8 @@ def parse_fault(text: str) -> dict[str, Any]:
         name, sep, value = item.partition("=")
         name = name.strip().lower().replace("-", "_")
         if not sep:
+            if name in FaultSpec.model_fields and name not in _FLAGS:  # a field written without its value
+                raise FaultSyntaxError(f"'{item}' needs a value: {name}=...")
             if name not in _FLAGS:
                 raise FaultSyntaxError(suggestions.unknown(item, [*_FLAGS, *FaultSpec.model_fields], "fault"))
             key, flag = _FLAGS[name]

@@ -17,10 +17,25 @@ own (:class:`PatternChecker`), and the server waits for each answer at most
 :data:`CHECK_BUDGET_S`; past it, the checking process is killed, the pattern is remembered as too
 slow, and the request gets a 400 saying so (:class:`PatternTooSlow`). Patterns that answer in time,
 the usual case, keep working as they did.
+
+The event loop never waits for the checking process. A reply is planned on the loop inside
+:func:`off_loop`; the first backtracking check it meets raises :class:`WouldWait` there, and the plan
+is made again from the start in :data:`_PLANNING`, a thread of its own (planning is deterministic,
+and a script's sequence step is chosen once per request), where the wait for the answer blocks
+only that thread: other streams and ``/health`` go on. Plans without such a pattern never leave the
+loop.
+
+The checking process is one bare interpreter per server process (``python -I``, the standard library
+only), started on first use. It is bounded on its own side as well: its address space is capped at
+:data:`CHECKER_MEMORY_BYTES`, and each search arms ``SIGALRM`` for :data:`CHECKER_SEARCH_LIMIT_S`,
+whose default action ends the process, so a search outlives its server by at most that long even if
+the server is killed with ``SIGKILL``. It ends when its stdin closes (the server exiting) and is
+killed by :meth:`PatternChecker.close` at exit.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import contextvars
@@ -33,8 +48,9 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import re2
 
@@ -46,6 +62,10 @@ _OPTIONS.log_errors = False  # RE2 would print every refused pattern to stderr
 
 CHECK_BUDGET_S = 0.1  # the longest the server waits for backtracking searches, per check and per reply
 START_TIMEOUT_S = 10.0  # for the checking process to start (a bare interpreter: milliseconds)
+CHECKER_MEMORY_BYTES = 512 * 1024 * 1024  # the checking process's address space (RLIMIT_AS)
+CHECKER_SEARCH_LIMIT_S = 2  # a search still running after this ends the checking process (SIGALRM)
+
+T = TypeVar("T")
 
 
 class PatternError(ValueError):
@@ -107,7 +127,14 @@ class _Backtracking:
 
     def search(self, text: str) -> bool | None:
         """True if the pattern matches in ``text``, else None (as ``re``'s ``search`` is falsy)."""
+        if _on_loop.get() and self.source not in CHECKER.too_slow:
+            raise WouldWait()  # the event loop would wait for the answer: plan in a thread instead
         return True if CHECKER.search(self.source, text) else None
+
+
+class WouldWait(BaseException):
+    """Raised inside :func:`off_loop`'s first attempt where a backtracking check would make the event
+    loop wait. A ``BaseException``, so that no ``except Exception`` in the planner swallows it."""
 
 
 class PatternChecker:
@@ -124,10 +151,10 @@ class PatternChecker:
         self.budget = budget
         self._lock = threading.Lock()  # servers in threads of one process share the checker
         self._process: subprocess.Popen[bytes] | None = None
-        self._too_slow: OrderedDict[str, None] = OrderedDict()
+        self.too_slow: OrderedDict[str, None] = OrderedDict()
 
     def search(self, source: str, text: str) -> bool:
-        if source in self._too_slow:
+        if source in self.too_slow:
             raise PatternTooSlow(source)
         left = _left.get()  # what is left of the budget of the value being made (see within_budget)
         if left is not None and left[0] <= 0:
@@ -145,11 +172,15 @@ class PatternChecker:
             if not ready:
                 self._stop()
                 if wait >= self.budget:  # this one search took the whole budget: the pattern is too slow
-                    self._too_slow[source] = None
-                    while len(self._too_slow) > CACHED_PATTERNS:
-                        self._too_slow.popitem(last=False)
+                    self.too_slow[source] = None
+                    while len(self.too_slow) > CACHED_PATTERNS:
+                        self.too_slow.popitem(last=False)
                 raise PatternTooSlow(source)
-            return process.stdout.readline().strip() == b"1"
+            answer = process.stdout.readline().strip()
+            if answer not in (b"0", b"1"):  # the process ended mid-search (its own time or memory limit)
+                self._stop()
+                raise PatternTooSlow(source)
+            return answer == b"1"
 
     def _start(self) -> subprocess.Popen[bytes]:
         process = subprocess.Popen(
@@ -178,14 +209,22 @@ class PatternChecker:
             self._stop()
 
 
-# The checking process: each line is [pattern, text]; each answer 1 (it matches) or 0.
-_CHECKS = """
-import json, re, sys
+# The checking process: each line is [pattern, text]; each answer 1 (it matches) or 0. No SIGALRM
+# handler is installed, so the alarm's default action ends the process, even inside a search.
+_CHECKS = f"""
+import json, re, resource, signal, sys
+resource.setrlimit(resource.RLIMIT_AS, ({CHECKER_MEMORY_BYTES}, {CHECKER_MEMORY_BYTES}))
 sys.stdout.buffer.write(b"ready\\n")
 sys.stdout.buffer.flush()
 for line in sys.stdin.buffer:
     source, text = json.loads(line)
-    sys.stdout.buffer.write(b"1\\n" if re.compile(source).search(text) else b"0\\n")
+    signal.alarm({CHECKER_SEARCH_LIMIT_S})
+    try:
+        found = re.compile(source).search(text)
+    except Exception:  # MemoryError past the cap: no match
+        found = None
+    signal.alarm(0)
+    sys.stdout.buffer.write(b"1\\n" if found else b"0\\n")
     sys.stdout.buffer.flush()
 """
 
@@ -208,7 +247,37 @@ def within_budget(seconds: float = CHECK_BUDGET_S) -> Iterator[None]:
         _left.reset(token)
 
 
-atexit.register(CHECKER.close)
+# Set inside off_loop's first attempt, on the event loop: a backtracking check raises WouldWait there.
+_on_loop: contextvars.ContextVar[bool] = contextvars.ContextVar("pattern_checks_on_loop", default=False)
+
+# The thread that plans the replies that need backtracking checks: one, as the checking process
+# answers one search at a time; the plans waiting for it wait in its queue, off the event loop.
+_PLANNING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pattern-checks")
+
+
+async def off_loop(work: Callable[[], T]) -> T:
+    """``work()``, run on the event loop unless it makes a backtracking check; then run again from
+    the start in :data:`_PLANNING`, so that the loop never waits for the checking process.
+
+    ``work`` must give the same result when run again (a plan does: its choices are seeded and a
+    script's steps are chosen once per request)."""
+    token = _on_loop.set(True)
+    try:
+        return work()
+    except WouldWait:
+        pass
+    finally:
+        _on_loop.reset(token)
+    context = contextvars.copy_context()  # the request's context variables, without the flag
+    return await asyncio.get_running_loop().run_in_executor(_PLANNING, context.run, work)
+
+
+def _close() -> None:
+    _PLANNING.shutdown(wait=False, cancel_futures=True)
+    CHECKER.close()
+
+
+atexit.register(_close)
 
 
 def schema_search(source: str, text: str) -> bool:

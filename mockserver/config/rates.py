@@ -47,7 +47,9 @@ def parse_rate(text: str) -> Rate:
         raise ConfigError(f"rate {text!r} is not {FORMAT}")
     if tier not in TIERS:
         raise ConfigError(f"rate {text!r}: unknown tier {tier!r}; the tiers are {', '.join(TIERS)}")
-    speed, _, ttft = value.partition(":")
+    speed, colon, ttft = value.partition(":")
+    if colon and not ttft.strip():
+        raise ConfigError(f"rate {text!r}: the time to first token is missing after ':' ({FORMAT})")
     try:
         tokens_per_second = float(speed)
         ttft_ms = float(ttft) if ttft else None

@@ -34,6 +34,11 @@ def unknown(name: str, known: Iterable[str], what: str = "field") -> str:
     return f"unknown {what} `{name}`; known: {', '.join(names)}"
 
 
+def sentence(text: str) -> str:
+    """``text`` ended with a full stop, unless it ends with one already or with a question mark."""
+    return text if text.endswith((".", "?", "!")) else f"{text}."
+
+
 def fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
     """The field names the schema accepts at ``loc`` (the place of an unknown field, without it).
 

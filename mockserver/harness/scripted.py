@@ -111,14 +111,16 @@ class ScriptState:
     async def planned(self, rules: Sequence[ScriptRule], exchange: Exchange, plan: Callable[[], Plan]) -> Plan:
         """``plan()``, with the sequence steps it takes given to this request alone. The plan raising
         (a scripted error, or a request refused after its step was chosen) still uses the step up.
-        Without sequences among ``rules``, just ``plan()``: no counters are read."""
+        Without sequences among ``rules``, just ``plan()``: no counters are read. Either way ``plan()``
+        runs through :func:`mockserver.config.patterns.off_loop`: in a thread if it must wait for a
+        backtracking pattern check, so the event loop never does."""
         if not any(rule.reply.sequence is not None for rule in rules):
-            return plan()
+            return await patterns.off_loop(plan)
         scope = exchange.headers.get(TEST_ID_HEADER)
         for _ in range(MAX_PLANNING_ROUNDS):
             steps = exchange.extra[_STEPS] = Steps(await self.counters.read(scope))
             try:
-                planned = plan()
+                planned = await patterns.off_loop(plan)
             except errors.MockAPIError:
                 if await self._claim(scope, steps, exchange):
                     raise

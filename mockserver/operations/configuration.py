@@ -146,12 +146,15 @@ def _runtime_settings(settings: Settings, runtime: dict[str, Any], initial: Sett
 
 def _invalid(exc: ValidationError) -> errors.InvalidRequestError:
     problems = exc.errors()
-    first = problems[0]
+    # A misspelled required field is two problems, the field missing and an unknown one: the unknown
+    # one is the cause, so it is the one answered (with the closest known name).
+    first = next((e for e in problems if e["type"] == "extra_forbidden"), problems[0])
     param = ".".join(str(p) for p in first["loc"]) or None
     if first["type"] == "extra_forbidden":
         loc = first["loc"]
         extra = RUNTIME_FIELDS if len(loc) == 1 else ()
-        message = f"Unrecognized configuration field: '{param}': {suggestions.describe_unknown(Fixture, loc, extra)}."
+        unknown = suggestions.describe_unknown(Fixture, loc, extra)
+        message = f"Unrecognized configuration field: '{param}': {suggestions.sentence(unknown)}"
         code = "unknown_parameter"
     else:
         details = "; ".join(

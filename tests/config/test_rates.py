@@ -27,6 +27,13 @@ def test_a_rate_with_and_without_its_ttft() -> None:
         ("ultrafast=fast", "the values must be numbers"),
         ("ultrafast=0", "tokens per second must be from 0.01 to 100000"),
         ("ultrafast=300:-1", "the time to first token must be 0 to"),
+        ("ultrafast=300:", "the time to first token is missing after ':'"),  # was taken as no TTFT
+        ("ultrafast=300: ", "the time to first token is missing after ':'"),
+        ("ultrafast=nan", "tokens per second must be from"),
+        ("ultrafast=inf", "tokens per second must be from"),
+        ("ultrafast=300:nan", "the time to first token must be 0 to"),
+        ("ultrafast=300:150:20", "the values must be numbers"),
+        ("=300", "is not TIER=TOKENS_PER_S[:TTFT_MS]"),
     ],
 )
 def test_a_bad_rate_is_one_line(text: str, problem: str) -> None:

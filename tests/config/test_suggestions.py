@@ -51,3 +51,12 @@ def test_a_fixture_typo_names_the_closest_field(yaml: str, message: str, tmp_pat
 def test_a_fault_typo_names_the_closest_field_or_flag() -> None:
     with pytest.raises(FaultSyntaxError, match=re.escape("unknown fault `onse`, did you mean `once`?")):
         parse_fault("onse status=503")
+
+
+@pytest.mark.parametrize("text", ["status", "status once", "retry_after", "CODE"])
+def test_a_fault_field_without_its_value_is_told_to_give_one(text: str) -> None:
+    """Not "unknown fault `status`, did you mean `status`?": the field is known, its value is missing."""
+    with pytest.raises(FaultSyntaxError) as caught:
+        parse_fault(text)
+    message = str(caught.value)
+    assert "needs a value" in message and "did you mean" not in message

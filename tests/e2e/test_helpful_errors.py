@@ -42,6 +42,27 @@ def test_a_patch_typo_names_the_closest_field(server: MockServer) -> None:
         assert error["code"] == "unknown_parameter"
 
 
+def test_a_misspelled_required_field_is_named_as_the_typo_it_is(server: MockServer) -> None:
+    """``kee`` for ``key`` is both a missing field and an unknown one: the answer names the typo,
+    with the closest field, not pydantic's "Extra inputs are not permitted"; one full stop, after '?'."""
+    reply = httpx.patch(f"{server.url}/_mock/config", json={"accounts": [{"kee": "sk-x"}]})
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert error["code"] == "unknown_parameter" and error["param"] == "accounts.0.kee", error
+    assert error["message"].endswith("unknown field `kee`, did you mean `key`?"), error
+    assert "Extra inputs" not in error["message"]
+
+
+def test_a_fault_field_without_a_value_says_so(server: MockServer) -> None:
+    headers = {"authorization": "Bearer sk-mock-preview", "x-mock-fault": "status"}
+    body = {"model": "gpt-5.6-sol", "messages": MESSAGES}
+    reply = httpx.post(f"{server.url}/v1/chat/completions", json=body, headers=headers)
+    assert reply.status_code == 400
+    message = reply.json()["error"]["message"]
+    assert "'status' needs a value: status=..." in message and "did you mean" not in message, message
+    assert not message.endswith("?.")
+
+
 def test_a_configure_keyword_typo_names_the_closest_setting(server: MockServer) -> None:
     with pytest.raises(
         ValueError, match=re.escape("unknown setting `tokens_per_secnd`, did you mean `tokens_per_second`?")
@@ -66,3 +87,15 @@ def test_a_path_without_v1_logs_one_warning_and_gets_the_live_404(
     ]
     assert httpx.get(f"{server.url}/nothing/here").status_code == 404
     assert not [r for r in caplog.records if "/nothing/here" in r.getMessage()]
+
+
+def test_a_misspelled_journal_filter_is_refused_not_ignored(server: MockServer) -> None:
+    """``?type=`` (for ``error_type``) was ignored, so the test saw every entry as if it matched."""
+    reply = httpx.get(f"{server.url}/_mock/requests", params={"type": "invalid_request_error"})
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert error["param"] == "type" and error["code"] == "unknown_parameter", error
+    assert "unknown filter `type`" in error["message"]
+    reply = httpx.get(f"{server.url}/_mock/requests", params={"cod": "rate_limit_exceeded"})
+    assert "did you mean `code`?" in reply.json()["error"]["message"]
+    assert httpx.get(f"{server.url}/_mock/requests", params={"code": "x", "limit": 5}).status_code == 200

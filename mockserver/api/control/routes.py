@@ -13,7 +13,9 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from mockserver import errors
 from mockserver.api.routing import server_state
+from mockserver.config import suggestions
 from mockserver.config.fixture import Fixture
 from mockserver.engine import jsonbody
 from mockserver.harness.journal import TEST_ID_HEADER, JournalQuery
@@ -162,6 +164,7 @@ async def list_requests(
         default=None, ge=1, description="Only the newest N matching entries (still oldest first)."
     ),
 ) -> JSONResponse:
+    _known_filters_only(request)
     state = server_state(request)
     query = JournalQuery(
         test_id=_scope(request, test_id),
@@ -178,6 +181,22 @@ async def list_requests(
     )
     shown = await state.journal.read(query, [a.key for a in state.fixture.accounts])
     return JSONResponse({"object": "list", "data": [s.data for s in shown]})
+
+
+JOURNAL_FILTERS = (
+    "path", "model", "key", "method", "tier", "status", "code", "param", "error_type", "test_id", "limit",
+)  # fmt: skip
+
+
+def _known_filters_only(request: Request) -> None:
+    """A misspelled filter (``?cod=``, ``?type=``) would be ignored and every entry returned: refuse it."""
+    for name in request.query_params:
+        if name not in JOURNAL_FILTERS:
+            raise errors.InvalidRequestError(
+                f"Unrecognized query parameter: '{name}': {suggestions.unknown(name, JOURNAL_FILTERS, 'filter')}",
+                param=name,
+                code="unknown_parameter",
+            )
 
 
 @router.delete("/requests", summary="Clear the journal (or one test's part of it)", response_model=JournalCleared)

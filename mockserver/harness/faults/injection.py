@@ -34,7 +34,7 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from mockserver import errors
-from mockserver.config import patterns
+from mockserver.config import patterns, suggestions
 from mockserver.config.faults import FAULT_HEADER, FaultMatch, FaultSpec
 from mockserver.config.fixture import describe_validation_error
 from mockserver.engine.dialects import Dialect
@@ -114,7 +114,9 @@ def parse_header(raw: str) -> FaultSpec:
     except ValidationError as exc:
         problem = describe_validation_error(exc, FaultSpec).removeprefix("(top level): ")
         raise errors.InvalidRequestError(
-            f"Invalid value for header '{FAULT_HEADER}': '{raw}'. {problem}.", param=FAULT_HEADER, code="invalid_value"
+            f"Invalid value for header '{FAULT_HEADER}': '{raw}'. {suggestions.sentence(problem)}",
+            param=FAULT_HEADER,
+            code="invalid_value",
         ) from None
 
 

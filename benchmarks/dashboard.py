@@ -189,9 +189,9 @@ def feed_cost(streams: int, updates: int = 300) -> dict[str, Any]:
     the feed's own code (reading the streams, the journal, the ledger, the budgets, and encoding the
     update) run ``updates`` times in this process, its CPU time per update."""
     from mockserver.api.control.feed import UPDATES_PER_S, Feed
-    from mockserver.app import create_app
     from mockserver.config.settings import Settings
     from mockserver.engine.pacing import Schedule
+    from mockserver.server.app import create_app
     from mockserver.service.exchange import FIRST_TOKEN_AT, Exchange
 
     async def measure() -> float:

@@ -1,5 +1,5 @@
 """How long a full garbage collection stops the server, with start-up's objects in the collector's
-sight and frozen out of it (``mockserver.process.settle_heap``).
+sight and frozen out of it (``mockserver.server.process.settle_heap``).
 
 In a fresh interpreter: the app as ``mockserver serve`` builds it (``create_app``, the text
 generator warmed), plus 250 streams' worth of live request objects (each a 1,500-token reply's
@@ -26,9 +26,9 @@ from _harness import RESULTS, write_report
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mockserver.app import create_app
 from mockserver.config.settings import Settings
 from mockserver.engine.generation import TextGenerator
+from mockserver.server.app import create_app
 
 STREAMS = 250
 TOKENS = 1500

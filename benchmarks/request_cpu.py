@@ -37,7 +37,7 @@ WARM_UP = 50
 # The measurement itself, run in a fresh interpreter per checkout (so each imports its own code).
 PROGRAM = r"""
 import asyncio, gc, json, sys, time
-from mockserver.app import create_app
+from mockserver.server.app import create_app
 from mockserver.config.fixture import Fixture, load_fixture
 from mockserver.config.settings import Settings
 

@@ -11,7 +11,7 @@ __all__ = ["ConfigError", "Fixture", "MockServer", "Settings", "__version__", "c
 # The public names are imported on first use, so that importing a submodule (the pytest
 # plugin, loaded in every test session of a project that installs mockserver) stays cheap.
 _LAZY = {
-    "create_app": "mockserver.app",
+    "create_app": "mockserver.server.app",
     "ConfigError": "mockserver.config.fixture",
     "Fixture": "mockserver.config.fixture",
     "Settings": "mockserver.config.settings",
@@ -20,9 +20,9 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from mockserver.app import create_app
     from mockserver.config.fixture import ConfigError, Fixture, load_fixture
     from mockserver.config.settings import Settings
+    from mockserver.server.app import create_app
     from mockserver.testing.server import MockServer
 
 

@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("whatif", "calibrate"):
             return analysis.whatif(args) if args.command == "whatif" else analysis.calibrate(args)
         if args.command == "health":
-            from mockserver.process import probe_health
+            from mockserver.server.process import probe_health
 
             return probe_health(args.port or served_port(defaults), args.timeout)
         return serve(args, defaults)
@@ -211,9 +211,9 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
     held = hold_stop_signals()
     import uvicorn
 
-    from mockserver import startup
-    from mockserver.app import create_app
-    from mockserver.process import GracefulServer, Workers
+    from mockserver.server import startup
+    from mockserver.server.app import create_app
+    from mockserver.server.process import GracefulServer, Workers
 
     settings = defaults.with_overrides(
         host=args.host,

@@ -46,7 +46,7 @@ def test_bad_config_names_file_field_and_problem(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     assert str(config) in result.stderr
     assert "profiles.default.tokens_per_second" in result.stderr
-    assert "greater than 0" in result.stderr
+    assert "greater than or equal to 0.01" in result.stderr
 
 
 @pytest.mark.parametrize(

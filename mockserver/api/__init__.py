@@ -12,7 +12,7 @@ middleware labels each request with the family it speaks, which decides the shap
 errors and headers. A handler parses, calls the layers below, and shapes the reply; no policy
 lives in a handler.
 
-May import: recording, runtime, replies, operations, harness, service, engine, cassettes, config, state,
+May import: recording, server_state, replies, operations, harness, service, engine, cassettes, config, state,
 errors. The API families
 (``openai``, ``anthropic``, ``control``) do not import each other.
 

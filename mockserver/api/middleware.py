@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mockserver import errors
 from mockserver.api import arrival, guard
 from mockserver.engine.dialects import Dialect
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.service import accounts
 from mockserver.service.exchange import Exchange
 

@@ -13,7 +13,7 @@ from mockserver.engine import jsonbody
 from mockserver.errors import validation
 from mockserver.replies.content import Writer
 from mockserver.replies.planner import Sources
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 
 Body = TypeVar("Body", bound=BaseModel)
 

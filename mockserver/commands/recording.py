@@ -8,7 +8,6 @@ import sys
 import warnings
 from typing import Any
 
-from mockserver import startup
 from mockserver.cassettes import files
 from mockserver.cassettes.redaction import Redactor
 from mockserver.config.fixture import Fixture, load_fixture
@@ -19,6 +18,7 @@ from mockserver.harness.replay.library import REPLAY_MISSES, REPLAY_TIMINGS
 from mockserver.recording import table
 from mockserver.recording.proxy import Recorder, create_proxy_app
 from mockserver.recording.upstream import Upstream
+from mockserver.server import startup
 
 USAGE_ERROR = 2
 

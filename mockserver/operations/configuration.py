@@ -111,7 +111,7 @@ def difference(before: Any, after: Any) -> Any:
     """The merge patch (RFC 7396) that turns ``before`` into ``after``: changed keys, ``null`` for removed ones.
 
     Lists and scalars are replaced whole, as a merge patch does. Used to fold a long history of
-    patches into one (:meth:`mockserver.runtime.ServerState.configure_everywhere`)."""
+    patches into one (:meth:`mockserver.server_state.ServerState.configure_everywhere`)."""
     if not (isinstance(before, dict) and isinstance(after, dict)):
         return after
     patch: dict[str, Any] = {key: None for key in before if key not in after}

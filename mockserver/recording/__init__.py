@@ -5,7 +5,7 @@ the httpx client that forwards to the real API; :mod:`.proxy` is the ASGI app of
 ``mockserver record``. :mod:`.table` prints ``cassette show``. Their command line is
 :mod:`mockserver.commands`.
 
-May import: runtime, harness, service, engine, cassettes, config, state and errors (not the API
+May import: server_state, harness, service, engine, cassettes, config, state and errors (not the API
 surface, which imports this to record a replay miss).
 
 Read first: :mod:`.capture`, then :mod:`.proxy`.

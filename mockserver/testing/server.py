@@ -28,14 +28,14 @@ from fastapi import FastAPI
 from mockserver.config.fixture import Fixture
 from mockserver.config.settings import Settings
 from mockserver.harness.journal import TEST_ID_HEADER, Journal, JournalQuery
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.testing.calls import Call, Calls
 from mockserver.testing.patches import config_patch
 
 if TYPE_CHECKING:
     import openai
 
-    from mockserver.app import UvicornServer
+    from mockserver.server.app import UvicornServer
 
 DEFAULT_KEY = "sk-mock-preview"  # the built-in fixture's key with Ultrafast preview access
 
@@ -57,7 +57,7 @@ class MockServer:
         base = settings or Settings(port=0)
         self.settings = base.with_overrides(**overrides)
         if app is None:
-            from mockserver.app import create_app
+            from mockserver.server.app import create_app
 
             app = create_app(self.settings, fixture=fixture)
         self.app = app
@@ -169,7 +169,7 @@ class MockServer:
             http="auto",
             lifespan="off",
         )
-        from mockserver.app import UvicornServer
+        from mockserver.server.app import UvicornServer
 
         self._server = UvicornServer(config, self.state)
         self._thread = threading.Thread(target=self._server.run, name="mockserver", daemon=True)

@@ -12,10 +12,10 @@ import httpx
 import pytest
 
 from mockserver import MockServer
-from mockserver.app import create_app
 from mockserver.config.fixture import load_fixture
 from mockserver.config.settings import Settings
 from mockserver.engine.pacing import FakeClock
+from mockserver.server.app import create_app
 from tests.conftest import PREVIEW_KEY
 
 HEADERS = {"x-api-key": PREVIEW_KEY, "anthropic-version": "2023-06-01", "x-mock-output-tokens": "300"}

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis import checks
 
 from mockserver import MockServer
-from mockserver.app import create_app
+from mockserver.server.app import create_app
 
 FUZZ_EXAMPLES = int(os.environ.get("MOCKSERVER_FUZZ_EXAMPLES", "12"))
 AUTH = {"Authorization": "Bearer sk-mock-preview"}

@@ -12,7 +12,7 @@ from mockserver.api.openai.schemas import ResponseCreateRequest
 from mockserver.config.fixture import load_fixture
 from mockserver.config.settings import Settings
 from mockserver.engine.pacing import FakeClock, Pacer
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.service import access
 
 HEADERS = {"authorization": "Bearer sk-mock-preview", "x-mock-output-tokens": "50"}

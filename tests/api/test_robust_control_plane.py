@@ -9,10 +9,10 @@ import httpx
 import pytest
 
 from mockserver import MockServer
-from mockserver.app import create_app
 from mockserver.cli import main
 from mockserver.config.fixture import ConfigError
 from mockserver.config.settings import Settings
+from mockserver.server.app import create_app
 
 TOKEN = "admin-secret-for-tests"
 

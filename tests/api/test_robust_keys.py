@@ -7,7 +7,7 @@ import logging
 import httpx
 
 from mockserver import MockServer
-from mockserver.app import create_app
+from mockserver.server.app import create_app
 
 KEY = "sk-mock-preview"
 

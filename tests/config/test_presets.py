@@ -170,7 +170,7 @@ def test_open_model_ids_are_served_over_the_openai_api() -> None:
 def test_a_preset_profile_paces_the_stream_on_the_fake_clock() -> None:
     clock = FakeClock()
     fixture = load_fixture(presets=["claude-fast-mode", "groq"])
-    from mockserver.app import create_app
+    from mockserver.server.app import create_app
 
     app = create_app(Settings(), fixture=fixture, clock=clock)
     with MockServer(app=app, port=0) as server:
@@ -187,7 +187,7 @@ def test_a_preset_profile_paces_the_stream_on_the_fake_clock() -> None:
 
 
 def test_the_start_up_summary_names_the_presets_and_the_anthropic_api() -> None:
-    from mockserver.startup import banner
+    from mockserver.server.startup import banner
 
     text = banner(Settings(), load_fixture(presets=["claude-opus-4.8-fast", "gpu"]), "http://127.0.0.1:8000")
     assert "  presets      claude-opus-4.8-fast, gpu" in text

@@ -82,6 +82,10 @@ def test_any_worker_reports_the_whole_server_and_agrees_with_the_ledger(workers:
     made = sum(mixed_run(http) for http in connections)  # the same mixed run on each worker
     ledger = connections[0].get("/_mock/usage").json()
 
+    # The pace histograms are published by each worker when it is scraped (and about once a second),
+    # so a first scrape of every worker brings them all in before the figures are compared.
+    for http in connections:
+        http.get("/metrics")
     scraped = [samples(http.get("/metrics").text) for http in connections]
     for found in scraped:
         requests = found["mockserver_requests_total"]

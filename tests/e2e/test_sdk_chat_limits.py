@@ -13,7 +13,7 @@ from mockserver.api.openai.schemas import ChatCompletionRequest
 from mockserver.config.fixture import load_fixture
 from mockserver.config.settings import Settings
 from mockserver.engine.pacing import FakeClock
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.service import access, output_limits
 from tests.conftest import PREVIEW_KEY
 

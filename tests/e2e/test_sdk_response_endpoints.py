@@ -12,7 +12,6 @@ import openai
 import pytest
 
 from mockserver import MockServer
-from mockserver.app import create_app
 from mockserver.config.settings import (
     DEFAULT_STORED_RESPONSE_BYTES,
     DEFAULT_STORED_RESPONSE_TTL_S,
@@ -20,6 +19,7 @@ from mockserver.config.settings import (
     Settings,
 )
 from mockserver.engine.pacing import FakeClock
+from mockserver.server.app import create_app
 from mockserver.state.responses import ResponseStore, StoredResponse
 from tests.conftest import PREVIEW_KEY
 

@@ -9,8 +9,8 @@ import sys
 PROGRAM = r"""
 import asyncio, gc, socket
 import uvicorn
-from mockserver.app import create_app
-from mockserver.process import GracefulServer
+from mockserver.server.app import create_app
+from mockserver.server.process import GracefulServer
 
 app = create_app()
 config = uvicorn.Config(app, log_level="warning")

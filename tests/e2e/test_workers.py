@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from mockserver.process import EARLY_DEATH_S
+from mockserver.server.process import EARLY_DEATH_S
 from tests.conftest import WORKERS_STATE_VARIABLE
 from tests.processes import ServerProcess
 from tests.redis_server import RedisServer

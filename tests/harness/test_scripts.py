@@ -17,7 +17,7 @@ from mockserver.config.script_rules import ScriptRule
 from mockserver.config.settings import Settings
 from mockserver.engine import tokens
 from mockserver.engine.pacing import FakeClock
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.service import access
 from mockserver.testing.handle import MockServerHandle
 from mockserver.testing.patches import config_patch

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from mockserver import MockServer, errors
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.state import shared_counters
 from mockserver.state.counters import MemoryCounters
 from tests.conftest import PREVIEW_KEY

@@ -19,7 +19,7 @@ from mockserver.config.fixture import Account, load_fixture
 from mockserver.config.settings import Settings
 from mockserver.harness.journal import Journal, JournalQuery, RequestJournal, key_digest
 from mockserver.harness.journal.shared import SharedJournal
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.service.exchange import Exchange, Usage
 from mockserver.state.shared import Shared
 from mockserver.testing.server import DEFAULT_KEY

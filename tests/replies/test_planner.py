@@ -12,7 +12,7 @@ from mockserver.engine.generation import Text
 from mockserver.engine.pacing import FakeClock
 from mockserver.engine.structured import FunctionSpec
 from mockserver.replies.planner import Facts, cut_at_stop, plan, whole_reply_schedule
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.service import access
 
 HEADERS = {"authorization": "Bearer sk-mock-preview"}

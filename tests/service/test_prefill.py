@@ -14,11 +14,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from mockserver import MockServer
-from mockserver.app import create_app
 from mockserver.config.fixture import TimingProfile, load_fixture
 from mockserver.config.settings import Settings
 from mockserver.engine import tokens
 from mockserver.engine.pacing import FakeClock
+from mockserver.server.app import create_app
 from mockserver.service import prefill
 
 KEY = "sk-mock-preview"

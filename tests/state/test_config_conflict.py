@@ -15,7 +15,7 @@ import pytest
 from mockserver import errors
 from mockserver.config.fixture import load_fixture
 from mockserver.config.settings import Settings
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.state.config_log import ConfigLog
 from mockserver.state.shared import Shared
 from tests.redis_server import RedisServer

@@ -9,7 +9,7 @@ import sys
 IN_MEMORY = """
 import sys
 import httpx
-import mockserver.cli, mockserver.process, mockserver.startup, mockserver.app
+import mockserver.cli, mockserver.server.process, mockserver.server.startup, mockserver.server.app
 from mockserver import MockServer
 
 with MockServer(time_scale=0) as server:

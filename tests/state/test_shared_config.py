@@ -9,10 +9,10 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from mockserver import errors, runtime
+from mockserver import errors, server_state
 from mockserver.config.fixture import load_fixture
 from mockserver.config.settings import Settings
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.state.shared import Shared
 from tests.redis_server import RedisServer
 
@@ -97,7 +97,7 @@ def test_a_process_starting_late_reaches_the_same_configuration(redis_server: Re
 def test_the_log_is_folded_into_one_patch_past_its_bound(
     redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runtime, "MAX_PATCHES", 4)
+    monkeypatch.setattr(server_state, "MAX_PATCHES", 4)
 
     async def test(states: list[ServerState]) -> None:
         one, two = states

@@ -34,7 +34,7 @@ from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
 from mockserver.engine.structured import FunctionSpec
 from mockserver.replies.planner import Facts, plan
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
 

@@ -31,7 +31,7 @@ import orjson
 from mockserver.harness.journal import JournalQuery
 from mockserver.harness.live import accounts as account_view
 from mockserver.operations import configuration
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.service import capacity, ledger
 
 UPDATES_PER_S = 10  # updates are merged to at most this many a second

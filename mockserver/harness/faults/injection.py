@@ -121,7 +121,7 @@ def parse_header(raw: str) -> FaultSpec:
 
 
 async def fault_for(state: Any, request: Request, exchange: Exchange) -> Chosen | None:
-    """The fault for this request, if any. ``state`` is the :class:`~mockserver.runtime.ServerState`."""
+    """The fault for this request, if any. ``state`` is the :class:`~mockserver.server_state.ServerState`."""
     headers = exchange.headers  # decoded once per request, unlike request.headers
     scope = headers.get(TEST_ID_HEADER)
     raw = headers.get(FAULT_HEADER)

@@ -9,9 +9,9 @@ import httpx
 import pytest
 
 from mockserver import MockServer
-from mockserver.app import create_app
 from mockserver.config.settings import Settings
 from mockserver.engine.pacing import FakeClock
+from mockserver.server.app import create_app
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from mockserver.engine.streaming import DONE, Item, Run, data_event
 from mockserver.engine.structured import FunctionSpec
 from mockserver.errors.validation import describe
 from mockserver.replies.planner import Facts, plan
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.service import output_limits
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage

@@ -19,7 +19,7 @@ from mockserver.api.openai.embeddings.schemas import EmbeddingRequest
 from mockserver.engine import embeddings
 from mockserver.engine.embeddings import Vector
 from mockserver.harness.embedding_scripts import scripted_vector
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.service import large_work
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange

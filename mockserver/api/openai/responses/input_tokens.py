@@ -15,7 +15,7 @@ from mockserver.api.openai.schemas import InputTokenCountRequest
 from mockserver.config.fixture import Account
 from mockserver.engine.conversation import function_tools, output_format
 from mockserver.engine.structured import check_tool_choice
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.service import access
 from mockserver.state.responses import StoredResponse
 

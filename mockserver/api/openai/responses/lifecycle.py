@@ -37,7 +37,7 @@ from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
 from mockserver.engine.structured import check_tool_choice
 from mockserver.replies.planner import Facts, plan
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.service import output_limits, reasoning
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage

@@ -35,7 +35,7 @@ from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.errors import validation
 from mockserver.harness.masking import mask_access_log
 from mockserver.harness.replay import library as replay
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 from mockserver.service import ledger
 from mockserver.service.reply_headers import anthropic_headers, openai_headers
 from mockserver.state import shared
@@ -158,7 +158,7 @@ class UvicornServer(uvicorn.Server):
     held for a long schedule would keep the process alive that long. Ending them first
     (they answer 503 ``server_shutting_down``; a stream ends with that error event) lets
     ``MockServer.stop()`` return promptly. ``mockserver serve`` runs
-    :class:`mockserver.process.GracefulServer`, which gives them a grace period first.
+    :class:`mockserver.server.process.GracefulServer`, which gives them a grace period first.
     """
 
     def __init__(self, config: uvicorn.Config, state: ServerState) -> None:

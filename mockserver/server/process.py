@@ -32,7 +32,7 @@ from types import FrameType
 import uvicorn
 
 from mockserver.operations import metrics
-from mockserver.runtime import ServerState
+from mockserver.server_state import ServerState
 
 logger = logging.getLogger("uvicorn.error")  # uvicorn's own lines: same format and level
 

@@ -8,7 +8,7 @@ use as ``OPENAI_BASE_URL``, the fixture file, the models, the keys and their acc
 keys in full, since they are public fakes; a user's own keys masked), how the announcement's tier
 names map to the API's, the tiers and their rates, the time scale and where the shared state lives.
 
-May import: config, state and errors (it sits just below the CLI).
+May import: config, state and errors (it needs nothing else, though it sits with the server, below the CLI).
 """
 
 from __future__ import annotations

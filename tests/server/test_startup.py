@@ -6,7 +6,7 @@ from __future__ import annotations
 from mockserver.config.fixture import load_fixture
 from mockserver.config.rates import apply_rates
 from mockserver.config.settings import Settings
-from mockserver.startup import banner
+from mockserver.server.startup import banner
 from tests.support import fixture
 
 ROOT = "http://127.0.0.1:8000"

@@ -33,8 +33,8 @@ a ledger row's key, organization, project, model and tier) and one hash per ledg
 (``usage:requests``, ...), ``spend:cost_usd`` and ``spend:tokens`` (hashes per organization).
 
 **Bounds.** The number of keys is fixed, but for the ``done:*`` keys (two per request, each expiring
-after :data:`IDEMPOTENCY_TTL_MS`, so at most twice the requests of that window); the fields grow with the fixture's keys x models x tiers
-(rate buckets and ledger rows) and organizations (pools, spend), all bounded by the fixture. A pool
+after :data:`IDEMPOTENCY_TTL_MS`, so at most twice the requests of that window); the fields grow
+with the fixture's keys x models x tiers (rate buckets and ledger rows) and organizations (pools, spend), all bounded by the fixture. A pool
 holds at most its cap of leases (or the requests in flight, when unlimited), and a lease nobody
 renews is gone ``lease_ttl_s`` later. The scripts target a standalone Redis (with replicas or not),
 not Redis Cluster: they build pool key names from the prefix.

@@ -1,5 +1,5 @@
 import sys
 
-from mockserver.cli import main
+from mockserver.entry import main
 
 sys.exit(main())

@@ -24,6 +24,7 @@ from mockserver.config import presets
 from mockserver.config.fixture import ConfigError, default_fixture_path, load_fixture
 from mockserver.config.rates import apply_rates
 from mockserver.config.settings import Settings
+from mockserver.server import health
 from mockserver.version import __version__
 
 USAGE_ERROR = 2  # the exit status of every start-up that did not complete, as argparse uses
@@ -97,26 +98,12 @@ def add_config(commands: Any, defaults: Settings) -> None:
 
 
 def add_health(commands: Any) -> None:
-    health = commands.add_parser(
+    parser = commands.add_parser(
         "health",
         help="exit 0 if the local server answers GET /health (a container's HEALTHCHECK)",
-        description=(
-            "Probe http://127.0.0.1:PORT/health and exit 0 if it answers 200, 1 otherwise. The port is "
-            "--port, else the one in MOCKSERVER_PORT_FILE (written by `serve --port-file`), else MOCKSERVER_PORT."
-        ),
+        description=health.DESCRIPTION,
     )
-    health.add_argument("--port", type=int, default=None, help="port to probe")
-    health.add_argument("--timeout", type=float, default=2.0, metavar="SECONDS", help="how long to wait for the answer")
-
-
-def served_port(settings: Settings) -> int:
-    """The port ``serve`` listens on: the one it wrote to its port file, else the configured one."""
-    if settings.port_file:
-        try:
-            return int(Path(settings.port_file).read_text().strip())
-        except (OSError, ValueError):
-            pass
-    return settings.port
+    health.add_arguments(parser)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,9 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("whatif", "calibrate"):
             return analysis.whatif(args) if args.command == "whatif" else analysis.calibrate(args)
         if args.command == "health":
-            from mockserver.server.process import probe_health
-
-            return probe_health(args.port or served_port(defaults), args.timeout)
+            return health.probe_health(health.port_to_probe(args.port), args.timeout)
         return serve(args, defaults)
     except ConfigError as exc:
         return fail(str(exc))

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from mockserver.config.environment import DEFAULT_PORT as DEFAULT_PORT
+from mockserver.config.environment import ENV_PREFIX as ENV_PREFIX
 from mockserver.config.fixture import ConfigError
 from mockserver.config.rates import parse_rates
 
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
 DEFAULT_TIME_SCALE = 1.0
 DEFAULT_SEED = 0
 DEFAULT_LOG_LEVEL = "info"
@@ -26,7 +27,6 @@ DEFAULT_SHUTDOWN_GRACE = 5.0  # seconds in-flight replies get to finish on SIGTE
 STATE_SCHEMES = ("redis", "rediss", "unix")
 DEFAULT_STATE = "memory"  # state kept in this process; redis://... shares it between processes
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")  # uvicorn's, least verbose first
-ENV_PREFIX = "MOCKSERVER_"
 
 # Bounds on what one client can make the server hold or spend (see docs/limits.md).
 MAX_TIME_SCALE = 1000.0  # the largest time_scale accepted anywhere; with it a 1-second reply takes ~17 minutes

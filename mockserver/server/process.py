@@ -24,8 +24,6 @@ import socket
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from types import FrameType
 
@@ -253,17 +251,3 @@ class Workers:
         # A clean stop exits 0 in every worker; anything else (killed, crashed) is the run's status too.
         died = any(process.exitcode != 0 for process in self.processes)
         return 1 if failed or died else 0
-
-
-def probe_health(port: int, timeout: float) -> int:
-    """``mockserver health``: 0 if ``GET /health`` on the local port answers 200, else 1 (with one line why)."""
-    url = f"http://127.0.0.1:{port}/health"
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as reply:
-            if reply.status == 200:
-                return 0
-            problem = f"status {reply.status}"
-    except (urllib.error.URLError, OSError) as exc:
-        problem = str(getattr(exc, "reason", exc))
-    print(f"mockserver: {url} is not healthy: {problem}", file=sys.stderr)
-    return 1

@@ -1,0 +1,72 @@
+"""``mockserver health``: exit 0 if the local server answers ``GET /health``, 1 otherwise.
+
+A container's HEALTHCHECK runs this every few seconds, so it loads only the standard library and
+:mod:`mockserver.config.environment`, not the server (``python -X importtime -m mockserver health``
+shows what it loads).
+
+The port probed is ``--port``, else the one ``serve --port-file`` wrote to ``MOCKSERVER_PORT_FILE``,
+else ``MOCKSERVER_PORT``, else the default port.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+
+from mockserver.config.environment import DEFAULT_PORT, ENV_PREFIX
+
+DEFAULT_TIMEOUT_S = 2.0
+DESCRIPTION = (
+    "Probe http://127.0.0.1:PORT/health and exit 0 if it answers 200, 1 otherwise. The port is "
+    "--port, else the one in MOCKSERVER_PORT_FILE (written by `serve --port-file`), else MOCKSERVER_PORT."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=None, help="port to probe")
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS", help="how long to wait for the answer"
+    )
+
+
+def main(argv: list[str]) -> int:
+    """``mockserver health [--port PORT] [--timeout SECONDS]``."""
+    parser = argparse.ArgumentParser(prog="mockserver health", description=DESCRIPTION)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    return probe_health(port_to_probe(args.port), args.timeout)
+
+
+def port_to_probe(port: int | None, environ: Mapping[str, str] = os.environ) -> int:
+    """The port to probe: the flag, else the port file's, else ``MOCKSERVER_PORT``, else the default."""
+    if port:
+        return port
+    port_file = environ.get(ENV_PREFIX + "PORT_FILE")
+    if port_file:
+        try:
+            return int(Path(port_file).read_text().strip())
+        except (OSError, ValueError):
+            pass
+    try:
+        return int(environ.get(ENV_PREFIX + "PORT", DEFAULT_PORT))
+    except ValueError:
+        return DEFAULT_PORT
+
+
+def probe_health(port: int, timeout: float) -> int:
+    """0 if ``GET /health`` on the local port answers 200, else 1 (with one line why)."""
+    url = f"http://127.0.0.1:{port}/health"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as reply:
+            if reply.status == 200:
+                return 0
+            problem = f"status {reply.status}"
+    except (urllib.error.URLError, OSError) as exc:
+        problem = str(getattr(exc, "reason", exc))
+    print(f"mockserver: {url} is not healthy: {problem}", file=sys.stderr)
+    return 1

@@ -34,10 +34,10 @@ a ledger row's key, organization, project, model and tier) and one hash per ledg
 
 **Bounds.** The number of keys is fixed, but for the ``done:*`` keys (two per request, each expiring
 after :data:`IDEMPOTENCY_TTL_MS`, so at most twice the requests of that window); the fields grow
-with the fixture's keys x models x tiers (rate buckets and ledger rows) and organizations (pools, spend), all bounded by the fixture. A pool
-holds at most its cap of leases (or the requests in flight, when unlimited), and a lease nobody
-renews is gone ``lease_ttl_s`` later. The scripts target a standalone Redis (with replicas or not),
-not Redis Cluster: they build pool key names from the prefix.
+with the fixture's keys x models x tiers (rate buckets and ledger rows) and organizations (pools,
+spend), all bounded by the fixture. A pool holds at most its cap of leases (or the requests in
+flight, when unlimited), and a lease nobody renews is gone ``lease_ttl_s`` later. The scripts target
+a standalone Redis (with replicas or not), not Redis Cluster: they build pool key names from the prefix.
 """
 
 from __future__ import annotations

@@ -49,6 +49,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def serve_on_core_zero(port: int) -> list[str]:
+    """The command that runs ``mockserver serve`` on ``port`` pinned to core 0, with this process
+    moved to core 1, so the server and its client don't take turns on one core (one core alone:
+    no pinning)."""
+    two_cores = (os.cpu_count() or 1) > 1
+    if two_cores and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {1})
+    command = ["taskset", "-c", "0"] if two_cores else []
+    return [*command, sys.executable, "-m", "mockserver", "serve", "--port", str(port), "--log-level", "warning"]
+
+
 def wait_for_port(port: int, timeout: float = 15.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

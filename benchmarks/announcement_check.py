@@ -37,7 +37,7 @@ from typing import Any
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import RESULTS, free_port, wait_for_port, write_report
+from _harness import RESULTS, free_port, serve_on_core_zero, wait_for_port, write_report
 
 KEY = "sk-mock-preview"
 PROMPT = "Write a long story"
@@ -56,12 +56,8 @@ REPEATS = 3  # runs per Ultrafast case; the median is reported
 @contextlib.contextmanager
 def mockserver() -> Iterator[str]:
     """``mockserver serve`` at time scale 1 on core 0; this process moves to core 1."""
-    two_cores = (os.cpu_count() or 1) > 1
-    if two_cores and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {1})
     port = free_port()
-    command = ["taskset", "-c", "0"] if two_cores else []
-    command += [sys.executable, "-m", "mockserver", "serve", "--port", str(port), "--log-level", "warning"]
+    command = serve_on_core_zero(port)
     env = {**os.environ, "MOCKSERVER_TIME_SCALE": "1"}
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

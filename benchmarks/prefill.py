@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import RESULTS, free_port, wait_for_port, write_report
+from _harness import RESULTS, free_port, serve_on_core_zero, wait_for_port, write_report
 
 from mockserver.config.fixture import load_fixture
 from mockserver.engine import tokens
@@ -93,12 +93,8 @@ def main() -> None:
         ),
         ("x-mock-ttft-ms 500, 100k-token prompt", long_prompt, "default", {"x-mock-ttft-ms": "500"}, 0.5),
     ]
-    two_cores = (os.cpu_count() or 1) > 1
-    if two_cores and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {1})
     port = free_port()
-    command = ["taskset", "-c", "0"] if two_cores else []
-    command += [sys.executable, "-m", "mockserver", "serve", "--port", str(port), "--log-level", "warning"]
+    command = serve_on_core_zero(port)
     process = subprocess.Popen(
         command, env={**os.environ, "MOCKSERVER_TIME_SCALE": "1"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )

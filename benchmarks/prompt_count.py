@@ -42,7 +42,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import RESULTS, free_port, wait_for_port, write_report
+from _harness import RESULTS, free_port, serve_on_core_zero, wait_for_port, write_report
 
 from mockserver.engine import prompt_count, tokens
 
@@ -226,12 +226,8 @@ def server_round(url: str, body: bytes) -> dict[str, Any]:
 
 
 def server() -> dict[str, Any]:
-    two_cores = (os.cpu_count() or 1) > 1
-    if two_cores and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {1})
     port = free_port()
-    command = ["taskset", "-c", "0"] if two_cores else []
-    command += [sys.executable, "-m", "mockserver", "serve", "--port", str(port), "--log-level", "warning"]
+    command = serve_on_core_zero(port)
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     text = PROSE * ((BODY_LIMIT - 200) // len(PROSE))
     body = f'{{"model": "gpt-5.6-sol", "messages": [{{"role": "user", "content": "{text}"}}]}}'.encode()

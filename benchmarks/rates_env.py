@@ -29,7 +29,7 @@ from typing import Any
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import RESULTS, free_port, wait_for_port, write_report
+from _harness import RESULTS, free_port, serve_on_core_zero, wait_for_port, write_report
 
 RATE = 300.0
 TOKENS = 600
@@ -39,12 +39,8 @@ TOLERANCE = 0.02
 
 @contextlib.contextmanager
 def mockserver() -> Iterator[str]:
-    two_cores = (os.cpu_count() or 1) > 1
-    if two_cores and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {1})
     port = free_port()
-    command = ["taskset", "-c", "0"] if two_cores else []
-    command += [sys.executable, "-m", "mockserver", "serve", "--port", str(port), "--log-level", "warning"]
+    command = serve_on_core_zero(port)
     env = {**os.environ, "MOCKSERVER_TIME_SCALE": "1", "MOCKSERVER_RATES": f"ultrafast={RATE:g}"}
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -15,8 +15,6 @@ arrays cannot be read back into text.
 from __future__ import annotations
 
 import re
-import threading
-import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -32,25 +30,10 @@ VOCABULARY_SIZE = 100_256
 _PIECE_CHARS = 20_000
 _WORD_START = re.compile(r"(?<=\S) (?=\w)")
 
-_LOCK = threading.Lock()
-_STATE: dict[str, Any] = {}
-
 
 def _encoding() -> Any | None:
     """The cl100k_base encoding, or ``None`` without ``bpe-openai``. Loaded once per process."""
-    if "encoding" not in _STATE:
-        with _LOCK:
-            if "encoding" not in _STATE:
-                # bpe-openai reads its data with a resources API deprecated since Python 3.11 (see .tokens).
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    try:
-                        import bpe_openai
-                    except ImportError:
-                        _STATE["encoding"] = None
-                    else:
-                        _STATE["encoding"] = bpe_openai.get_encoding(ENCODING)
-    return _STATE["encoding"]
+    return tokens.load_encoding(ENCODING)
 
 
 def warm() -> None:

@@ -50,14 +50,15 @@ class PromptMessage:
 # -- The encoding, loaded once per process ------------------------------------------------------
 
 _LOCK = threading.Lock()
-_STATE: dict[str, Any] = {}
+_LOADED: dict[str, Any] = {}
 
 
-def _encoding() -> Any | None:
-    """The o200k_base encoding, or ``None`` without ``bpe-openai``. Loading takes ~1.7 s, once per process."""
-    if "encoding" not in _STATE:
+def load_encoding(name: str) -> Any | None:
+    """bpe-openai's encoding ``name`` (``o200k_base``, ``cl100k_base``), or ``None`` without
+    ``bpe-openai``. Loading one takes ~1.7 s, once per process."""
+    if name not in _LOADED:
         with _LOCK:
-            if "encoding" not in _STATE:
+            if name not in _LOADED:
                 # bpe-openai reads its vocabulary with importlib.resources.open_binary, deprecated
                 # since Python 3.11: the warning says nothing about mockserver, and a test suite that
                 # turns warnings into errors must not fail on it.
@@ -66,10 +67,15 @@ def _encoding() -> Any | None:
                     try:
                         import bpe_openai
                     except ImportError:
-                        _STATE["encoding"] = None
+                        _LOADED[name] = None
                     else:
-                        _STATE["encoding"] = bpe_openai.get_encoding(ENCODING)
-    return _STATE["encoding"]
+                        _LOADED[name] = bpe_openai.get_encoding(name)
+    return _LOADED[name]
+
+
+def _encoding() -> Any | None:
+    """The o200k_base encoding, or ``None`` without ``bpe-openai``."""
+    return load_encoding(ENCODING)
 
 
 def warm() -> None:

@@ -195,15 +195,15 @@ def test_the_fixture_sets_the_chinese_token_model() -> None:
 
 @pytest.fixture
 def without_bpe_openai() -> Iterator[None]:
-    saved = dict(tokens._STATE)
-    tokens._STATE["encoding"] = None
+    saved = dict(tokens._LOADED)
+    tokens._LOADED[tokens.ENCODING] = None
     tokens.word_pieces.cache_clear()
     tokens._count_remembered.cache_clear()
     try:
         yield
     finally:
-        tokens._STATE.clear()
-        tokens._STATE.update(saved)
+        tokens._LOADED.clear()
+        tokens._LOADED.update(saved)
         tokens.word_pieces.cache_clear()
         tokens._count_remembered.cache_clear()
 

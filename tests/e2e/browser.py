@@ -8,6 +8,7 @@ that the page talked to no host but the server's and logged nothing wrong.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,9 +52,12 @@ class Watched:
 
 @contextmanager
 def chromium() -> Iterator[Any]:
-    """A headless chromium, or the test is skipped where there is none (CI installs it)."""
+    """A headless chromium, or the test is skipped where there is none, except in CI (``CI`` set),
+    where a missing browser fails the test: ``.ci/run`` installs it."""
     sync_api = pytest.importorskip("playwright.sync_api")
     if not shutil.which(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed, and CI must run the browser tests (apt-get install chromium)")
         pytest.skip("chromium is not installed (apt-get install chromium)")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

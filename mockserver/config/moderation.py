@@ -17,28 +17,12 @@ with low scores. How a result is built is :mod:`mockserver.engine.moderation`.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mockserver.config.patterns import compile_pattern
 
-# The categories of omni-moderation-latest, in the order the live API lists them.
-CATEGORIES = (
-    "harassment",
-    "harassment/threatening",
-    "hate",
-    "hate/threatening",
-    "illicit",
-    "illicit/violent",
-    "self-harm",
-    "self-harm/intent",
-    "self-harm/instructions",
-    "sexual",
-    "sexual/minors",
-    "violence",
-    "violence/graphic",
-)
 # The categories the live model also scores for images; the others apply to text only.
 IMAGE_CATEGORIES = frozenset(
     {"self-harm", "self-harm/intent", "self-harm/instructions", "sexual", "violence", "violence/graphic"}
@@ -61,6 +45,8 @@ Category = Literal[
     "violence/graphic",
 ]
 InputType = Literal["text", "image"]
+# The categories of omni-moderation-latest, in the order the live API lists them.
+CATEGORIES: tuple[str, ...] = get_args(Category)
 
 
 class _Strict(BaseModel):

@@ -166,8 +166,11 @@ async def respond(
         return reply
     pacer = Pacer(state.clock, schedule)
     if stream:
-        source = _held_until_done(events(pacer), exchange, clock=state.clock, dialect=dialect)
-        state.live.add(exchange, schedule, source)  # for the dashboard: one dict insert
+        live = state.live
+        source = _held_until_done(
+            events(pacer), exchange, clock=state.clock, dialect=dialect, on_end=lambda: live.discard(exchange)
+        )
+        live.add(exchange, schedule, source)  # for the dashboard: one dict insert, dropped at the end
         return EventStreamResponse(source, state.streams, dialect=dialect)
     try:
         cut_short = await hold_reply(request, pacer.wait_for_end())
@@ -217,6 +220,7 @@ def _held_until_done(
     *,
     clock: Clock | None = None,
     dialect: Dialect | None = None,
+    on_end: Callable[[], None] | None = None,
 ) -> Iterator[Item]:
     """Pass the stream through; mark it complete only if every event went out; always release the slot.
 
@@ -227,7 +231,8 @@ def _held_until_done(
     The scheduler closes this iterator the moment the stream is over, however it ends (the client
     leaving, or the server stopping, which first sends a final error event: see
     :meth:`mockserver.engine.scheduler.StreamScheduler.end_all`), so the ``finally`` gives the
-    Ultrafast slot back: the store call starts within that tick, and is done a round trip later.
+    Ultrafast slot back: the store call starts within that tick, and is done a round trip later;
+    ``on_end`` runs there too.
     """
     try:
         with closing_items(events):
@@ -243,3 +248,5 @@ def _held_until_done(
         exchange.completed = True
     finally:
         exchange.release_capacity()
+        if on_end is not None:
+            on_end()

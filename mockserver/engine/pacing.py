@@ -301,8 +301,5 @@ class Pacer:
             yield sent, hi
             sent = hi
 
-    async def wait_for_token(self, k: int) -> None:
-        await self.clock.sleep_until(self.schedule.due_at(k))
-
     async def wait_for_end(self) -> None:
         await self.clock.sleep_until(self.schedule.end)

@@ -86,8 +86,7 @@ from mockserver.engine.streaming import (
 
 logger = logging.getLogger("mockserver")
 
-# ActiveStream lives in .active_stream; it is named here too, as it was before the split.
-__all__ = ["ENDS_PER_TICK_S", "MAX_WRITE_BYTES", "MAX_WRITE_EVENTS", "MAX_YIELD_S", "ActiveStream", "StreamScheduler"]
+__all__ = ["ENDS_PER_TICK_S", "MAX_WRITE_BYTES", "MAX_WRITE_EVENTS", "MAX_YIELD_S", "StreamScheduler"]
 
 MAX_WRITE_BYTES = 64 * 1024  # at most this much per stream per write; the rest goes at the next tick
 MAX_WRITE_EVENTS = 256  # at most this many events per stream per write; the rest goes at the next tick

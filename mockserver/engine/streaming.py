@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from mockserver.engine.pacing import Clock
 
 DONE = b"data: [DONE]\n\n"
-KEEPALIVE = b": keepalive\n\n"
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 

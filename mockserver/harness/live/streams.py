@@ -3,13 +3,14 @@
 :meth:`LiveStreams.add` costs one dict insert when a stream's reply starts; everything else is
 worked out only when a dashboard asks (:meth:`LiveStreams.rows`, at most a few times a second).
 How far a stream has got is read from the scheduler's own record of it: the deadline of the
-next frame it has not written yet (:attr:`~mockserver.engine.scheduler.ActiveStream.due`).
+next frame it has not written yet (:attr:`~mockserver.engine.active_stream.ActiveStream.due`).
 Every token due before that deadline has gone out, so the tokens sent, the achieved rate and
 the lateness (how far behind its schedule the scheduler is with the stream) are what the
 server really did, not what it planned.
 
-Bounded: finished streams are dropped whenever the registry has doubled since the last sweep,
-so it holds at most about twice the streams in flight, dashboard or not.
+Bounded: a stream's entry is dropped when its reply ends (:meth:`LiveStreams.discard`); one that
+never started (its client left first) is dropped by a sweep whenever the registry has doubled
+since the last, so it holds at most about twice the streams in flight, dashboard or not.
 """
 
 from __future__ import annotations
@@ -62,9 +63,9 @@ class LiveStreams:
         self._streams = {k: s for k, s in self._streams.items() if s.exchange.finished_at is None}
         self._swept_at = len(self._streams)
 
-    def clear(self) -> None:
-        self._streams.clear()
-        self._swept_at = 0
+    def discard(self, exchange: Exchange) -> None:
+        """The reply of ``exchange`` has ended: its row goes (and the exchange with it)."""
+        self._streams.pop(id(exchange), None)
 
     def rows(self, now: float, active: Iterable[ActiveStream], known_keys: Iterable[str]) -> list[dict[str, Any]]:
         """One row per stream being played now, oldest first, keys masked."""

@@ -86,3 +86,13 @@ def test_streams_not_played_are_not_listed_and_finished_ones_are_swept() -> None
     assert len(live) <= streams.SWEEP_FLOOR  # swept as it grew, with no dashboard reading
     assert live.rows(now=101.0, active=[], known_keys=[]) == []
     assert len(live) == 0
+
+
+def test_a_stream_whose_reply_ended_is_dropped_at_once() -> None:
+    live = LiveStreams()
+    ended, playing_on = exchange(), exchange()
+    live.add(ended, SCHEDULE, object())
+    live.add(playing_on, SCHEDULE, object())
+    live.discard(ended)
+    live.discard(ended)  # a second end (or one never added) changes nothing
+    assert len(live) == 1

@@ -6,7 +6,7 @@ of later events was (against the stream's schedule, once anchored at its first t
 
 - two histograms, as counts per bucket of :data:`BUCKETS` (seconds) and a sum, which
   ``GET /metrics`` publishes (``mockserver_first_token_lateness_seconds`` and
-  ``mockserver_event_lateness_seconds``, see :mod:`mockserver.harness.metrics`);
+  ``mockserver_event_lateness_seconds``, see :mod:`mockserver.operations.metrics`);
 - the worst lateness of the last second or so, which ``GET /_mock/stats`` shows;
 - a warning in the log, at most once every :data:`WARN_EVERY_S`, when streams were later than
   :data:`LATE_S`: how many, by how much, and what to do about it.

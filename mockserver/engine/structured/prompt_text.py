@@ -20,10 +20,8 @@ MAX_QUOTED_CHARS = 200
 MAX_VALUES = 32  # of each kind (quoted strings, numbers, ...) in one text
 MAX_WORDS = 8  # words in one value read after a cue
 
-_QUOTED = compile_pattern(
-    r"\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|“[^”\n]{1,200}”|‘[^’\n]{1,200}’|「[^」\n]{1,200}」"
-    r"|『[^』\n]{1,200}』|《[^》\n]{1,200}》|«[^»\n]{1,200}»|`[^`\n]{1,200}`"
-)
+_QUOTES = ('""', "''", "“”", "‘’", "「」", "『』", "《》", "«»", "``")  # each opening and closing mark, in that order
+_QUOTED = compile_pattern("|".join(f"{o}[^{c}\\n]{{1,{MAX_QUOTED_CHARS}}}{c}" for o, c in map(tuple, _QUOTES)))
 _APOSTROPHE = compile_pattern(r"[\p{L}\p{N}]'[\p{L}]")
 _DATE = compile_pattern(r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}:\d{2})?)?")
 _NUMBER = compile_pattern(r"-?\d{1,18}(?:\.\d{1,12})?")

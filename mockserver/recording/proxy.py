@@ -27,6 +27,7 @@ from mockserver import errors
 from mockserver.cassettes.files import CassetteError, CassetteWriter
 from mockserver.cassettes.format import MESSAGES_PATH, Record
 from mockserver.cassettes.redaction import Redactor
+from mockserver.errors import anthropic as anthropic_errors
 from mockserver.harness.replay.library import Library
 from mockserver.recording.capture import Capture, Clock
 from mockserver.recording.upstream import Upstream, UpstreamUnavailable, headers_back
@@ -180,7 +181,8 @@ async def _body(request: Request) -> bytes | None:
 def _error(request: Request, error: errors.MockAPIError) -> JSONResponse:
     """The error in the shape of the API the request speaks: Anthropic's for Messages, else OpenAI's."""
     if request.url.path.startswith(MESSAGES_PATH) or "anthropic-version" in request.headers:
-        kind = "api_error" if error.status_code >= 500 else "invalid_request_error"
-        body = {"type": "error", "error": {"type": kind, "message": error.message}}
-        return JSONResponse(body, status_code=error.status_code)
+        # Anthropic's status, type and wording for the proxy's own refusal (413: request_too_large).
+        status, message = anthropic_errors.translate(error)
+        body = {"type": "error", "error": {"type": anthropic_errors.error_type(status), "message": message}}
+        return JSONResponse(body, status_code=status)
     return JSONResponse(errors.error_body(error), status_code=error.status_code)

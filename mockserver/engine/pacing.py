@@ -143,6 +143,10 @@ class Schedule:
             offsets = Jitter(0 if rng is None else rng, jitter * interval, total_tokens)
         return cls(start=start, ttft=ttft * time_scale, interval=interval, total_tokens=total_tokens, offsets=offsets)
 
+    def shifted(self, seconds: float) -> Schedule:
+        """The same schedule, ``seconds`` later: every deadline moves by as much, the jitter included."""
+        return Schedule(self.start + seconds, self.ttft, self.interval, self.total_tokens, self.offsets)
+
     @property
     def end(self) -> float:
         """When the reply is complete: one full interval after the last token is due."""

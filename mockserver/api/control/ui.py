@@ -22,6 +22,7 @@ from mockserver.api import guard
 from mockserver.api.control import feed, pages
 from mockserver.api.routing import server_state
 from mockserver.harness.journal import JournalQuery
+from mockserver.harness.live import speed_check
 
 # Not in the OpenAPI document: these serve a page and its endless feed, not an API for clients
 # (docs/dashboard.md describes them).
@@ -90,10 +91,12 @@ async def events(request: Request) -> StreamingResponse:
 
 
 @router.post("/speed-check", summary="Start the speed check: one request per tier, measured as a client does")
-async def speed_check(request: Request) -> JSONResponse:
+async def start_speed_check(request: Request) -> JSONResponse:
     state = server_state(request)
+    if state.speed_check.running:
+        raise errors.speed_check_running(speed_check.GENERATION_S)
     if not state.speed_check.start(state.fixture, _own_url(request), state.settings.time_scale):
-        raise errors.ConflictError("A speed check is running already, or no model and key can be checked.")
+        raise errors.nothing_to_speed_check()
     shown: dict[str, Any] | None = state.speed_check.shown()
     return JSONResponse(shown, status_code=202)
 

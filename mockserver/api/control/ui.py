@@ -81,7 +81,7 @@ async def journal_entry(request: Request, seq: int) -> JSONResponse:
 @router.get("/events", summary="The dashboard's live updates (text/event-stream)", response_class=StreamingResponse)
 async def events(request: Request) -> StreamingResponse:
     state = server_state(request)
-    connections = _connections(request)
+    connections = connections_of(request)
     if not connections.take():
         raise errors.RateLimitError(
             f"At most {connections.limit} dashboards may be connected at once.", code="too_many_dashboards"
@@ -119,10 +119,6 @@ class FeedResponse(StreamingResponse):
 
 def connections_of(request: Request) -> feed.Connections:
     """The dashboards connected to this process (created with the first)."""
-    return _connections(request)
-
-
-def _connections(request: Request) -> feed.Connections:
     connections: feed.Connections | None = getattr(request.app.state, "dashboards", None)
     if connections is None:
         connections = request.app.state.dashboards = feed.Connections()

@@ -47,6 +47,7 @@ from mockserver.state.store import MemoryStore, Store
 logger = logging.getLogger("mockserver")
 
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+_ID_ALPHABET_SIZE = float(len(ID_ALPHABET))
 
 
 class IdFactory:
@@ -56,7 +57,10 @@ class IdFactory:
         self._rng = random.Random(seed)
 
     def token(self, length: int = 24) -> str:
-        return "".join(self._rng.choices(ID_ALPHABET, k=length))
+        # random.choices(ID_ALPHABET, k=length) written out (the same draws, the same id), without its
+        # call overhead: every reply's id is made here.
+        draw, size = self._rng.random, _ID_ALPHABET_SIZE
+        return "".join([ID_ALPHABET[int(draw() * size)] for _ in range(length)])
 
     def hex(self, length: int = 32) -> str:
         return f"{self._rng.getrandbits(length * 4):0{length}x}"

@@ -33,7 +33,7 @@ from mockserver.api.sse import EventStreamResponse
 from mockserver.config.fixture import Account
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.pacing import Clock, Pacer, Schedule
-from mockserver.engine.streaming import Item, closing_items
+from mockserver.engine.streaming import Item, close_items
 from mockserver.harness.faults import injection
 from mockserver.operations import metrics
 from mockserver.service import access, capacity_queue, context_window, inflight, prefill
@@ -245,7 +245,7 @@ def _held_until_done(
     ``on_end`` runs there too.
     """
     try:
-        with closing_items(events):
+        try:
             if clock is not None and dialect is not None:
                 for item in events:
                     yield item
@@ -253,6 +253,8 @@ def _held_until_done(
                         exchange.extra[metrics.FIRST_TOKEN_AT] = clock.now()
                         break
             yield from events
+        finally:
+            close_items(events)
         if clock is not None:
             exchange.extra[metrics.LAST_TOKEN_AT] = clock.now()
         exchange.completed = True

@@ -32,6 +32,7 @@ class EventStreamResponse(Response):
     """
 
     media_type = "text/event-stream"
+    _plain_headers: tuple[tuple[bytes, bytes], ...] | None = None
 
     def __init__(
         self,
@@ -48,7 +49,14 @@ class EventStreamResponse(Response):
         self.on_drop = on_drop
         self.status_code = 200
         self.background = None
-        self.init_headers({**SSE_HEADERS, **(headers or {})})
+        if headers:
+            self.init_headers({**SSE_HEADERS, **headers})
+        else:  # the usual reply: its headers are encoded once per process
+            cls = type(self)
+            if cls._plain_headers is None:
+                self.init_headers(SSE_HEADERS)
+                cls._plain_headers = tuple(self.raw_headers)
+            self.raw_headers = [*cls._plain_headers]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         server_send = scope.get("state", {}).get("server_send") or send

@@ -217,14 +217,14 @@ class MemoryStore:
 
     def _consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
         """:meth:`consume`, with the lock held."""
-        levels = [self._bucket(a.bucket).level(now, a.limit) for a in allowances]
+        levels = [self._level(a.bucket, now, a.limit) for a in allowances]
         for index, (allowance, used) in enumerate(zip(allowances, levels, strict=True)):
             excess = used + allowance.amount - allowance.limit
             if excess > 0:
                 wait = excess * WINDOW_SECONDS / allowance.limit
                 return Shortfall(index, math.ceil(used - 1e-9), wait)
         for allowance, used in zip(allowances, levels, strict=True):
-            self._buckets[allowance.bucket] = _Bucket(used + allowance.amount, now)
+            self._set(allowance.bucket, used + allowance.amount, now)
         return None
 
     async def charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
@@ -232,7 +232,7 @@ class MemoryStore:
             self._charge(now, bucket, limit, amount)
 
     def _charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
-        self._buckets[bucket] = _Bucket(self._bucket(bucket).level(now, limit) + amount, now)
+        self._set(bucket, self._level(bucket, now, limit) + amount, now)
 
     async def admit(
         self,
@@ -248,15 +248,25 @@ class MemoryStore:
             if shortfall is None:
                 for allowance in also:
                     self._charge(now, allowance.bucket, allowance.limit, allowance.amount)
-            windows = tuple(WindowState(limit, self._bucket(bucket).level(now, limit)) for bucket, limit in report)
+            windows = tuple([WindowState(limit, self._level(bucket, now, limit)) for bucket, limit in report])
             return Admitted(shortfall, windows)
 
     async def window(self, now: float, bucket: str, limit: int) -> WindowState:
         with self._lock:
-            return WindowState(limit, self._bucket(bucket).level(now, limit))
+            return WindowState(limit, self._level(bucket, now, limit))
 
-    def _bucket(self, name: str) -> _Bucket:
-        return self._buckets.get(name) or _Bucket()
+    def _level(self, name: str, now: float, limit: int) -> float:
+        """:meth:`_Bucket.level` of window ``name``: 0 for one never used (every request passes here)."""
+        bucket = self._buckets.get(name)
+        return 0.0 if bucket is None else bucket.level(now, limit)
+
+    def _set(self, name: str, used: float, now: float) -> None:
+        """Window ``name`` holds ``used`` units as of ``now``; its bucket is updated in place."""
+        bucket = self._buckets.get(name)
+        if bucket is None:
+            self._buckets[name] = _Bucket(used, now)
+        else:
+            bucket.used, bucket.at = used, now
 
     # -- capacity pools ---------------------------------------------------------------------
 

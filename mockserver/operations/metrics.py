@@ -56,7 +56,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, TypeVar, cast
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
@@ -88,6 +88,9 @@ LIVE_SUM: Final = "livesum"
 
 def _registry() -> CollectorRegistry:
     return CollectorRegistry(auto_describe=True)
+
+
+Series = TypeVar("Series", Counter, Histogram)
 
 
 @dataclass
@@ -170,6 +173,7 @@ class Metrics:
         # What of the scheduler's counts the histograms have: (counts, total) per histogram.
         self._published: dict[str, tuple[list[int], float]] = {}
         self._request_counters: dict[tuple[str, int | None, str], Counter] = {}
+        self._tier_series: dict[tuple[int, str], Counter | Histogram] = {}
         self.streams_changed()
         self.slots_changed()
 
@@ -193,23 +197,32 @@ class Metrics:
         extra = exchange.extra
         prefill_ms = extra.get(PREFILL_MS)
         if prefill_ms is not None:
-            self.prefill.labels(tier).observe(prefill_ms / 1000)
+            self._of(self.prefill, tier).observe(prefill_ms / 1000)
         outcome = extra.get(QUEUE_OUTCOME)
         if isinstance(outcome, str):
             self.queued.labels(outcome).inc()
             self.queue_wait.labels(outcome).observe(extra.get(QUEUED_MS, 0.0) / 1000)
         first = exchange.extra.get(FIRST_TOKEN_AT)
         if exchange.stream and isinstance(first, float):
-            self.ttft.labels(tier).observe(max(0.0, first - exchange.started_at))
+            self._of(self.ttft, tier).observe(max(0.0, first - exchange.started_at))
         usage = exchange.usage
         if not exchange.completed or usage is None or exchange.account is None or exchange.model is None:
             return
-        self.completed.labels(tier).inc()
-        self.input_tokens.labels(tier).inc(usage.input_tokens)
-        self.output_tokens.labels(tier).inc(usage.output_tokens)
+        self._of(self.completed, tier).inc()
+        self._of(self.input_tokens, tier).inc(usage.input_tokens)
+        self._of(self.output_tokens, tier).inc(usage.output_tokens)
         last = exchange.extra.get(LAST_TOKEN_AT)
         if exchange.stream and isinstance(first, float) and isinstance(last, float) and last > first:
-            self.rate.labels(tier).observe(max(0, usage.output_tokens - 1) / (last - first))
+            self._of(self.rate, tier).observe(max(0, usage.output_tokens - 1) / (last - first))
+
+    def _of(self, metric: Series, tier: str) -> Series:
+        """``metric.labels(tier)``, looked up once per metric and tier (as :meth:`_requests_of` does, for the
+        same reason); a series appears on ``/metrics`` only once something is counted in it, as before."""
+        key = (id(metric), tier)
+        series = self._tier_series.get(key)
+        if series is None:
+            series = self._tier_series[key] = metric.labels(tier)
+        return cast(Series, series)
 
     def _requests_of(self, route: str, status: int | None, tier: str) -> Counter:
         """The request counter of one route template, status and tier. prometheus-client checks and

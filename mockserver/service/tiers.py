@@ -106,25 +106,38 @@ class Overrides:
 
     @classmethod
     def from_headers(cls, headers: Mapping[str, str]) -> Overrides:
-        return cls(
-            tokens_per_second=_header_number(
-                headers,
-                HEADER_TOKENS_PER_SECOND,
-                float,
-                positive=True,
-                least=MIN_TOKENS_PER_SECOND,
-                most=MAX_TOKENS_PER_SECOND,
-            ),
-            ttft_ms=_header_number(headers, HEADER_TTFT_MS, float, positive=False, most=MAX_OVERRIDE_TTFT_MS),
-            output_tokens=_header_number(
-                headers, HEADER_OUTPUT_TOKENS, int, positive=False, most=MAX_OVERRIDE_OUTPUT_TOKENS
-            ),
+        """The overrides the ``x-mock-*`` headers set, or the 400 naming a header whose value is refused."""
+        return _overrides(
+            headers.get(HEADER_TOKENS_PER_SECOND), headers.get(HEADER_TTFT_MS), headers.get(HEADER_OUTPUT_TOKENS)
         )
 
     def apply(self, profile: TimingProfile) -> TimingProfile:
         if self.tokens_per_second is None and self.ttft_ms is None:
             return profile
         return _with_timing(profile, self.tokens_per_second, self.ttft_ms)
+
+
+# A test run sends the same x-mock-* values with request after request: what they parse to is
+# remembered (a refused value raises, and is not). Bounded, as the values are the client's.
+_PARSED_OVERRIDES = 256
+
+
+@functools.lru_cache(maxsize=_PARSED_OVERRIDES)
+def _overrides(tokens_per_second: str | None, ttft_ms: str | None, output_tokens: str | None) -> Overrides:
+    return Overrides(
+        tokens_per_second=_header_number(
+            HEADER_TOKENS_PER_SECOND,
+            tokens_per_second,
+            float,
+            positive=True,
+            least=MIN_TOKENS_PER_SECOND,
+            most=MAX_TOKENS_PER_SECOND,
+        ),
+        ttft_ms=_header_number(HEADER_TTFT_MS, ttft_ms, float, positive=False, most=MAX_OVERRIDE_TTFT_MS),
+        output_tokens=_header_number(
+            HEADER_OUTPUT_TOKENS, output_tokens, int, positive=False, most=MAX_OVERRIDE_OUTPUT_TOKENS
+        ),
+    )
 
 
 # A test run sends the same x-mock-* headers with request after request: the profiles they make are
@@ -151,16 +164,16 @@ def _with_timing(profile: TimingProfile, tokens_per_second: float | None, ttft_m
 
 
 def _header_number(
-    headers: Mapping[str, str],
     name: str,
+    raw: str | None,
     kind: Callable[[str], Number],
     *,
     positive: bool,
     least: float = 0.0,
     most: float = math.inf,
 ) -> Number | None:
-    """A finite, non-negative (or positive) number from ``least`` up to ``most`` from a header, or a 400 naming it."""
-    raw = headers.get(name)
+    """A finite, non-negative (or positive) number from ``least`` up to ``most`` from header ``name``'s
+    value ``raw`` (None: the header is not set), or a 400 naming it."""
     if raw is None:
         return None
     try:

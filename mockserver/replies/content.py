@@ -114,8 +114,8 @@ def write_reply(
     for spec in tools:
         structured.check_schema(spec.parameters, spec.source)
     kind = output_format.get("type")
-    fmt_source = structured.SchemaSource.response_format(output_format.get("name"), schema_param)
-    if kind == "json_schema":
+    if kind == "json_schema":  # where the schema came from, for its 400: made only for a schema to check
+        fmt_source = structured.SchemaSource.response_format(output_format.get("name"), schema_param)
         structured.check_schema(output_format.get("schema") or {}, fmt_source)
     if script is not None:
         return _scripted(writer, admission, script, tools, parallel=parallel)
@@ -132,6 +132,7 @@ def write_reply(
             picked += _parallel_tools(writer.fixture, tools, tool_choice, tool, random.Random(seed ^ _PARALLEL_SALT))
         return _calls([Call(t, _json_text(structured.call_arguments(t, rng, prompt))) for t in picked])
     if kind == "json_schema":
+        fmt_source = structured.SchemaSource.response_format(output_format.get("name"), schema_param)
         return Reply(_json_text(structured.instance_for(output_format.get("schema") or {}, rng, fmt_source)))
     if kind == "json_object":
         return Reply(_json_text(_described_instance(cues, rng) or structured.json_object(rng)))

@@ -247,7 +247,11 @@ def requested_output(body: Any) -> int | None:
     """The output limit the request sets (``max_completion_tokens``, ``max_tokens``, ``max_output_tokens``)."""
     if not isinstance(body, dict):
         return None
-    return next((v for v in (_positive_int(body.get(f)) for f in _OUTPUT_LIMIT_FIELDS) if v is not None), None)
+    for field in _OUTPUT_LIMIT_FIELDS:  # a loop, not generators: it runs twice on every request's path
+        value = _positive_int(body.get(field))
+        if value is not None:
+            return value
+    return None
 
 
 def _positive_int(value: Any) -> int | None:

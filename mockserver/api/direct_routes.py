@@ -82,10 +82,11 @@ def qualifies(route: APIRoute) -> bool:
     dependant = route.dependant
     parameters = inspect.signature(route.endpoint).parameters
     returns = typing.get_type_hints(route.endpoint).get("return")
+    methods = route.methods or set()
     return (
         "{" not in route.path
-        and bool(route.methods)
-        and "GET" not in route.methods  # a GET route answers HEAD as well: left to the router
+        and bool(methods)
+        and "GET" not in methods  # a GET route answers HEAD as well: left to the router
         and inspect.iscoroutinefunction(route.endpoint)
         and list(parameters) == [dependant.request_param_name]
         and not dependant.dependencies

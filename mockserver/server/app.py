@@ -73,7 +73,7 @@ def create_app(
     )
 
     mask_access_log()  # keys in query strings (GET /_mock/usage?key=...) never reach the log
-    app = FastAPI(title="mockserver", version=__version__, description=DESCRIPTION)
+    app = direct_routes.App(title="mockserver", version=__version__, description=DESCRIPTION)
     app.state.mock = state
     state.generator.warm()
     # Routes are matched in the order they are included, one router after another: the inference

@@ -185,6 +185,11 @@ class Lines:
             if line.size == 0 and self._lines.get(id(store), (None, None))[1] is line:
                 del self._lines[id(store)]
 
+    def __len__(self) -> int:
+        """Stores someone waits on in this process."""
+        with self._lock:
+            return len(self._lines)
+
     def of(self, store: object) -> Line | None:
         """The store's line, if anyone waits in it."""
         with self._lock:

@@ -24,9 +24,10 @@ Bounds: at most :data:`MAX_WAITERS` requests wait in one process (more are refus
 without a queue), each for at most ``queue_ms`` (at most a minute, times ``time_scale``, and never
 past ``--max-reply-seconds``: :func:`wait_seconds`), and a waiter whose client
 leaves stops waiting at once (:class:`ClientLeft`), out of the line. A waiting request costs one
-future and nothing on the event loop until it is woken; a shared store's line costs one timer and at
-most one attempt per organization waiting every :data:`POLL_S`. What happened is noted on the
-exchange (:data:`QUEUED_MS`, :data:`QUEUE_OUTCOME`) for the journal and ``/metrics``.
+future and one timer (its deadline), and nothing on the event loop until it is woken; a shared
+store's line adds one timer, and every :data:`POLL_S` at most one refused attempt per organization
+waiting (plus one per request it serves). What happened is noted on the exchange
+(:data:`QUEUED_MS`, :data:`QUEUE_OUTCOME`) for the journal and ``/metrics``.
 """
 
 from __future__ import annotations

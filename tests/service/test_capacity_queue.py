@@ -96,6 +96,7 @@ async def held(store: Any, fx: Fixture, org: str = "org-a") -> capacity.Slot:
 def run(body: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(body())  # type: ignore[arg-type]
     assert capacity_queue.waiting() == 0
+    assert len(capacity_queue._LINES) == 0  # no line is kept once nobody waits in it
 
 
 def test_a_waiter_gets_the_slot_given_back_and_says_how_long_it_waited() -> None:

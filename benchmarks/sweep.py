@@ -12,6 +12,9 @@ Servers:
   fixture (Ultrafast capacity and rate limits raised so 600 streams are admitted);
 - ``floor``: ``_floor_server.py``, a bare asyncio server with the same deadlines
   and pre-encoded events: what the loop and the kernel alone cost;
+- ``uvicorn``: ``_uvicorn_floor.py``, a bare ASGI callable with the same deadlines and
+  pre-encoded events under uvicorn (uvloop, httptools), as mockserver runs: what the HTTP
+  server alone costs over the floor;
 - ``aimock``: ``@copilotkit/aimock`` from npm (``npm ci --prefix benchmarks/peers``),
   when Node and the package are there; its fixture asks for the same tokens, rate
   (its ``tps`` counts chunks, so it gets rate / tokens-per-chunk) and TTFT;
@@ -94,7 +97,7 @@ TOKENS_PER_CHUNK = [1, 4]
 STREAM_SECONDS = 2.0
 BURST_REQUESTS = 250  # request_cost(): one burst of this many short streams
 BURST_TOKENS = 8  # tokens in each of them
-BURST_ROUNDS = 3  # bursts measured; the median is given
+BURST_ROUNDS = 5  # bursts measured; the median is given
 SCALE0_TOKENS = 2000
 SCALE0_REQUESTS = 40
 
@@ -106,9 +109,15 @@ class Server:
     process: subprocess.Popen[bytes]
 
     def cpu_seconds(self) -> float:
-        """User + system CPU of the server process, from /proc."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        """CPU time of the server process, every thread's, from /proc: the scheduler's own count in
+        nanoseconds (``schedstat``) where the kernel keeps it, else user + system time in clock ticks
+        (10 ms each: too coarse for a burst of a few dozen milliseconds)."""
+        tasks = Path(f"/proc/{self.process.pid}/task")
+        try:
+            return sum(int((task / "schedstat").read_text().split()[0]) for task in tasks.iterdir()) / 1e9
+        except (OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def bench_fixture(directory: Path, tokens_per_chunk: int, root: Path = ROOT) -> Path:
@@ -180,6 +189,7 @@ def server_commands(
     commands: dict[str, tuple[list[str], dict[str, str]]] = {"mockserver": (serve, {"PYTHONPATH": str(ROOT)})}
     if time_scale == 1.0:
         commands["floor"] = ([sys.executable, str(HERE / "_floor_server.py"), "PORT"], {})
+        commands["uvicorn"] = ([sys.executable, str(HERE / "_uvicorn_floor.py"), "PORT"], {"PYTHONPATH": str(HERE)})
         if aimock is not None:
             node = shutil.which("node") or "node"
             cli = [node, str(AIMOCK_CLI), "--port", "PORT", "--fixtures", str(aimock), "--log-level", "silent"]
@@ -314,9 +324,13 @@ def add_floor_ratio(cell: dict[str, Any]) -> None:
 def add_request_ratio(costs: dict[str, dict[str, Any]]) -> None:
     """CPU per request against the floor's, measured in the same burst (the goal: at most 2x)."""
     floor = costs.get("floor", {}).get("cpu_ms_per_request")
+    uvicorn = costs.get("uvicorn", {}).get("cpu_ms_per_request")
     for name, cost in costs.items():
         if name != "floor" and floor:
             cost["cpu_per_request_vs_floor"] = cost["cpu_ms_per_request"] / floor
+        if name not in ("floor", "uvicorn") and uvicorn:
+            # What the app costs over the HTTP server it runs in.
+            cost["cpu_per_request_vs_uvicorn"] = cost["cpu_ms_per_request"] / uvicorn
 
 
 async def sweep_phase(

@@ -15,7 +15,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from mockserver import errors
 from mockserver.config.fixture import Fixture
@@ -74,6 +74,10 @@ class IdFactory:
         return f"fp_{self.hex(10)}"
 
 
+class Closeable(Protocol):
+    async def aclose(self) -> None: ...
+
+
 @dataclass
 class ServerState:
     settings: Settings
@@ -121,6 +125,9 @@ class ServerState:
         # another worker's figures when scraped).
         self.streams.on_change = self.metrics.streams_changed
         self.store.on_held_change = self.metrics.slots_changed
+        # What the layers above open on the way and close when the server stops, by name: the recorders
+        # of replay misses, with their connections to the upstream.
+        self.resources: dict[str, Closeable] = {}
 
     async def reset(self) -> None:
         """Back to how the server started: the original fixture and settings, a fresh id sequence,
@@ -151,7 +158,11 @@ class ServerState:
         await self.replay_order.clear()
 
     async def close(self) -> None:
-        """The server is stopping: let go of the shared store's connection and background work."""
+        """The server is stopping: let go of the shared store's connection, background work and :attr:`resources`."""
+        resources = list(self.resources.values())
+        self.resources.clear()
+        for resource in resources:
+            await resource.aclose()
         if self.live_board is not None:
             await self.live_board.close()
         await self.responses.close()

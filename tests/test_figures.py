@@ -1,6 +1,12 @@
 """Every figure the README and the manual publish comes from a script's results file.
 
-- Every ``benchmarks/results/...`` file the docs name exists in the repository.
+The README and every page of the manual (``docs/`` and its folders, ``docs/recipes/`` included) are read.
+
+- Every ``benchmarks/results/...`` file the docs name exists in the repository, and the page that
+  names it names a script of ``benchmarks/`` that writes it (one whose source names the file, one
+  of the same name, or the one its ``command`` field says ran).
+- A picture a page shows that a script of ``benchmarks/`` draws (its source names the picture) is
+  shown with that script named on the same page.
 - A table the docs mark with ``<!-- figures: benchmarks/results/NAME.json -->`` on the line before
   it gives only numbers that file holds: each number in its cells (but the first, which names the
   row) is one of the file's numbers, as rounded in the table (``1,775`` is 1775; a sign is kept).
@@ -18,12 +24,15 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]  # the recipes/ too
 NAMED = re.compile(r"benchmarks/results/[a-z0-9][a-z0-9_.-]*\.(?:json|png|csv|txt)")  # NAME: a placeholder
 MARKED = re.compile(r"<!-- figures: (benchmarks/results/[\w.-]+\.json) -->\n((?:\|.*\|[ \t]*\n?)+)")
 # A number standing on its own: not part of a name (``gpt-oss-120b``, ``claude-opus-4.8``).
 NUMBER = re.compile(r"(?<![\w.\-/])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.])")
 CODE = re.compile(r"`[^`]*`")
+SCRIPT = re.compile(r"benchmarks/([a-z0-9_]+)\.py|benchmarks\.([a-z0-9_]+)")  # a path, or `python -m benchmarks.x`
+PICTURE = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.(?:png|svg|jpg))\)")
+SCRIPTS = {p.relative_to(ROOT).as_posix(): p for p in sorted((ROOT / "benchmarks").glob("*.py"))}
 
 
 def named() -> Iterator[tuple[str, str]]:
@@ -36,6 +45,31 @@ def marked_tables() -> Iterator[tuple[str, str, str]]:
     for doc in DOCS:
         for match in MARKED.finditer(doc.read_text(encoding="utf-8")):
             yield doc.relative_to(ROOT).as_posix(), match.group(1), match.group(2)
+
+
+def scripts_named(text: str) -> set[str]:
+    return {f"benchmarks/{path or module}.py" for path, module in SCRIPT.findall(text)}
+
+
+def writers(path: str) -> set[str]:
+    """The scripts of ``benchmarks/`` that write the results file ``path``."""
+    file = ROOT / path
+    found = {
+        script
+        for script, source in SCRIPTS.items()
+        if not source.name.startswith("_") and (source.stem == file.stem or file.name in source.read_text())
+    }
+    if file.suffix == ".json" and file.is_file():
+        data = json.loads(file.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and isinstance(data.get("command"), str):
+            found |= scripts_named(data["command"])
+    return found
+
+
+def pictures() -> Iterator[tuple[str, str]]:
+    for doc in DOCS:
+        for picture in PICTURE.findall(doc.read_text(encoding="utf-8")):
+            yield doc.relative_to(ROOT).as_posix(), Path(picture).name
 
 
 def numbers_in(value: Any) -> Iterator[float]:
@@ -68,6 +102,25 @@ def matches(shown: str, held: list[float]) -> bool:
 @pytest.mark.parametrize(("doc", "path"), list(named()))
 def test_every_results_file_the_docs_name_exists(doc: str, path: str) -> None:
     assert (ROOT / path).is_file(), f"{doc} names {path}, which is not in the repository: run its script"
+
+
+def test_the_pages_of_the_manual_in_folders_are_read() -> None:
+    assert ROOT / "docs" / "recipes" / "speed.md" in DOCS
+
+
+@pytest.mark.parametrize(("doc", "path"), list(named()))
+def test_a_results_file_the_docs_name_comes_with_the_script_that_writes_it(doc: str, path: str) -> None:
+    found = writers(path)
+    assert found, f"{doc} names {path}, which no script in benchmarks/ writes: a figure without a script goes"
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    assert found & scripts_named(text), f"{doc} names {path} but not the script that writes it: {sorted(found)}"
+
+
+@pytest.mark.parametrize(("doc", "picture"), list(pictures()))
+def test_a_picture_a_benchmark_draws_is_shown_with_its_script(doc: str, picture: str) -> None:
+    drawn_by = {script for script, source in SCRIPTS.items() if picture in source.read_text(encoding="utf-8")}
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    assert not drawn_by or drawn_by & scripts_named(text), f"{doc} shows {picture} without naming {sorted(drawn_by)}"
 
 
 def test_the_docs_mark_their_tables_of_figures() -> None:

@@ -4,7 +4,9 @@ Owns routing, request parsing (:mod:`.routing`), the per-request middleware that
 exchange and authenticates (:mod:`.middleware`), when a request arrived, for its TTFT
 (:mod:`.arrival`), who may use ``/_mock/`` (:mod:`.guard`),
 and the one path every inference request takes once admitted (:mod:`.serving`: admit, pace, stream or hold the body),
-with the ``text/event-stream`` reply the stream scheduler plays (:mod:`.sse`).
+with the ``text/event-stream`` reply the stream scheduler plays (:mod:`.sse`). The inference routes
+are served straight from the app to their endpoints, inside the middleware, without FastAPI's own
+layers and router (:mod:`.direct_routes`); every other request takes FastAPI's full stack.
 ``openai/`` is the OpenAI surface (models, Chat Completions, Responses); ``anthropic/`` is
 Anthropic's Messages API (messages, count_tokens, its model list); ``control/`` is
 ``/_mock/*``; :mod:`.health` and :mod:`.metrics` serve ``/health`` and ``/metrics``. The

@@ -31,6 +31,7 @@ from mockserver.service.exchange import Exchange
 logger = logging.getLogger("mockserver")
 
 REQUEST_ID_HEADER = "x-request-id"
+_REQUEST_ID_HEADER_BYTES = REQUEST_ID_HEADER.encode()
 # Answered from this process alone, even while a shared store is unreachable: the liveness probe and
 # this worker's metrics.
 LOCAL_PATHS = ("/health", "/metrics")
@@ -66,18 +67,20 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send)
             return
         state = self.state
+        headers = _first_of_each(scope["headers"])
         exchange = Exchange(
             request_id=state.ids.request(),
             method=scope["method"],
             path=scope["path"],
-            headers=_first_of_each(scope["headers"]),
+            headers=headers,
             started_at=arrival.arrival_time(scope, state.clock),  # when it arrived, not when its task ran
         )
         scope.setdefault("state", {})["exchange"] = exchange
         if self.classify is not None:
-            exchange.dialect = self.classify(exchange.path, exchange.headers)
+            exchange.dialect = self.classify(exchange.path, headers)
         unreachable: errors.MockAPIError | None = None
-        if not exchange.path.startswith(LOCAL_PATHS):
+        # Only a process that shares its configuration with others has anything to catch up with.
+        if state.config_log is not None and not exchange.path.startswith(LOCAL_PATHS):
             try:
                 await state.follow_config()  # a PATCH another worker or replica took is in force here too
             except errors.MockAPIError as exc:
@@ -114,11 +117,11 @@ class RequestContextMiddleware:
             if message["type"] == "http.response.start":
                 started = True
                 exchange.status = message["status"]
-                headers = list(message.get("headers", []))
-                headers.append((REQUEST_ID_HEADER.encode(), exchange.request_id.encode()))
-                for name, value in (await state.hooks.headers_for(exchange)).items():
-                    headers.append((name.encode(), value.encode()))
-                message = {**message, "headers": headers}
+                raw = list(message.get("headers", ()))
+                raw.append((_REQUEST_ID_HEADER_BYTES, exchange.request_id.encode()))
+                added = await state.hooks.headers_for(exchange)
+                raw += [(name.encode(), value.encode()) for name, value in added.items()]
+                message = {**message, "headers": raw}
             elif message["type"] == "http.response.body" and not message.get("more_body", False):
                 # Record before the client can see the end of the reply, so a test that asserts
                 # on the journal right after a call never misses it.
@@ -141,7 +144,7 @@ class RequestContextMiddleware:
             await send_error(refused)
             return
 
-        declared = _content_length(scope)
+        declared = _content_length(headers)
         if declared is not None and declared > limit:
             # Refused before a byte of the body is read.
             await send_error(errors.body_too_large(limit, declared))
@@ -176,14 +179,15 @@ def _first_of_each(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
     return headers
 
 
-def _content_length(scope: Scope) -> int | None:
-    for name, value in scope["headers"]:
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None  # uvicorn refuses a malformed Content-Length before the app sees it
-    return None
+def _content_length(headers: Mapping[str, str]) -> int | None:
+    """The request's Content-Length (its first, if repeated), or None."""
+    value = headers.get("content-length")
+    if value is None:
+        return None
+    try:
+        return int(value.encode("latin-1"))  # as the raw header: ASCII digits, space or tab around them
+    except ValueError:
+        return None  # uvicorn refuses a malformed Content-Length before the app sees it
 
 
 def expose_connection_closer(app: Starlette) -> None:

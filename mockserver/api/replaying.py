@@ -18,19 +18,17 @@ from starlette.responses import Response
 from mockserver.api import serving
 from mockserver.api.middleware import exchange_of
 from mockserver.api.routing import server_state
-from mockserver.cassettes.files import CassetteWriter
-from mockserver.cassettes.redaction import Redactor
 from mockserver.config.fixture import Account
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.harness.replay import library
-from mockserver.recording.proxy import Recorder, forward
-from mockserver.recording.upstream import Upstream
+from mockserver.recording.proxy import forward
+from mockserver.recording.recorders import Recorders
 from mockserver.replies.recorded import plan_replay
 from mockserver.replies.recorded_shapes import BodyStream
+from mockserver.server_state import ServerState
 
-_RECORDERS: dict[tuple[str, str], Recorder] = {}
-RECORDERS_KEPT = 16
+RECORDERS = "recorders"  # the server's :class:`Recorders`, in its resources: closed when it stops
 
 
 async def answer(
@@ -57,7 +55,7 @@ async def answer(
         if fixture.replay_miss == "generate":
             return None
         if fixture.replay_miss == "record" and state.settings.upstream:
-            return await _record(request, state.settings.upstream, fixture.replay[0], list(fixture.redact))
+            return await _record(request, state, state.settings.upstream, fixture.replay[0], list(fixture.redact))
         raise found.miss(request.method, exchange.path, raw)
     entry = await library.take(state.replay_order, exchange.headers.get(TEST_ID_HEADER), key, entries)
     options = raw.get("stream_options") if isinstance(raw, dict) else None
@@ -87,13 +85,18 @@ async def answer(
     )
 
 
-async def _record(request: Request, upstream: str, cassette: str, redact: list[str]) -> Response:
+async def _record(request: Request, state: ServerState, upstream: str, cassette: str, redact: list[str]) -> Response:
     """Forward a request no recording matches, and record it; the library reloads the cassette after."""
-    recorder = _RECORDERS.get((upstream, cassette))
-    if recorder is None:
-        if len(_RECORDERS) >= RECORDERS_KEPT:
-            _RECORDERS.pop(next(iter(_RECORDERS)))
-        recorder = _RECORDERS[(upstream, cassette)] = Recorder(
-            Upstream(upstream), CassetteWriter(cassette), Redactor(redact)
-        )
-    return await forward(recorder, request, await request.body())
+    body = await request.body()
+    recorder = await recorders(state).get(upstream, cassette, redact)
+    return await forward(recorder, request, body)  # counts the exchange on the recorder before it awaits
+
+
+def recorders(state: ServerState) -> Recorders:
+    """The server's recorders of replay misses, made on the first miss recorded."""
+    kept = state.resources.get(RECORDERS)
+    if isinstance(kept, Recorders):
+        return kept
+    made = Recorders()
+    state.resources[RECORDERS] = made
+    return made

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
@@ -40,7 +40,14 @@ from mockserver.service import access, capacity_queue, context_window, inflight,
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
 
-Plan = TypeVar("Plan")
+
+class Shiftable(Protocol):
+    """A reply's plan, which can be moved later in time whole (:meth:`mockserver.engine.pacing.Schedule.shifted`)."""
+
+    def shifted(self, seconds: float) -> Self: ...
+
+
+Plan = TypeVar("Plan", bound=Shiftable)
 
 
 async def admit_and_plan(
@@ -59,7 +66,8 @@ async def admit_and_plan(
     The model and tier are resolved first, then the reply is planned, which is where the
     request's content is validated (tools, formats, earlier responses). Only a request
     that passes both takes shared resources: quota, an Ultrafast slot, the rate windows.
-    A capacity downgrade changes the tier, so the reply is planned again for the tier served.
+    A capacity downgrade changes the tier, so the reply is planned again for the tier served; a
+    request that waited in the capacity queue keeps its plan, moved later by the wait.
 
     ``dialect`` is the API family the route serves: the models it may ask for, how its prompt is
     counted, and how its stream is framed. The exchange carries it to :func:`respond`.
@@ -97,11 +105,13 @@ async def admit_and_plan(
         admission = _with_prefill(exchange, admission, prompt_tokens)
         record_admission(request, admission, raw_body, stream)
     queued_ms = exchange.extra.get(capacity_queue.QUEUED_MS)
-    if admission.tier != resolved.tier or queued_ms:
-        if queued_ms and admission.received_at is not None:
-            # The wait for a slot is part of the TTFT: the reply's schedule starts when the slot was had.
-            admission = replace(admission, received_at=admission.received_at + queued_ms / 1000)
+    if queued_ms and admission.received_at is not None:
+        # The wait for a slot is part of the TTFT: the reply's schedule starts when the slot was had.
+        admission = replace(admission, received_at=admission.received_at + queued_ms / 1000)
+    if admission.tier != resolved.tier:  # another tier's pace, prefill and reply: planned again
         planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(admission))
+    elif queued_ms:  # the same reply, later: its schedule moves, nothing is planned twice
+        planned = planned.shifted(queued_ms / 1000)
     return admission, planned
 
 

@@ -129,11 +129,6 @@ def _unit(values: npt.NDArray[np.float64]) -> Vector:
     return (values / norm if norm > 0 else values).astype(np.float32)
 
 
-def embed(model: str, text: str, dimensions: int) -> Vector:
-    """The unit-length vector of ``text`` for ``model``, in ``dimensions`` dimensions."""
-    return embed_many(model, [text], dimensions)[0]
-
-
 def normalised(vector: Vector) -> Vector:
     """``vector`` scaled to length 1 (a zero vector stays zero)."""
     return _unit(vector.astype(np.float64))
@@ -145,11 +140,6 @@ def shortened(vector: Sequence[float] | Vector, dimensions: int | None) -> Vecto
     if dimensions is None or dimensions >= len(values):
         return values
     return normalised(values[:dimensions])
-
-
-def as_floats(vector: Vector) -> list[float]:
-    """The vector as the JSON numbers of ``encoding_format: "float"`` (each float32 value exactly)."""
-    return [float(x) for x in vector]
 
 
 def as_base64(vector: Vector) -> str:

@@ -123,14 +123,15 @@ class Schedule:
         total_tokens: int,
         jitter: float = 0.0,
         time_scale: float = 1.0,
-        rng: random.Random | None = None,
+        rng: random.Random | int | None = None,
     ) -> Schedule:
         """A schedule for ``total_tokens`` at ``tokens_per_second`` after ``ttft`` seconds.
 
         ``jitter`` (a fraction of one interval, below 1) moves each token by up to
         half that much either way. Deadlines stay strictly increasing, the first token
         still waits the full TTFT, and the end time is unchanged, so the rate is exact.
-        ``time_scale`` stretches every duration; 0 makes everything due at once.
+        ``time_scale`` stretches every duration; 0 makes everything due at once. ``rng`` is where
+        the jitter comes from: a random source, or the request's seed (see :class:`Jitter`).
         """
         # Clamped, so every deadline is a finite number whatever rate reaches here: the API rejects
         # a header outside the range, and a fixture's rates are checked against it when loaded.
@@ -139,8 +140,12 @@ class Schedule:
         interval = time_scale / rate
         offsets: Sequence[float] = ()
         if jitter > 0 and interval > 0 and total_tokens > 1:
-            offsets = Jitter(rng or random.Random(0), jitter * interval, total_tokens)
+            offsets = Jitter(0 if rng is None else rng, jitter * interval, total_tokens)
         return cls(start=start, ttft=ttft * time_scale, interval=interval, total_tokens=total_tokens, offsets=offsets)
+
+    def shifted(self, seconds: float) -> Schedule:
+        """The same schedule, ``seconds`` later: every deadline moves by as much, the jitter included."""
+        return Schedule(self.start + seconds, self.ttft, self.interval, self.total_tokens, self.offsets)
 
     @property
     def end(self) -> float:
@@ -172,15 +177,18 @@ class Jitter(Sequence[float]):
     """The jitter offsets of one schedule: 0 for the first token, then ``spread * (random() - 0.5)``.
 
     Drawn a block of :data:`BLOCK` at a time as they are first read, from a generator of the
-    block's own (seeded from ``rng`` once), so building the schedule of a long reply costs nothing
-    on its first token's path, and memory stays at one block however long the reply: a block read
-    again after a later one (rarely: a stall fault reads back) is drawn again, the same.
+    block's own, so building the schedule of a long reply costs nothing on its first token's path,
+    and memory stays at one block however long the reply: a block read again after a later one
+    (rarely: a stall fault reads back) is drawn again, the same. The blocks' generators are seeded
+    from ``source``: a random source (one draw from it), or a request's seed itself, salted, which
+    spares the request a generator made only to draw that seed.
     """
 
     BLOCK = 64  # offsets drawn at a time, and all that is kept
+    SALT = 0x7A3C_91E5_0B6D_24F8  # keeps a request's blocks apart from its other draws on the same seed
 
-    def __init__(self, rng: random.Random, spread: float, count: int) -> None:
-        self._seed = rng.getrandbits(64)
+    def __init__(self, source: random.Random | int, spread: float, count: int) -> None:
+        self._seed = source ^ self.SALT if isinstance(source, int) else source.getrandbits(64)
         self._spread = spread
         self._count = count
         self._block = -1
@@ -198,6 +206,8 @@ class Jitter(Sequence[float]):
             return [self[i] for i in range(*k.indices(self._count))]
         if not 0 <= k < self._count:
             raise IndexError(k)
+        if k == 0:  # always 0 (see _draw): the first token's deadline draws nothing
+            return 0.0
         block, at = divmod(k, self.BLOCK)
         if block != self._block:
             self._draw(block)

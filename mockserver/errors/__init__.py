@@ -378,6 +378,26 @@ def config_conflict(reason: str) -> ConflictError:
     )
 
 
+def speed_check_running(generation_s: float) -> ConflictError:
+    """``POST /_mock/speed-check`` while this server's check is still measuring."""
+    return ConflictError(
+        "A speed check is already running on this server; the dashboard shows its figures as they come in. "
+        f"Start another once it has finished (it takes about {generation_s:g} seconds plus the slowest time to "
+        "first token).",
+        code="speed_check_running",
+    )
+
+
+def nothing_to_speed_check() -> ConflictError:
+    """``POST /_mock/speed-check`` with no model and key to measure in the configuration in force."""
+    return ConflictError(
+        "There is nothing to check: the speed check needs an OpenAI model without a forced tier and an "
+        "active API key allowed to use it at one of its tiers (default, priority, flex or ultrafast), and the "
+        "configuration in force has none. Add them to the fixture, or restore it with POST /_mock/reset.",
+        code="nothing_to_speed_check",
+    )
+
+
 def server_reset() -> ServiceUnavailableError:
     return ServiceUnavailableError(
         "The mock server was reset (POST /_mock/reset) while this request was in flight.", code="server_reset"

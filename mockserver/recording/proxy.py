@@ -22,6 +22,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from mockserver import errors
 from mockserver.cassettes.files import CassetteError, CassetteWriter
@@ -29,7 +30,7 @@ from mockserver.cassettes.format import MESSAGES_PATH, Record
 from mockserver.cassettes.redaction import Redactor
 from mockserver.errors import anthropic as anthropic_errors
 from mockserver.harness.replay.library import Library
-from mockserver.recording.capture import Capture, Clock
+from mockserver.recording.capture import Capture
 from mockserver.recording.upstream import Upstream, UpstreamUnavailable, headers_back
 
 logger = logging.getLogger("mockserver.record")
@@ -45,11 +46,11 @@ class Recorder:
     writer: CassetteWriter
     redactor: Redactor
     record_errors: bool = False
-    clock: Clock | None = None
     known: Library | None = None  # recordings answered from the cassette instead of forwarded (record mode "new")
     recorded: int = 0
     in_flight: int = 0  # exchanges forwarded and not yet written (or dropped): see :meth:`settled`
     replayed: dict[bytes, int] = field(default_factory=dict)  # how many of each key's recordings were used
+    retired: bool = False  # no new exchange comes: the upstream client closes once the last one ends
 
     def recorded_reply(self, request: Request, body: bytes) -> Response | None:
         """The next unused recording of this request, when the cassette already holds one; else None."""
@@ -70,8 +71,19 @@ class Recorder:
         """Every exchange that has started has been written or dropped."""
         return self.in_flight == 0
 
+    async def retire(self) -> None:
+        """No new exchange will start: close the upstream client now, or when the last one in flight ends."""
+        self.retired = True
+        if self.settled():
+            await self.upstream.aclose()
+
+    async def exchange_ended(self) -> None:
+        """One exchange counted in :attr:`in_flight` has been written or dropped."""
+        self.in_flight -= 1
+        if self.retired and self.settled():
+            await self.upstream.aclose()
+
     def capture(self, request: Request, body: bytes) -> Capture:
-        extra = {"clock": self.clock} if self.clock is not None else {}
         return Capture(
             method=request.method,
             path=request.url.path,
@@ -79,7 +91,6 @@ class Recorder:
             headers=request.headers.items(),
             body=body,
             redactor=self.redactor,
-            **extra,
         )
 
     async def keep(self, capture: Capture) -> None:
@@ -125,14 +136,13 @@ async def forward(recorder: Recorder, request: Request, body: bytes) -> Response
             request.method, request.url.path, request.url.query, request.headers.items(), body
         )
     except BaseException as exc:
-        recorder.in_flight -= 1
+        with anyio.CancelScope(shield=True):
+            await recorder.exchange_ended()
         if isinstance(exc, UpstreamUnavailable):
             return _error(request, exc)
         raise
     capture.response_started(reply.status_code, reply.headers.multi_items())
-    return StreamingResponse(
-        _pass_through(reply, capture, recorder), status_code=reply.status_code, headers=dict(headers_back(reply))
-    )
+    return _Relay(reply, capture, recorder)
 
 
 def as_recorded(record: Record) -> Response:
@@ -151,22 +161,46 @@ def as_recorded(record: Record) -> Response:
     return Response((response.text or "").encode(), status_code=response.status, headers=headers)
 
 
-async def _pass_through(reply: httpx.Response, capture: Capture, recorder: Recorder) -> AsyncIterator[bytes]:
-    try:
+class _Relay(StreamingResponse):
+    """The upstream's reply streamed to the client as it comes. Its exchange ends exactly once, whether
+    the reply ran to its end (recorded), broke off, or the client left before or while it was sent."""
+
+    def __init__(self, reply: httpx.Response, capture: Capture, recorder: Recorder) -> None:
+        self._reply, self._capture, self._recorder = reply, capture, recorder
+        self._ended = False
+        super().__init__(self._chunks(), status_code=reply.status_code, headers=dict(headers_back(reply)))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:  # a client gone before the first chunk never starts the stream, so its own end never runs
+            with anyio.CancelScope(shield=True):
+                await self._end(complete=False)
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
         complete = False
         try:
-            async for chunk in reply.aiter_bytes():
-                capture.chunk(chunk)
+            async for chunk in self._reply.aiter_bytes():
+                self._capture.chunk(chunk)
                 yield chunk
             complete = True
         except httpx.TransportError as exc:
+            capture = self._capture
             logger.warning("mockserver record: the upstream broke off %s %s: %s", capture.method, capture.path, exc)
         finally:
-            await reply.aclose()
-        if complete:
-            await recorder.keep(capture)
-    finally:
-        recorder.in_flight -= 1
+            with anyio.CancelScope(shield=True):
+                await self._end(complete)
+
+    async def _end(self, complete: bool) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        try:
+            await self._reply.aclose()
+            if complete:
+                await self._recorder.keep(self._capture)
+        finally:
+            await self._recorder.exchange_ended()
 
 
 async def _body(request: Request) -> bytes | None:

@@ -61,6 +61,10 @@ class Upstream:
                 f"The upstream API at {self.url} could not be reached ({type(exc).__name__}: {exc or 'no answer'})."
             ) from None
 
+    @property
+    def closed(self) -> bool:
+        return self._client.is_closed
+
     async def aclose(self) -> None:
         await self._client.aclose()
 

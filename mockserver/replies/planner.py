@@ -17,7 +17,6 @@ the same request carry the same tokens:
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -127,7 +126,7 @@ def plan(facts: Facts) -> Plan:
         total_tokens=total,
         jitter=profile.jitter,
         time_scale=sources.writer.time_scale,
-        rng=random.Random(facts.seed),
+        rng=facts.seed,
     )
     return Plan(choices, schedule, script)
 

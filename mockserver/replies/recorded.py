@@ -20,7 +20,7 @@ Three timings (``--replay-timing``), each stretched by the time scale:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -45,6 +45,11 @@ class ReplayPlan:
     usage: Usage
     frames: list[tuple[float, bytes]]  # each event's deadline on the server clock, and its bytes
     whole: dict[str, Any] | None  # the body of a reply that is not streamed
+
+    def shifted(self, seconds: float) -> ReplayPlan:
+        """This plan with every deadline ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
+        frames = [(due + seconds, frame) for due, frame in self.frames]
+        return replace(self, schedule=self.schedule.shifted(seconds), frames=frames)
 
     def events(self, pacer: Pacer) -> Iterator[Item]:
         for due, frame in self.frames:

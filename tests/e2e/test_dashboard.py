@@ -261,3 +261,15 @@ def test_the_speed_check_shows_each_tiers_rate(dashboard: Watched) -> None:
     rates = {tier: float(text) for tier, text in cards}
     for tier, target in {**TIER_RATES, "flex": 27.0}.items():
         assert abs(rates[tier] / target - 1) < RATE_SLACK, f"{tier}: {rates[tier]} against {target}"
+
+
+def test_a_speed_check_with_nothing_to_check_shows_the_servers_message(server: MockServer, dashboard: Watched) -> None:
+    page = dashboard.page
+    dashboard.expected_statuses.add(409)
+    revoked = [{"key": "sk-mock-revoked", "status": "revoked", "tiers": ["default"]}]
+    assert httpx.patch(f"{server.url}/_mock/config", json={"accounts": revoked}).status_code == 200
+    page.click("#speed-check")
+    page.wait_for_function("() => document.querySelector('#speed-error').textContent !== ''")
+    refused = httpx.post(f"{server.url}/_mock/speed-check")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "nothing_to_speed_check"
+    assert page.text_content("#speed-error") == refused.json()["error"]["message"]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import openai
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mockserver import MockServer
 from mockserver.config.fixture import ConfigError, parse_fixture
@@ -126,3 +130,66 @@ def test_a_stated_size_sets_the_length(server: MockServer) -> None:
     chinese, _, text = _chat(client, "写一篇500字的文章")
     assert 450 <= len(text) <= 550 and chinese == pytest.approx(len(text) * 1.36, abs=2)
     assert _chat(client, "Write 100000 words")[0] == server.state.fixture.output_tokens.longest
+
+
+# The cue patterns as phrases, one alternative each: lengths.py groups them by first letter, which
+# is faster to search; these say what they mean, and the test below checks the two agree.
+_LONG_PHRASES = re.compile(
+    r"\b(?:stor(?:y|ies)|essays?|articles?|reports?|chapters?|novel(?:la)?s?|novels?|fairy ?tales?|tales?|"
+    r"blog posts?|long|lengthy|in (?:great |full )?detail|detailed|at length|thorough(?:ly)?|comprehensive|"
+    r"in depth|in-depth|elaborate|\d[\d,]*\s*(?:words|paragraphs|pages))\b"
+    r"|故事|文章|报告|论文|小说|长篇|详细|详尽|深入|\d+\s*字",
+    re.IGNORECASE,
+)
+_SHORT_PHRASES = re.compile(
+    r"\b(?:one|single|1)[ -]word|\byes or no\b|\byes/no\b|\bbriefly\b|\bbrief(?:ly)? answer\b|\bbe brief\b|"
+    r"\bin (?:one|a single|1) (?:sentence|line|word)\b|\bone[- ]liner?\b|\bshort answer\b|\bkeep it short\b|"
+    r"\bbe concise\b|\bconcisely\b|\btl;?dr\b|\bjust the (?:number|name|answer)\b|\bonly the (?:number|name|answer)\b"
+    r"|一个词|一个字|简短|简要|简单回答|一句话|是或否|是还是否|只回答",
+    re.IGNORECASE,
+)
+_STATED_AS_WRITTEN = re.compile(
+    r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d{1,7})\s*(?:-\s*)?"
+    r"(?:(?P<words>words?\b)|(?P<tokens>tokens?\b)|(?P<zh>个?字|个汉字))",
+    re.IGNORECASE,
+)
+# Pieces of every phrase, and what sits around them, so that random texts often come near a match.
+_PIECES = [
+    "one", "single", "1", "word", "yes", "or", "no", "/", "briefly", "brief", "answer", "be", "in", "a", "sentence",
+    "line", "liner", "short", "keep", "it", "concise", "concisely", "tl;dr", "tldr", "just", "the", "number", "name",
+    "only", "story", "stories", "essay", "article", "report", "chapter", "novella", "novels", "novel", "fairy", "tale",
+    "tales", "blog", "post", "long", "lengthy", "great", "full", "detail", "detailed", "at", "length", "thorough",
+    "thoroughly", "comprehensive", "depth", "in-depth", "elaborate", "1,000", "12", "words", "paragraphs", "pages",
+    "一个词", "一个字", "简短", "简要", "简单回答", "一句话", "是或否", "是还是否", "只回答", "故事", "文章", "报告",
+    "论文", "小说", "长篇", "详细", "详尽", "深入", "800", "字",
+    "keep it short", "yes or no", "be brief", "in one sentence", "in a single line", "just the number",
+    "short answer", "only the name", "at length", "in great detail", "in full detail", "blog post", "in depth",
+    "s", "ly", "x", "_", "ONE", "Brief", "STORY", "ſ", "K", "é",
+    "0", "7", "42", "1,000", ",000", "12345678", "3.5", ".", "v2", "٣", "word", "tokens", "Words", "个字", "个汉字",
+]  # fmt: skip
+_BETWEEN = [" ", " ", " ", "", "", "  ", "-", ", ", ". ", "\n", "_"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_PIECES), st.sampled_from(_BETWEEN)), max_size=12))
+def test_the_grouped_cue_patterns_match_the_same_texts_as_the_phrases(pieces: list[tuple[str, str]]) -> None:
+    text = "".join(piece + between for piece, between in pieces)
+    assert (lengths._SHORT.search(text) is None) == (_SHORT_PHRASES.search(text) is None), text
+    assert (lengths._LONG.search(text) is None) == (_LONG_PHRASES.search(text) is None), text
+    stated, written = lengths._STATED.search(text), _STATED_AS_WRITTEN.search(text)
+    assert (stated and (stated.span(), stated.groups())) == (written and (written.span(), written.groups())), text
+
+
+@pytest.mark.parametrize("text", ["Keep it short.", "TL;DR please", "one-liner", "in a single line", "be concise"])
+def test_every_short_phrase_is_still_a_short_cue(text: str) -> None:
+    assert lengths.answer_kind([text]) == "short" and _SHORT_PHRASES.search(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["write 200 words", "1,000 words", "v1.5 words", "3.200 words", "x200words", "1,00 words", "12345678 words",
+     "about 500-tokens", "写800字", "写 800 个汉字", "0 words", "٣٠ words", ".5 words", "5.words", "2,000,000 tokens"],
+)  # fmt: skip
+def test_the_stated_size_pattern_finds_what_it_finds_as_written(text: str) -> None:
+    stated, written = lengths._STATED.search(text), _STATED_AS_WRITTEN.search(text)
+    assert (stated and (stated.span(), stated.groups())) == (written and (written.span(), written.groups()))

@@ -105,3 +105,24 @@ def test_never_ahead_of_schedule_and_total_time_is_n_over_rate(
     assert deadlines[0] == pytest.approx(ttft)
     assert all(a < b for a, b in itertools.pairwise(deadlines))
     assert deadlines[-1] < schedule.end
+
+
+def test_a_shifted_schedule_moves_every_deadline_by_the_same_amount() -> None:
+    """A reply that waited for a capacity slot keeps its plan, moved later by the wait."""
+    schedule = Schedule.build(start=10.0, ttft=0.2, tokens_per_second=750, total_tokens=300, jitter=0.5, rng=7)
+    later = schedule.shifted(1.5)
+    assert later.start == 11.5
+    assert later.first_token_at == pytest.approx(schedule.first_token_at + 1.5)
+    assert later.end == pytest.approx(schedule.end + 1.5)
+    assert all(later.due_at(k) == pytest.approx(schedule.due_at(k) + 1.5) for k in range(300))
+
+
+def test_jitter_seeded_by_the_request_is_the_same_for_the_same_seed_and_leaves_the_first_token_alone() -> None:
+    def build(seed: int) -> Schedule:
+        return Schedule.build(start=0.0, ttft=0.2, tokens_per_second=100, total_tokens=200, jitter=0.5, rng=seed)
+
+    first, again, other = build(42), build(42), build(43)
+    assert [first.due_at(k) for k in range(200)] == [again.due_at(k) for k in range(200)]
+    assert [first.due_at(k) for k in range(200)] != [other.due_at(k) for k in range(200)]
+    assert first.due_at(0) == first.first_token_at  # the first token waits the full TTFT
+    assert all(first.due_at(k) < first.due_at(k + 1) for k in range(199))

@@ -79,3 +79,12 @@ def test_instant_timing_sends_everything_at_once_and_the_body_is_folded() -> Non
     body = plan.body()
     assert body["object"] == "chat.completion" and body["usage"]["completion_tokens"] == 40
     assert body["choices"][0]["message"]["content"] == "".join(f"w{k} " for k in range(10))
+
+
+def test_a_shifted_replay_moves_its_frames_with_its_schedule() -> None:
+    """A replay that waited for a capacity slot goes out later by the wait, every event alike."""
+    plan = _plan(_chat(), None, "recorded")
+    later = plan.shifted(0.75)
+    assert [due for due, _ in later.frames] == pytest.approx([due + 0.75 for due, _ in plan.frames])
+    assert [frame for _, frame in later.frames] == [frame for _, frame in plan.frames]
+    assert later.schedule.end == pytest.approx(plan.schedule.end + 0.75)

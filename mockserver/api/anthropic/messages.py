@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import orjson
@@ -87,6 +87,10 @@ class MessagePlan:
     input_tokens: int
     speed: str | None  # echoed in usage when the request set it
     schedule: Schedule
+
+    def shifted(self, seconds: float) -> MessagePlan:
+        """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
+        return replace(self, schedule=self.schedule.shifted(seconds))
 
     @property
     def output_tokens(self) -> int:

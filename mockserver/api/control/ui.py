@@ -22,6 +22,7 @@ from mockserver.api import guard
 from mockserver.api.control import feed, pages
 from mockserver.api.routing import server_state
 from mockserver.harness.journal import JournalQuery
+from mockserver.harness.live import speed_check
 
 # Not in the OpenAPI document: these serve a page and its endless feed, not an API for clients
 # (docs/dashboard.md describes them).
@@ -80,7 +81,7 @@ async def journal_entry(request: Request, seq: int) -> JSONResponse:
 @router.get("/events", summary="The dashboard's live updates (text/event-stream)", response_class=StreamingResponse)
 async def events(request: Request) -> StreamingResponse:
     state = server_state(request)
-    connections = _connections(request)
+    connections = connections_of(request)
     if not connections.take():
         raise errors.RateLimitError(
             f"At most {connections.limit} dashboards may be connected at once.", code="too_many_dashboards"
@@ -90,10 +91,12 @@ async def events(request: Request) -> StreamingResponse:
 
 
 @router.post("/speed-check", summary="Start the speed check: one request per tier, measured as a client does")
-async def speed_check(request: Request) -> JSONResponse:
+async def start_speed_check(request: Request) -> JSONResponse:
     state = server_state(request)
+    if state.speed_check.running:
+        raise errors.speed_check_running(speed_check.GENERATION_S)
     if not state.speed_check.start(state.fixture, _own_url(request), state.settings.time_scale):
-        raise errors.ConflictError("A speed check is running already, or no model and key can be checked.")
+        raise errors.nothing_to_speed_check()
     shown: dict[str, Any] | None = state.speed_check.shown()
     return JSONResponse(shown, status_code=202)
 
@@ -116,10 +119,6 @@ class FeedResponse(StreamingResponse):
 
 def connections_of(request: Request) -> feed.Connections:
     """The dashboards connected to this process (created with the first)."""
-    return _connections(request)
-
-
-def _connections(request: Request) -> feed.Connections:
     connections: feed.Connections | None = getattr(request.app.state, "dashboards", None)
     if connections is None:
         connections = request.app.state.dashboards = feed.Connections()

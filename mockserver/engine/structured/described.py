@@ -47,7 +47,12 @@ def described_schema(texts: Sequence[str]) -> dict[str, Any] | None:
 
 def asks_for_json_block(texts: Sequence[str]) -> bool:
     """Whether the messages ask for the answer as a ```` ```json ```` code block."""
-    return any(_JSON_BLOCK_REQUEST.search(text[:MAX_TEXT_CHARS]) for text in texts)
+    # Every phrase has "json" in it: a text without it (case folded, as the pattern matches) is passed over
+    # without the search, which tries every position of the text.
+    return any(
+        "json" in text[:MAX_TEXT_CHARS].casefold() and _JSON_BLOCK_REQUEST.search(text[:MAX_TEXT_CHARS])
+        for text in texts
+    )
 
 
 def _objects_in(text: str) -> list[dict[str, Any]]:

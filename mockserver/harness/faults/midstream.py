@@ -27,7 +27,7 @@ signal, and the server's stream scheduler carries them out.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 
 from mockserver.config.faults import FaultSpec
@@ -41,14 +41,6 @@ class FaultPacer(Pacer):
 
     merges_when_due = False
     fixed = False  # shift() moves the schedule mid-stream: deadlines are read as they come
-
-    async def batches(self, first: int, stop: int, per_chunk: int = 1) -> AsyncIterator[tuple[int, int]]:
-        sent = first
-        while sent < stop:
-            target = min(sent + per_chunk, stop)
-            await self.clock.sleep_until(self.schedule.due_at(target - 1))
-            yield sent, target
-            sent = target
 
     def shift(self, seconds: float) -> None:
         """Move every deadline later, so a stream resumes at its rate after a stall instead of bursting."""

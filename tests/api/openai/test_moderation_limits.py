@@ -1,4 +1,5 @@
-"""``POST /v1/moderations`` within its limits: one image per request (live), a bounded input array."""
+"""``POST /v1/moderations`` within its limits: one image per request (live), a bounded input array, and
+each text read up to the live models' 32,768 tokens (truncated past them, as OpenAI documents)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import openai
 import pytest
 
 from mockserver import MockServer
-from mockserver.api.openai.moderations.plan import MAX_INPUTS
+from mockserver.api.openai.moderations.plan import MAX_INPUT_TOKENS, MAX_INPUTS
+from mockserver.engine import tokens
+from tests.conftest import fixture_with
 
 IMAGE = {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}
 
@@ -41,3 +44,22 @@ def test_more_than_one_image_gets_the_live_error(server: MockServer) -> None:
     }
     (one,) = client.moderations.create(input=[{"type": "text", "text": "see"}, IMAGE]).results  # type: ignore[list-item]
     assert not one.flagged
+
+
+def test_a_text_past_the_token_limit_is_moderated_on_its_first_32768_tokens() -> None:
+    rules = [{"pattern": r"(?i)\bhit him\b", "categories": ["violence"]}]
+    filler = "word " * 40_000  # 40,000 tokens: past the limit
+    assert tokens.count(filler) > MAX_INPUT_TOKENS == 32_768
+    with (
+        MockServer(fixture=fixture_with(moderation={"rules": rules}), time_scale=0, seed=4) as server,
+        openai.OpenAI(
+            base_url=server.base_url, api_key="sk-mock-preview", max_retries=0, _strict_response_validation=True
+        ) as client,
+    ):
+        early, late = client.moderations.create(input=["I will hit him. " + filler, filler + "I will hit him."]).results
+        assert early.flagged and early.categories.violence
+        assert not late.flagged  # past the first 32,768 tokens: left out of the check, not refused
+        short = client.moderations.create(input="I will hit him.")
+        assert short.results[0].flagged
+        counted = [call.usage["input_tokens"] for call in server.requests.filter(path="/v1/moderations")]
+    assert counted == [2 * MAX_INPUT_TOKENS, tokens.count("I will hit him.")]

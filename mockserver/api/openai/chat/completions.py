@@ -9,7 +9,7 @@ request carry the same content.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -86,6 +86,10 @@ class ChatPlan:
     choices: tuple[ChatChoice, ...]
     include_usage: bool
     schedule: Schedule
+
+    def shifted(self, seconds: float) -> ChatPlan:
+        """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
+        return replace(self, schedule=self.schedule.shifted(seconds))
 
     @property
     def reasoning_steps(self) -> int:

@@ -20,9 +20,7 @@ from mockserver.engine import embeddings
 from mockserver.engine.embeddings import Vector
 from mockserver.harness.embedding_scripts import scripted_vector
 from mockserver.server_state import ServerState
-from mockserver.service import large_work
 from mockserver.service.access import Admission
-from mockserver.service.exchange import Exchange
 
 
 @dataclass(frozen=True)
@@ -71,18 +69,6 @@ def reply_values(admission: Admission, body: EmbeddingRequest) -> int:
     value = body.input
     inputs = len(value) if isinstance(value, list) and value and not isinstance(value[0], int) else 1
     return inputs * (body.dimensions or admission.model.dimensions or 0)
-
-
-async def make_room(exchange: Exchange, admission: Admission, body: EmbeddingRequest) -> None:
-    """Take the request's weight from the process's budget (:mod:`mockserver.service.large_work`)
-    until its reply has gone out; the live 503 if it does not fit in time."""
-    budget = large_work.LARGE
-    weight = budget.weight(reply_values(admission, body))
-    if not weight:
-        return
-    if not await budget.take(weight):
-        raise large_work.overloaded()
-    exchange.releases.append(lambda: budget.release(weight))
 
 
 def document(plan: EmbeddingPlan, encoding_format: str | None) -> dict[str, Any]:

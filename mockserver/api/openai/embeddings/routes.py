@@ -6,6 +6,7 @@ from starlette.responses import Response
 from mockserver.api import whole_replies
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.openai.embeddings import plan as embedding_plan
+from mockserver.api.openai.embeddings import room
 from mockserver.api.openai.embeddings.schemas import EmbeddingRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
 from mockserver.service import access
@@ -28,8 +29,8 @@ async def create_embedding(request: Request) -> Response:
         raw_body=raw,
         plan=lambda admitted: embedding_plan.plan_embeddings(state, admitted, body, exchange.path),
         input_tokens=lambda planned: planned.input_tokens,
-        # A large request waits until it fits the process's memory budget first.
-        before_plan=lambda admitted: embedding_plan.make_room(exchange, admitted, body),
+        # A large request waits until it fits the process's memory budget first (or its client leaves).
+        before_plan=lambda admitted: room.make_room(request, exchange, admitted, body),
         # Off the event loop: the first request loads cl100k_base (about a second), and a large one
         # takes seconds to count and embed.
         in_thread=True,

@@ -3,6 +3,11 @@
 The live API answers an array of strings with one result each, and an array of multi-modal parts
 (texts and images) with a single result for all of them, which is what this does.
 
+Each text is moderated on its first :data:`MAX_INPUT_TOKENS` tokens, as the live model does: OpenAI
+documents that a longer input is truncated (which may leave a few tokens out of the check), not
+refused. So the fixture's rules see that much of each text, and that much is counted in ``usage``
+and the token window; counting stops there, so a text of any length costs the same bounded work.
+
 Limits: at most :data:`MAX_IMAGES` image per request, refused in the live API's words
 (``400 Number of images (2) exceeds maximum of 1``, code ``too_many_images``); and at most
 :data:`MAX_INPUTS` strings or parts, refused as the live API refuses any array past its maximum
@@ -25,6 +30,8 @@ from mockserver.engine.moderation import Part
 
 MAX_INPUTS = 2_048  # assumption: the embeddings endpoint's figure; the live API publishes none
 MAX_IMAGES = 1
+MAX_INPUT_TOKENS = 32_768  # the live models' maximum per input: past it, the text is truncated
+_PIECE_CHARS = 16_384  # a long text is counted this many characters at a time, up to the maximum
 
 
 @dataclass(frozen=True)
@@ -35,9 +42,33 @@ class ModerationPlan:
 
 
 def plan_moderation(rules: Sequence[ModerationRule], body: ModerationRequest) -> ModerationPlan:
-    inputs = _inputs(body)
-    counted = sum(tokens.count(part.content) for parts in inputs for part in parts if part.type == "text")
+    inputs: list[list[Part]] = []
+    counted = 0
+    for parts in _inputs(body):
+        read: list[Part] = []
+        for part in parts:
+            if part.type != "text":
+                read.append(part)
+                continue
+            text, tokens_read = model_reads(part.content)
+            read.append(Part("text", text))
+            counted += tokens_read
+        inputs.append(read)
     return ModerationPlan(body.model, [moderation.classify(rules, parts) for parts in inputs], counted)
+
+
+def model_reads(text: str) -> tuple[str, int]:
+    """The part of ``text`` the model moderates (its first :data:`MAX_INPUT_TOKENS` tokens), and its tokens."""
+    if len(text) <= MAX_INPUT_TOKENS:  # a token is at least one character: nothing to cut
+        return text, tokens.count(text)
+    total = kept = 0
+    for piece in tokens.pieces(text, _PIECE_CHARS):
+        counted = tokens.count(piece)
+        if total + counted > MAX_INPUT_TOKENS:
+            head = "".join(tokens.split(piece)[: MAX_INPUT_TOKENS - total])
+            return text[:kept] + head, MAX_INPUT_TOKENS
+        total, kept = total + counted, kept + len(piece)
+    return text, total
 
 
 def document(plan: ModerationPlan, moderation_id: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -115,6 +115,10 @@ class ResponsePlan:
     input_items: tuple[dict[str, Any], ...]
     store: bool
     background: bool
+
+    def shifted(self, seconds: float) -> ResponsePlan:
+        """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
+        return replace(self, schedule=self.schedule.shifted(seconds))
 
     @property
     def reasoning_tokens(self) -> int:

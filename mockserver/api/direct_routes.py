@@ -1,0 +1,177 @@
+"""The inference routes, served without FastAPI's route machinery.
+
+Why this exists: a burst of streaming requests waits, request after request, for the server's
+CPU before each stream opens, and about a third of that CPU went to layers that do nothing for
+these routes: Starlette's and FastAPI's own middleware (the outermost error handler, telemetry,
+a body limit we do not set, the exception middleware, an exit stack), the router trying one
+route after another, and FastAPI's dependency solver, which for an endpoint that takes only the
+``Request`` has nothing to solve.
+
+What it does: a request whose method and path are exactly those of one of the routes it serves
+(``POST /v1/chat/completions``, ``/v1/responses``, ``/v1/messages``, ...) goes from the app
+straight to the middleware the app added itself (:class:`~mockserver.api.middleware.RequestContextMiddleware`:
+exchange, ``x-request-id``, reply headers, journal, metrics, body limit, guard) and then to its
+endpoint. Everything else (another method, which answers 405; ``HEAD``; a trailing slash; a
+path without ``/v1``; an unknown path; a server mounted under a root path) takes the full
+FastAPI stack, as before.
+
+Nothing a client sees changes. The routes stay registered with FastAPI, so the OpenAPI
+document is the same. An exception from the endpoint meets the same handlers, found the same
+way, as FastAPI's exception middleware would find them (a ``MockAPIError`` is rendered in the
+API's shape by the app's handler); one no handler takes goes up to the middleware, which logs it
+and answers a 500 in the API's shape, as it always did.
+
+A route is served here only when its method and path alone choose it, its endpoint is a
+coroutine taking the ``Request`` and nothing else (no parameters, no dependencies, nothing for
+FastAPI to solve), and it returns a ``Response`` (nothing to serialize). The Anthropic Messages
+routes match only requests labelled Anthropic; every request to ``/v1/messages`` is
+(:func:`mockserver.api.anthropic.family.classify` labels it by its path).
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+ExceptionHandler = Callable[[Request, Exception], Any]
+
+
+class App(FastAPI):
+    """FastAPI, whose own ``__call__`` the requests of the routes served directly skip as well: it asks
+    OpenTelemetry, on every request, whether a tracer, a meter or a logger is configured (about 3 µs).
+    They go straight to the app's middleware stack, as Starlette's ``__call__`` would send them."""
+
+    served_directly: frozenset[tuple[str, str]] = frozenset()  # (method, path): set by serve_directly
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        stack = self.middleware_stack
+        if (
+            stack is not None
+            and scope["type"] == "http"
+            and (scope["method"], scope["path"]) in self.served_directly
+            and not self.root_path
+        ):
+            scope["app"] = self
+            await stack(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
+
+
+def serve_directly(app: App, routes: Iterable[BaseRoute]) -> None:
+    """Serve the routes of ``routes`` that qualify (see :func:`qualifies`) directly, inside the app's
+    own middleware; every other request goes through the app's full stack.
+
+    Call it after the app's middleware and exception handlers are added; the dispatch is built
+    with the app's middleware stack, when the first request comes.
+    """
+    served = [route for route in routes if isinstance(route, APIRoute) and qualifies(route)]
+    build = app.build_middleware_stack
+
+    def build_with_direct_routes() -> ASGIApp:
+        stack = build()
+        direct = DirectRoutes(served, app.exception_handlers, app.router)
+        inner: ASGIApp = direct
+        for cls, args, kwargs in reversed(app.user_middleware):
+            inner = cls(inner, *args, **kwargs)
+        table = direct.routes
+
+        async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http" and (scope["method"], scope["path"]) in table and not scope.get("root_path"):
+                await inner(scope, receive, send)
+            else:
+                await stack(scope, receive, send)
+
+        return dispatch
+
+    app.build_middleware_stack = build_with_direct_routes  # type: ignore[method-assign]
+    app.served_directly = frozenset((method, route.path) for route in served for method in route.methods or ())
+
+
+def qualifies(route: APIRoute) -> bool:
+    """Whether ``route`` can be served without FastAPI's machinery: its method and path alone choose
+    it, and its endpoint is a coroutine that takes the ``Request`` alone and returns a ``Response``."""
+    dependant = route.dependant
+    parameters = inspect.signature(route.endpoint).parameters
+    returns = typing.get_type_hints(route.endpoint).get("return")
+    methods = route.methods or set()
+    return (
+        "{" not in route.path
+        and bool(methods)
+        and "GET" not in methods  # a GET route answers HEAD as well: left to the router
+        and inspect.iscoroutinefunction(route.endpoint)
+        and list(parameters) == [dependant.request_param_name]
+        and not dependant.dependencies
+        and route.response_model is None
+        and isinstance(returns, type)
+        and issubclass(returns, Response)
+    )
+
+
+class DirectRoutes:
+    """The ASGI app that runs the endpoint of the route a request's method and path name exactly,
+    as FastAPI would: the same scope keys, the same exception handlers."""
+
+    def __init__(self, routes: Iterable[APIRoute], handlers: Mapping[Any, ExceptionHandler], router: Any) -> None:
+        self.routes: dict[tuple[str, str], APIRoute] = {
+            (method, route.path): route for route in routes for method in route.methods or ()
+        }
+        self.router = router
+        # As Starlette splits them: the handler of every exception class, and of HTTP statuses (500
+        # and ``Exception`` belong to the outermost error middleware, which never sees these routes'
+        # errors: the request middleware answers them).
+        self.handlers = {key: h for key, h in handlers.items() if isinstance(key, type) and key is not Exception}
+        self.status_handlers = {key: h for key, h in handlers.items() if isinstance(key, int) and key != 500}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        route = self.routes[(scope["method"], scope["path"])]
+        # What the router would have put in the scope; the journal reads the route's path.
+        scope["route"] = route
+        scope["endpoint"] = route.endpoint
+        scope["path_params"] = {}
+        scope.setdefault("router", self.router)
+        request = Request(scope, receive, send)
+        started = False
+
+        async def sender(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            response: Response = await route.endpoint(request)
+            await response(scope, receive, sender)
+        except Exception as exc:
+            handler = self.handler_for(exc)
+            if handler is None:
+                raise
+            if started:
+                raise RuntimeError("Caught handled exception, but response already started.") from exc
+            if inspect.iscoroutinefunction(handler):
+                answer = await handler(request, exc)
+            else:
+                answer = await run_in_threadpool(handler, request, exc)
+            if answer is not None:
+                await answer(scope, receive, sender)
+            exc.__traceback__ = None  # an exception instance raised again must not grow its traceback
+
+    def handler_for(self, exc: Exception) -> ExceptionHandler | None:
+        """The handler Starlette's exception middleware would pick: by status for an HTTP exception,
+        else by the nearest class in the exception's MRO."""
+        if isinstance(exc, HTTPException) and exc.status_code in self.status_handlers:
+            return self.status_handlers[exc.status_code]
+        for cls in type(exc).__mro__:
+            if cls in self.handlers:
+                return self.handlers[cls]
+        return None

@@ -71,7 +71,7 @@ class Slot:
     async def _give_back(self) -> None:
         try:
             await self.store.release(self.pools, self.lease)
-            capacity_queue.notify()
+            capacity_queue.notify(self.store)
         except errors.MockAPIError:
             # The shared store is unreachable: the lease expires there by itself.
             logger.warning("could not give back Ultrafast slot %s; its lease will expire", self.lease)
@@ -107,7 +107,7 @@ async def acquire(
             return await store.acquire(pools, lease) is None
 
         try:
-            outcome, waited = await capacity_queue.wait_for_slot(take, queue)
+            outcome, waited = await capacity_queue.wait_for_slot(take, queue, store, slot.pools)
         except capacity_queue.ClientLeft as left:
             if noted is not None:
                 noted("left", left.waited)

@@ -6,19 +6,27 @@ wait (scaled by ``time_scale``, like every wait; 0, the default, refuses at once
 that gets a slot within it is served, its TTFT counted from its arrival, so the wait is part of
 it; past it, ``capacity.when_full`` applies as before (429/503 or a downgrade).
 
-How a waiting request learns of a free slot:
+Who gets a slot when one comes back: the first to arrive (:mod:`mockserver.service.capacity_line`,
+one line per store in each process):
 
-- a slot given back in this process wakes every waiter here at once (:func:`notify`);
-- a slot given back by another worker or replica (the slots are the store's, so shared through
-  Redis) is seen at the next poll, every :data:`POLL_S`, and so is a lease that expired.
+- a slot given back in this process (:func:`notify`) wakes exactly one waiter, the first in line; if
+  it cannot take the slot (its organization's pool is full), the first of another organization
+  tries, and so on: at most one failed attempt per organization waiting, never one per waiter;
+- with a shared store (Redis: several workers or replicas), a slot given back by another process,
+  or a lease that expired, is seen at the next poll: one per :data:`POLL_S` for the whole line, not
+  per waiter. The in-memory store never polls: its slots come back only through :func:`notify`.
 
-Each wake-up is one attempt at the store's atomic ``acquire``: whoever takes the slot first has it,
-so the cap holds exactly; waiters are not served in order of arrival.
+Each attempt is one call to the store's atomic ``acquire``, so the cap holds exactly. A request
+that arrives just as a slot comes back may take it before the first in line does (it asks the
+store before it joins the line), as on any shared pool; among the waiting, first come, first served.
 
 Bounds: at most :data:`MAX_WAITERS` requests wait in one process (more are refused at once, as
 without a queue), each for at most ``queue_ms`` (at most a minute, times ``time_scale``, and never
 past ``--max-reply-seconds``: :func:`wait_seconds`), and a waiter whose client
-leaves stops waiting at once (:class:`ClientLeft`). What happened is noted on the exchange
+leaves stops waiting at once (:class:`ClientLeft`), out of the line. A waiting request costs one
+future and one timer (its deadline), and nothing on the event loop until it is woken; a shared
+store's line adds one timer, and every :data:`POLL_S` at most one refused attempt per organization
+waiting (plus one per request it serves). What happened is noted on the exchange
 (:data:`QUEUED_MS`, :data:`QUEUE_OUTCOME`) for the journal and ``/metrics``.
 """
 
@@ -26,13 +34,16 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Literal
 
 from mockserver.engine.pacing import Clock
+from mockserver.service.capacity_line import Lines
+from mockserver.service.wakeups import wake
+from mockserver.state.store import MemoryStore, Store
 
-POLL_S = 0.02  # how soon a slot given back elsewhere (another worker, a replica) is seen
+POLL_S = 0.02  # with a shared store: how soon a slot given back elsewhere (another worker, a replica) is seen
 MAX_WAITERS = 1_024  # requests waiting at once in one process; more are refused as if there were no queue
 QUEUED_MS = "queued_ms"  # exchange.extra: milliseconds the request waited for a slot
 QUEUE_OUTCOME = "queue_outcome"  # exchange.extra: how the wait ended (:data:`Outcome`)
@@ -57,12 +68,11 @@ class Queue:
     client_left: Callable[[], Awaitable[None]] | None = None
 
 
-class _Waiters:
-    """The futures of the requests waiting in this process, each on its own loop (tests run several servers)."""
+class _Count:
+    """How many requests wait in this process, against :data:`MAX_WAITERS`."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._futures: set[asyncio.Future[None]] = set()
         self.waiting = 0
 
     def enter(self) -> bool:
@@ -76,29 +86,9 @@ class _Waiters:
         with self._lock:
             self.waiting -= 1
 
-    def add(self, future: asyncio.Future[None]) -> None:
-        with self._lock:
-            self._futures.add(future)
 
-    def discard(self, future: asyncio.Future[None]) -> None:
-        with self._lock:
-            self._futures.discard(future)
-
-    def wake_all(self) -> None:
-        with self._lock:
-            futures, self._futures = self._futures, set()
-        for future in futures:
-            loop = future.get_loop()
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(_wake, future)
-
-
-_WAITERS = _Waiters()
-
-
-def _wake(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
+_COUNT = _Count()
+_LINES = Lines()
 
 
 def wait_seconds(queue_ms: float, time_scale: float, max_reply_s: float) -> float:
@@ -108,19 +98,29 @@ def wait_seconds(queue_ms: float, time_scale: float, max_reply_s: float) -> floa
     return min(queue_ms / 1000 * time_scale, max_reply_s)
 
 
-def notify() -> None:
-    """A slot was given back in this process: every request waiting here tries again now."""
-    if _WAITERS.waiting:
-        _WAITERS.wake_all()
+def polls(store: Store) -> bool:
+    """Whether waiters on ``store`` poll: only a shared store frees slots this process is not told of."""
+    return not isinstance(store, MemoryStore)
+
+
+def notify(store: Store) -> None:
+    """A slot of ``store`` was given back in this process: the first request waiting for one tries now."""
+    line = _LINES.of(store)
+    if line is not None:
+        line.give_back()
 
 
 def waiting() -> int:
     """Requests waiting for a slot in this process now."""
-    return _WAITERS.waiting
+    return _COUNT.waiting
 
 
-async def wait_for_slot(take: Callable[[], Awaitable[bool]], queue: Queue) -> tuple[Outcome, float]:
-    """Call ``take`` (one attempt at a slot) at each wake-up until it succeeds or ``queue.wait_s`` passes.
+async def wait_for_slot(
+    take: Callable[[], Awaitable[bool]], queue: Queue, store: Store, group: Hashable = ()
+) -> tuple[Outcome, float]:
+    """Wait in ``store``'s line, calling ``take`` (one attempt at a slot) when it is this request's
+    turn, until it succeeds or ``queue.wait_s`` passes. ``group``: the pools ``take`` asks for (see
+    :mod:`~mockserver.service.capacity_line`).
 
     Returns how the wait ended (``served``, ``timed_out``, or ``full`` when too many wait already)
     and the seconds waited, on ``queue.clock``. Raises :class:`ClientLeft` if the client leaves.
@@ -130,29 +130,32 @@ async def wait_for_slot(take: Callable[[], Awaitable[bool]], queue: Queue) -> tu
     deadline = start + queue.wait_s
     if queue.wait_s <= 0:
         return "timed_out", 0.0
-    if not _WAITERS.enter():
+    if not _COUNT.enter():
         return "full", 0.0
-    loop = asyncio.get_running_loop()
+    line, me = _LINES.join(store, clock, group, polls=polls(store), poll_s=POLL_S)
+    timer = clock.call_at(deadline, lambda: wake(me.future))
     gone = asyncio.ensure_future(queue.client_left()) if queue.client_left is not None else None
     try:
+        # Without a poll, one more attempt now: a slot given back before this request joined the line
+        # woke nobody for it (in memory the attempt is a lookup, not a round trip).
+        if not line.polls and await take():
+            return "served", clock.now() - start
         while True:
+            await asyncio.wait({me.future} if gone is None else {me.future, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if gone is not None and gone.done():
+                raise ClientLeft(clock.now() - start)
+            if line.woken(me):
+                took = await take()
+                line.tried(me, took)
+                if took:
+                    return "served", clock.now() - start
             now = clock.now()
             if now >= deadline:
                 return "timed_out", now - start
-            wake: asyncio.Future[None] = loop.create_future()
-            _WAITERS.add(wake)
-            timer = clock.call_at(min(deadline, now + POLL_S), lambda wake=wake: _wake(wake))  # type: ignore[misc]
-            try:
-                await asyncio.wait({wake} if gone is None else {wake, gone}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                timer.cancel()
-                _WAITERS.discard(wake)
-            if gone is not None and gone.done():
-                raise ClientLeft(clock.now() - start)
-            if await take():
-                return "served", clock.now() - start
     finally:
-        _WAITERS.leave()
+        timer.cancel()
+        _LINES.leave(store, line, me)
+        _COUNT.leave()
         if gone is not None:
             gone.cancel()
             await asyncio.gather(gone, return_exceptions=True)

@@ -16,7 +16,7 @@ API sends when it is overloaded, ``The engine is currently overloaded, please tr
 retry it by themselves (they retry every 5xx), as they would a live overload.
 
 The budget is the process's (memory is per process), shared by every server a test process runs;
-a waiter on one event loop is woken from another through ``call_soon_threadsafe``.
+a waiter on one event loop is woken from another (:func:`~mockserver.service.wakeups.wake_soon`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import asyncio
 import threading
 
 from mockserver import errors
+from mockserver.service.wakeups import wake_soon
 
 LARGEST_VALUES = 2_048 * 3_072  # the largest request: 2,048 inputs at text-embedding-3-large's dimensions
 BUDGET_VALUES = 2 * LARGEST_VALUES  # numbers the requests being worked on in one process may carry together
@@ -77,9 +78,7 @@ class LargeWork:
             self.held = max(0, self.held - weight)
             waiters = list(self._waiters)
         for future in waiters:
-            loop = future.get_loop()
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(_wake, future)
+            wake_soon(future)
 
     async def take(self, weight: int) -> bool:
         """Take ``weight``, waiting up to :attr:`wait_s` for it to fit; False if it did not (or too many wait)."""
@@ -102,11 +101,6 @@ class LargeWork:
                 with self._lock:
                     self._waiters.discard(wake)
                 wake.cancel()
-
-
-def _wake(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
 
 
 LARGE = LargeWork()  # the process's budget

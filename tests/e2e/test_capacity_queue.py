@@ -14,6 +14,7 @@ import openai
 import pytest
 
 from mockserver import MockServer
+from mockserver.service import capacity_queue
 from tests.processes import ServerProcess
 from tests.redis_server import RedisServer
 from tests.support import fixture, sdk
@@ -117,6 +118,29 @@ def test_a_waiting_stream_is_served_when_a_slot_frees_and_one_waiting_too_long_g
         metrics = httpx.get(f"{server.url}/metrics").text
         assert 'mockserver_capacity_queue_total{outcome="served"} 1.0' in metrics
         assert 'mockserver_capacity_queue_total{outcome="timed_out"} 1.0' in metrics
+
+
+def test_waiting_streams_get_the_slot_in_the_order_they_arrived() -> None:
+    fx = fixture(capacity={**QUEUE, "ultrafast_concurrency": 1, "queue_ms": 30_000})
+    with MockServer(time_scale=1, fixture=fx) as server, sdk(server, KEY, timeout=60) as client:
+        stream = sdk_stream(client)
+        holder, th = in_thread(stream, paced(8))
+        assert holder.has_first.wait(10)
+        queued: list[tuple[Run, threading.Thread]] = []
+        for count in range(1, 6):  # each joins the line before the next is sent
+            queued.append(in_thread(stream, paced(4)))
+            deadline = time.monotonic() + 10
+            while capacity_queue.waiting() < count and time.monotonic() < deadline:
+                time.sleep(0.005)
+            assert capacity_queue.waiting() == count
+        for _, thread in [(holder, th), *queued]:
+            thread.join(60)
+        assert [run.status for run, _ in queued] == [200] * 5
+        firsts = [run.first_token for run, _ in queued]
+        assert all(first is not None for first in firsts)
+        assert firsts == sorted(firsts), "served out of the order of arrival"  # type: ignore[type-var]
+        journal = httpx.get(f"{server.url}/_mock/requests").json()["data"]
+        assert sorted(e["queue_outcome"] for e in journal if e["queue_outcome"]) == ["served"] * 5
 
 
 def test_without_a_queue_a_full_pool_refuses_at_once() -> None:

@@ -111,14 +111,20 @@ def text_of(content: Any) -> str:
 
 def answered(items: Sequence[ConversationItem]) -> bool:
     """Whether a tool result follows the last user message."""
-    last_user = max((i for i, (kind, _) in enumerate(items) if kind == "user"), default=-1)
-    return any(kind in TOOL_RESULT_KINDS for kind, _ in items[last_user + 1 :])
+    return any(kind in TOOL_RESULT_KINDS for kind, _ in _after_last_user(items))
 
 
 def tool_results(items: Sequence[ConversationItem]) -> list[str]:
     """The texts of the tool results that follow the last user message, which the answer reports."""
-    last_user = max((i for i, (kind, _) in enumerate(items) if kind == "user"), default=-1)
-    return [text for kind, text in items[last_user + 1 :] if kind in TOOL_RESULT_KINDS]
+    return [text for kind, text in _after_last_user(items) if kind in TOOL_RESULT_KINDS]
+
+
+def _after_last_user(items: Sequence[ConversationItem]) -> Sequence[ConversationItem]:
+    """The items after the last user message (all of them if there is none), looked for from the end."""
+    for index in range(len(items) - 1, -1, -1):
+        if items[index][0] == "user":
+            return items[index + 1 :]
+    return items
 
 
 def system_texts(items: Sequence[ConversationItem]) -> list[str]:

@@ -135,6 +135,8 @@ def _count(text: str) -> int:
     encoding = _encoding()
     if encoding is None:
         return len(_ESTIMATE.findall(text))
+    if len(text) <= _PIECE_CHARS:  # one piece (see _pieces_of): most texts, so without the generators
+        return len(encoding.encode_ordinary(text))
     return sum(len(encoding.encode_ordinary(piece)) for piece in _pieces_of(text))
 
 

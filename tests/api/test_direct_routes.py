@@ -22,6 +22,7 @@ from starlette.types import Message, Receive, Scope, Send
 from mockserver import Settings, create_app
 from mockserver.api import direct_routes, serving
 from mockserver.api.direct_routes import DirectRoutes
+from mockserver.engine.pacing import FakeClock
 from mockserver.service.exchange import Exchange
 
 KEY = {"authorization": "Bearer sk-mock-preview"}
@@ -87,12 +88,18 @@ def direct_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     return calls
 
 
+# Both apps read the same stopped clocks, so a second or a rate window turning over between the two
+# requests of a pair can't make their replies differ (``created``, the rate-limit headers).
+WALL_CLOCK_AT = 1_800_000_000.0
+
+
 def _build(settings: Callable[[], Settings], monkeypatch: pytest.MonkeyPatch, *, direct: bool) -> FastAPI:
+    clocks: dict[str, Any] = {"clock": FakeClock(), "wall_clock": lambda: WALL_CLOCK_AT}
     if direct:
-        return create_app(settings())
+        return create_app(settings(), **clocks)
     with monkeypatch.context() as patched:
         patched.setattr(direct_routes, "serve_directly", lambda app, routes: None)
-        return create_app(settings())
+        return create_app(settings(), **clocks)
 
 
 @pytest.fixture

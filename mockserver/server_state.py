@@ -23,7 +23,6 @@ from mockserver.config.settings import Settings
 from mockserver.engine.generation import TextGenerator
 from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.engine.scheduler import StreamScheduler
-from mockserver.engine.turns import Turns
 from mockserver.harness.faults.injection import FaultState
 from mockserver.harness.journal import Journal, RequestJournal
 from mockserver.harness.journal.shared import SharedJournal
@@ -115,7 +114,6 @@ class ServerState:
         self.streams = StreamScheduler(self.clock)  # every open stream, on one timer; ended with a final event on stop
         self.streams.max_reply_s = self.settings.max_reply_seconds  # fixed for the process
         self.streams.ends_in_task = self.shared is not None  # the end of a reply awaits Redis
-        self.turns = Turns(self.clock)  # new requests' work, cut into turns between the streams' ticks
         # What the dashboard (/_mock/ui) shows: the streams being played with their exchanges, every
         # process's streams when they are shared, and the speed check.
         self.live = LiveStreams()

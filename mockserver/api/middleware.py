@@ -78,9 +78,6 @@ class RequestContextMiddleware:
         scope.setdefault("state", {})["exchange"] = exchange
         if self.classify is not None:
             exchange.dialect = self.classify(exchange.path, headers)
-        if not exchange.path.startswith(LOCAL_PATHS):
-            # In a burst, new requests take turns with the streams already running (engine/turns.py).
-            await state.turns.take()
         unreachable: errors.MockAPIError | None = None
         # Only a process that shares its configuration with others has anything to catch up with.
         if state.config_log is not None and not exchange.path.startswith(LOCAL_PATHS):

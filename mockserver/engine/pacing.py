@@ -215,7 +215,9 @@ class Jitter(Sequence[float]):
 
     def _draw(self, block: int) -> None:
         draw, spread = random.Random(self._seed + block).random, self._spread
-        values = [spread * (draw() - 0.5) for _ in range(self.BLOCK)]
+        # Only the offsets the schedule has (a short reply's one block is short): the same values,
+        # as a block's draws come in order from its own generator.
+        values = [spread * (draw() - 0.5) for _ in range(min(self.BLOCK, self._count - block * self.BLOCK))]
         if block == 0:
             values[0] = 0.0  # the first token waits the full TTFT
         self._block, self._values = block, values

@@ -238,10 +238,13 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     Each frame is encoded before its deadline is yielded, so it is ready when it falls due.
     """
     envelope = _envelope(plan)
-    usage_field: dict[str, Any] = {"usage": None} if plan.include_usage else {}
+    # Every chunk is the envelope, its choices and maybe ``"usage":null``: the bytes around the
+    # choices are encoded once (orjson's output of the whole object, spliced).
+    head = b"data: " + orjson.dumps(envelope)[:-1] + b',"choices":'
+    tail = b',"usage":null}\n\n' if plan.include_usage else b"}\n\n"
 
     def chunk(choices: list[dict[str, Any]]) -> bytes:
-        return data_event({**envelope, "choices": choices, **usage_field})
+        return head + orjson.dumps(choices) + tail
 
     def choice(index: int, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         return {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}

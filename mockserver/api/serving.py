@@ -249,7 +249,7 @@ def _held_until_done(
             if clock is not None and dialect is not None:
                 for item in events:
                     yield item
-                    if isinstance(item, bytes) and dialect.is_token_event(item):
+                    if item.__class__ is bytes and dialect.is_token_event(item):
                         exchange.extra[metrics.FIRST_TOKEN_AT] = clock.now()
                         break
             yield from events

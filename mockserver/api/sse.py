@@ -77,7 +77,7 @@ class EventStreamResponse(Response):
         if stream.done.done():  # everything was due at once (time scale 0): no need to watch the client
             stream.done.result()
             return
-        watcher = asyncio.ensure_future(_watch_for_disconnect(receive))
+        watcher = asyncio.get_running_loop().create_task(_watch_for_disconnect(receive))
         watcher.add_done_callback(lambda _: self.scheduler.cancel(stream))
         try:
             outcome = await stream.done

@@ -29,15 +29,16 @@ def cost_usd(fixture: Fixture, model_id: str, tier: str, usage: Usage) -> float:
     return base * fixture.pricing.multiplier(tier, model_id) / MILLION
 
 
-def recorder(store: Store, fixture: Callable[[], Fixture]) -> Callable[[Exchange], Awaitable[None]]:
-    """An ``on_complete`` hook that records completed inference replies."""
+def recorder(store: Store, fixture: Callable[[], Fixture]) -> Callable[[Exchange], Awaitable[None] | None]:
+    """An ``on_complete`` hook that records completed inference replies: the store's write to await,
+    or None (no coroutine at all) for an exchange that is not recorded."""
 
-    async def record(exchange: Exchange) -> None:
+    def record(exchange: Exchange) -> Awaitable[None] | None:
         account, usage = exchange.account, exchange.usage
         if not exchange.completed or account is None or usage is None or exchange.model is None:
-            return
+            return None
         tier = exchange.tier or "default"
-        await store.record(
+        return store.record(
             UsageEntry(
                 key=account.key,
                 organization=account.organization,

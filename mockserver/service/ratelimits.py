@@ -171,24 +171,9 @@ def _headers(requests: WindowState, token_window: WindowState) -> dict[str, str]
         "x-ratelimit-limit-tokens": str(token_window.limit),
         "x-ratelimit-remaining-requests": str(requests.remaining),
         "x-ratelimit-remaining-tokens": str(token_window.remaining),
-        "x-ratelimit-reset-requests": _reset(requests.reset_seconds),
-        "x-ratelimit-reset-tokens": _reset(token_window.reset_seconds),
+        "x-ratelimit-reset-requests": errors.go_duration(requests.reset_seconds),
+        "x-ratelimit-reset-tokens": errors.go_duration(token_window.reset_seconds),
     }
-
-
-_RESETS: dict[int, str] = {}  # go_duration of whole milliseconds, as every reply's headers need them
-_MAX_RESETS = 4096  # at most this many kept (a few hundred KB); past it, the kept ones are dropped
-
-
-def _reset(seconds: float) -> str:
-    """:func:`errors.go_duration` of ``seconds``, formatted once per whole-millisecond value."""
-    ms = errors.ceil_ms(seconds)
-    text = _RESETS.get(ms)
-    if text is None:
-        if len(_RESETS) >= _MAX_RESETS:
-            _RESETS.clear()
-        text = _RESETS[ms] = errors.go_duration(ms / 1000)
-    return text
 
 
 def unused_headers(limits: Limits) -> dict[str, str]:

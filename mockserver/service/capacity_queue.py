@@ -91,6 +91,27 @@ _COUNT = _Count()
 _LINES = Lines()
 
 
+class _Deadline:
+    """Calls ``expire`` once ``clock.now() >= at``, on the running loop; :meth:`cancel` stops it.
+
+    A timer may fire a little early (uvloop's count whole milliseconds of a time cached when the loop
+    last woke): then it is set again for the rest, so a waiter woken early is woken again at its
+    deadline rather than left waiting with no timer at all."""
+
+    def __init__(self, clock: Clock, at: float, expire: Callable[[], None]) -> None:
+        self._clock, self._at, self._expire = clock, at, expire
+        self._handle = clock.call_at(at, self._fire)
+
+    def _fire(self) -> None:
+        if self._clock.now() < self._at:
+            self._handle = self._clock.call_at(self._at, self._fire)
+        else:
+            self._expire()
+
+    def cancel(self) -> None:
+        self._handle.cancel()
+
+
 def wait_seconds(queue_ms: float, time_scale: float, max_reply_s: float) -> float:
     """How long a request may wait for a slot: ``queue_ms`` times the time scale, but never past
     ``--max-reply-seconds``, the bound on one request's wall-clock time (at time scale 100, a
@@ -133,7 +154,7 @@ async def wait_for_slot(
     if not _COUNT.enter():
         return "full", 0.0
     line, me = _LINES.join(store, clock, group, polls=polls(store), poll_s=POLL_S)
-    timer = clock.call_at(deadline, lambda: wake(me.future))
+    timer = _Deadline(clock, deadline, lambda: wake(me.future))
     gone = asyncio.ensure_future(queue.client_left()) if queue.client_left is not None else None
     try:
         # Without a poll, one more attempt now: a slot given back before this request joined the line

@@ -31,7 +31,7 @@ from mockserver.harness.live.streams import LiveStreams
 from mockserver.harness.scripted import ScriptState
 from mockserver.operations import configuration
 from mockserver.operations.metrics import Metrics
-from mockserver.service import capacity
+from mockserver.service import capacity, capacity_queue
 from mockserver.service.exchange import ExchangeHooks
 from mockserver.service.inflight import InFlight
 from mockserver.state.config_log import MAX_PATCHES, ConfigLog, Position
@@ -259,7 +259,10 @@ class ServerState:
         settings, fixture = snapshot
         if settings.seed != self.settings.seed:
             self.fault_state.reseed(settings.seed)
+        changed = fixture is not self.fixture
         self.settings, self.fixture = settings, fixture
+        if changed:  # requests waiting for an Ultrafast slot try again under the caps now in force
+            capacity_queue.reconfigured(self.store)
 
 
 CONFIG_ATTEMPTS = 8  # a PATCH racing other processes' patches is checked again this many times at most

@@ -94,7 +94,11 @@ async def admit_and_plan(
     queue_s = capacity_queue.wait_seconds(
         state.fixture.capacity.queue_ms, state.settings.time_scale, state.settings.max_reply_seconds
     )
-    queue = capacity_queue.Queue(queue_s, state.clock, lambda: _client_left(request)) if queue_s > 0 else None
+    queue = (
+        capacity_queue.Queue(queue_s, state.clock, lambda: _client_left(request), lambda: state.fixture)
+        if queue_s > 0
+        else None
+    )
     try:
         admission = await access.take_resources(
             state.fixture, resolved, request=resources, queue=queue, prompt_tokens=prompt_tokens

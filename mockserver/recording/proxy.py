@@ -141,8 +141,16 @@ async def forward(recorder: Recorder, request: Request, body: bytes) -> Response
         if isinstance(exc, UpstreamUnavailable):
             return _error(request, exc)
         raise
-    capture.response_started(reply.status_code, reply.headers.multi_items())
-    return _Relay(reply, capture, recorder)
+    try:
+        capture.response_started(reply.status_code, reply.headers.multi_items())
+        return _Relay(reply, capture, recorder)
+    except BaseException:  # a reply that cannot be relayed (a header outside Latin-1): its exchange ends here
+        with anyio.CancelScope(shield=True):
+            try:
+                await reply.aclose()
+            finally:
+                await recorder.exchange_ended()
+        raise
 
 
 def as_recorded(record: Record) -> Response:

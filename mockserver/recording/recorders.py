@@ -1,7 +1,8 @@
 """The recorders a replaying server forwards its misses through (``replay_miss: record``).
 
-One :class:`~.proxy.Recorder` per upstream and cassette, each with its own pool of connections to
-the upstream; at most :data:`RECORDERS_KEPT` are kept, the one used least recently going first. A
+One :class:`~.proxy.Recorder` per upstream, cassette and redaction patterns (a fixture's ``redact:``
+changed while the server runs applies to the next miss recorded), each with its own pool of
+connections to the upstream; at most :data:`RECORDERS_KEPT` are kept, the one used least recently going first. A
 recorder that goes closes its upstream client once no exchange still runs through it (a stream
 being relayed keeps it open until it ends), and the server closes every one when it stops.
 """
@@ -26,13 +27,14 @@ class Recorders:
     def __init__(self, kept: int | None = None, make: Callable[[str, str, list[str]], Recorder] = new_recorder) -> None:
         self.kept = RECORDERS_KEPT if kept is None else kept
         self._make = make
-        self._by_target: dict[tuple[str, str], Recorder] = {}  # least recently used first
+        self._by_target: dict[tuple[str, str, tuple[str, ...]], Recorder] = {}  # least recently used first
         self._leaving: list[Recorder] = []  # gone from the cache, an exchange still running through them
 
     async def get(self, upstream: str, cassette: str, redact: list[str]) -> Recorder:
-        """The recorder for this upstream and cassette. Start the exchange on it before anything else
-        is awaited: a recorder with nothing in flight may be closed as soon as another is asked for."""
-        key = (upstream, cassette)
+        """The recorder for this upstream, cassette and redaction patterns. Start the exchange on it
+        before anything else is awaited: a recorder with nothing in flight may be closed as soon as
+        another is asked for."""
+        key = (upstream, cassette, tuple(redact))
         recorder = self._by_target.pop(key, None)
         if recorder is None:
             while len(self._by_target) >= self.kept:

@@ -42,6 +42,12 @@ def org_pool(organization: str) -> str:
     return f"ultrafast|{organization}"
 
 
+def _pools(fixture: Fixture, organization: str) -> list[tuple[str, int | None]]:
+    """The pools an Ultrafast request of ``organization`` takes a place in, with their caps."""
+    org = fixture.organization(organization)
+    return [(SERVER_POOL, fixture.capacity.ultrafast_concurrency), (org_pool(organization), org.ultrafast_concurrency)]
+
+
 @dataclass
 class Slot:
     """One place in the Ultrafast pools, held under ``lease``.
@@ -95,16 +101,16 @@ async def acquire(
     how a wait ended and how long it took (only when the request had to wait). Raises
     :class:`~mockserver.service.capacity_queue.ClientLeft` if the client leaves while it waits.
     """
-    org = fixture.organization(organization)
-    pools = [(SERVER_POOL, fixture.capacity.ultrafast_concurrency), (org_pool(organization), org.ultrafast_concurrency)]
+    pools = _pools(fixture, organization)
     lease = f"{_PROCESS}-{next(_LEASES)}"
     slot = Slot(store, tuple(name for name, _ in pools), lease)
     if await store.acquire(pools, lease) is None:
         return slot
     if queue is not None and queue.wait_s > 0:
+        in_force = queue.fixture
 
-        async def take() -> bool:
-            return await store.acquire(pools, lease) is None
+        async def take() -> bool:  # under the caps in force now: they may have changed while it waited
+            return await store.acquire(pools if in_force is None else _pools(in_force(), organization), lease) is None
 
         try:
             outcome, waited = await capacity_queue.wait_for_slot(take, queue, store, slot.pools)

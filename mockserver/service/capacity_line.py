@@ -101,6 +101,14 @@ class Line:
             if self.size:
                 self._hand(_WakeUp(poll=False))
 
+    def recheck(self) -> None:
+        """The caps may have changed: a chance goes down the line as a poll's does (it goes on after a
+        waiter is served, and ends once every group has been turned away)."""
+        with self._lock:
+            if self.size:
+                self._polling = True
+                self._hand(_WakeUp(poll=True))
+
     def woken(self, waiter: Waiter) -> bool:
         """Whether ``waiter`` (just woken) holds a chance at a slot; it is ready to be woken again."""
         with self._lock:

@@ -12,6 +12,8 @@ one line per store in each process):
 - a slot given back in this process (:func:`notify`) wakes exactly one waiter, the first in line; if
   it cannot take the slot (its organization's pool is full), the first of another organization
   tries, and so on: at most one failed attempt per organization waiting, never one per waiter;
+- a cap changed while requests wait (:func:`reconfigured`: a PATCH, a reset) sends a chance down
+  the line as a poll does, each attempt asking under the caps in force then;
 - with a shared store (Redis: several workers or replicas), a slot given back by another process,
   or a lease that expired, is seen at the next poll: one per :data:`POLL_S` for the whole line, not
   per waiter. The in-memory store never polls: its slots come back only through :func:`notify`.
@@ -38,6 +40,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Literal
 
+from mockserver.config.fixture import Fixture
 from mockserver.engine.pacing import Clock
 from mockserver.service.capacity_line import Lines
 from mockserver.service.wakeups import wake
@@ -61,11 +64,16 @@ class ClientLeft(Exception):
 
 @dataclass(frozen=True)
 class Queue:
-    """How one request may wait: at most ``wait_s`` on ``clock``; ``client_left`` returns once the client has gone."""
+    """How one request may wait: at most ``wait_s`` on ``clock``; ``client_left`` returns once the client has gone.
+
+    ``fixture`` returns the configuration in force: each attempt asks for a slot under the caps in
+    force then (a PATCH or a reset while the request waits holds for it too), not those it arrived under.
+    """
 
     wait_s: float
     clock: Clock
     client_left: Callable[[], Awaitable[None]] | None = None
+    fixture: Callable[[], Fixture] | None = None
 
 
 class _Count:
@@ -91,6 +99,27 @@ _COUNT = _Count()
 _LINES = Lines()
 
 
+class _Deadline:
+    """Calls ``expire`` once ``clock.now() >= at``, on the running loop; :meth:`cancel` stops it.
+
+    A timer may fire a little early (uvloop's count whole milliseconds of a time cached when the loop
+    last woke): then it is set again for the rest, so a waiter woken early is woken again at its
+    deadline rather than left waiting with no timer at all."""
+
+    def __init__(self, clock: Clock, at: float, expire: Callable[[], None]) -> None:
+        self._clock, self._at, self._expire = clock, at, expire
+        self._handle = clock.call_at(at, self._fire)
+
+    def _fire(self) -> None:
+        if self._clock.now() < self._at:
+            self._handle = self._clock.call_at(self._at, self._fire)
+        else:
+            self._expire()
+
+    def cancel(self) -> None:
+        self._handle.cancel()
+
+
 def wait_seconds(queue_ms: float, time_scale: float, max_reply_s: float) -> float:
     """How long a request may wait for a slot: ``queue_ms`` times the time scale, but never past
     ``--max-reply-seconds``, the bound on one request's wall-clock time (at time scale 100, a
@@ -108,6 +137,14 @@ def notify(store: Store) -> None:
     line = _LINES.of(store)
     if line is not None:
         line.give_back()
+
+
+def reconfigured(store: Store) -> None:
+    """The caps may have changed (a PATCH, a reset): the first waiter of each organization tries
+    again now, and as many as the caps let in are served, without waiting for a slot to come back."""
+    line = _LINES.of(store)
+    if line is not None:
+        line.recheck()
 
 
 def waiting() -> int:
@@ -133,7 +170,7 @@ async def wait_for_slot(
     if not _COUNT.enter():
         return "full", 0.0
     line, me = _LINES.join(store, clock, group, polls=polls(store), poll_s=POLL_S)
-    timer = clock.call_at(deadline, lambda: wake(me.future))
+    timer = _Deadline(clock, deadline, lambda: wake(me.future))
     gone = asyncio.ensure_future(queue.client_left()) if queue.client_left is not None else None
     try:
         # Without a poll, one more attempt now: a slot given back before this request joined the line

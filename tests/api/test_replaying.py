@@ -104,3 +104,18 @@ def test_a_client_leaving_a_stream_of_a_recorder_let_go_closes_it_and_records_no
             assert first.retired and not first.upstream.closed  # the client is still reading
         assert _eventually(lambda: first.upstream.closed and first.settled())
     assert files.load(a).records == []
+
+
+def test_a_redaction_pattern_configured_while_running_applies_to_the_next_miss_recorded(
+    upstream: MockServer, cassettes: tuple[Path, Path]
+) -> None:
+    cassette, _ = cassettes
+    fast = {"x-mock-tokens-per-second": "5000", "x-mock-ttft-ms": "0"}
+    with _recording(upstream, cassette) as server, _client(server) as client:
+        ask = client.with_options(default_headers=fast).chat.completions.create
+        ask(model=MODEL, messages=[{"role": "user", "content": "A haiku about the harbour."}])
+        server.configure(redact=["harbour"])
+        ask(model=MODEL, messages=[{"role": "user", "content": "A haiku about the harbour at dusk."}])
+    first, second = cassette.read_text().splitlines()
+    assert "harbour" in first
+    assert "harbour" not in second and "[redacted] at dusk" in second

@@ -236,3 +236,23 @@ def test_the_queue_holds_across_two_workers_on_redis(two_workers: dict[int, list
     # first worker's stream gives back, or the second's (seen through Redis): either way within the second.
     check_the_queue([http_stream(one_a), http_stream(two_a), http_stream(one_b)])
     check_the_queue([http_stream(one_a), http_stream(one_b), http_stream(two_a)])
+
+
+def test_a_cap_raised_while_a_stream_waits_serves_it_at_once() -> None:
+    fx = fixture(capacity={**QUEUE, "ultrafast_concurrency": 1, "queue_ms": 30_000})
+    with MockServer(time_scale=1, fixture=fx) as server, sdk(server, KEY, timeout=60) as client:
+        stream = sdk_stream(client)
+        holder, th = in_thread(stream, paced(80))  # 4 s
+        assert holder.has_first.wait(10)
+        waiter, tw = in_thread(stream, paced(4))
+        deadline = time.monotonic() + 10
+        while capacity_queue.waiting() < 1 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        server.configure(capacity={"ultrafast_concurrency": 2})
+        raised = time.monotonic()
+        assert waiter.has_first.wait(10)
+        assert waiter.first_token is not None and waiter.first_token - raised < 1.0, "it waited for the holder's end"
+        assert holder.ended is None or waiter.first_token < holder.ended
+        tw.join(30)
+        th.join(30)
+        assert (holder.status, waiter.status) == (200, 200)

@@ -6,10 +6,12 @@ import asyncio
 from pathlib import Path
 
 import httpx
+import pytest
+from starlette.requests import Request
 
 from mockserver.cassettes.files import CassetteWriter
 from mockserver.cassettes.redaction import Redactor
-from mockserver.recording.proxy import Recorder
+from mockserver.recording.proxy import Recorder, forward
 from mockserver.recording.recorders import RECORDERS_KEPT, Recorders
 from mockserver.recording.upstream import Upstream
 
@@ -72,5 +74,23 @@ def test_closing_closes_every_recorder_busy_or_not(tmp_path: Path) -> None:
         b.in_flight = 1
         await recorders.aclose()
         assert a.upstream.closed and b.upstream.closed and len(recorders) == 0
+
+    asyncio.run(run())
+
+
+def test_an_upstream_reply_that_cannot_be_relayed_ends_its_exchange(tmp_path: Path) -> None:
+    # A header value outside Latin-1 (sent as UTF-8) cannot go into the relayed reply's headers.
+    def reply(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers=[(b"x-note", "price in €".encode())], json={})
+
+    async def run() -> None:
+        upstream = Upstream("http://up", transport=httpx.MockTransport(reply))
+        recorder = Recorder(upstream, CassetteWriter(tmp_path / "a.jsonl"), Redactor())
+        scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions", "query_string": b"", "headers": []}
+        with pytest.raises(UnicodeEncodeError):
+            await forward(recorder, Request(scope), b"{}")
+        assert recorder.settled()  # counted out: a recorder let go closes its upstream client
+        await recorder.retire()
+        assert recorder.upstream.closed
 
     asyncio.run(run())

@@ -63,3 +63,21 @@ def test_a_text_past_the_token_limit_is_moderated_on_its_first_32768_tokens() ->
         assert short.results[0].flagged
         counted = [call.usage["input_tokens"] for call in server.requests.filter(path="/v1/moderations")]
     assert counted == [2 * MAX_INPUT_TOKENS, tokens.count("I will hit him.")]
+
+
+@pytest.mark.skipif(not tokens.exact(), reason="needs the real tokenizer: a character of several tokens")
+def test_a_short_text_of_many_tokens_per_character_is_truncated_too() -> None:
+    # "𝕏" is one character and three tokens: 12,000 of them are 36,000 tokens in 12,000 characters.
+    rules = [{"pattern": r"(?i)\bhit him\b", "categories": ["violence"]}]
+    text = "𝕏" * 12_000 + " I will hit him."
+    assert len(text) < MAX_INPUT_TOKENS < tokens.count(text)
+    with (
+        MockServer(fixture=fixture_with(moderation={"rules": rules}), time_scale=0, seed=4) as server,
+        openai.OpenAI(
+            base_url=server.base_url, api_key="sk-mock-preview", max_retries=0, _strict_response_validation=True
+        ) as client,
+    ):
+        (result,) = client.moderations.create(input=text).results
+        assert not result.flagged  # the threat is past the first 32,768 tokens
+        (call,) = server.requests.filter(path="/v1/moderations")
+    assert call.usage["input_tokens"] == MAX_INPUT_TOKENS

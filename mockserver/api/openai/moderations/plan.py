@@ -59,8 +59,10 @@ def plan_moderation(rules: Sequence[ModerationRule], body: ModerationRequest) ->
 
 def model_reads(text: str) -> tuple[str, int]:
     """The part of ``text`` the model moderates (its first :data:`MAX_INPUT_TOKENS` tokens), and its tokens."""
-    if len(text) <= MAX_INPUT_TOKENS:  # a token is at least one character: nothing to cut
-        return text, tokens.count(text)
+    if len(text) <= MAX_INPUT_TOKENS:  # counted whole, a bounded work (a character may be several tokens)
+        counted = tokens.count(text)
+        if counted <= MAX_INPUT_TOKENS:
+            return text, counted
     total = kept = 0
     for piece in tokens.pieces(text, _PIECE_CHARS):
         counted = tokens.count(piece)

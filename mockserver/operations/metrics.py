@@ -31,9 +31,10 @@ plain lists (a bisect per write); they are added to the histograms about once a 
 scraped (:meth:`Metrics.publish_lateness`).
 
 And two gauges: ``mockserver_active_streams`` and ``mockserver_ultrafast_slots_in_use`` (the
-Ultrafast slots this server holds). They are set when the figure changes, not read when scraped:
-the stream scheduler and the store call :meth:`Metrics.streams_changed` and
-:meth:`Metrics.slots_changed` (one gauge write per stream or slot, never per token).
+Ultrafast slots this server holds). In one process they are read when scraped; with several
+workers they are set when the figure changes: the stream scheduler and the store call
+:meth:`Metrics.streams_changed` and :meth:`Metrics.slots_changed` (one gauge write per stream or
+slot, never per token).
 
 Each server has its own registry, so several servers in one process (tests) keep apart.
 
@@ -99,7 +100,8 @@ class Metrics:
     (the same registry in one process; every worker's files, added up, with several workers).
 
     ``active_streams`` and ``ultrafast_slots`` say the two gauges' figures now; they are read when
-    :meth:`streams_changed` and :meth:`slots_changed` are called. ``multiprocess_dir``: the directory
+    scraped (one process) or when :meth:`streams_changed` and :meth:`slots_changed` are called (several
+    workers). ``multiprocess_dir``: the directory
     of ``serve --workers N`` (taken from ``PROMETHEUS_MULTIPROC_DIR``), None for one process.
     """
 
@@ -174,16 +176,26 @@ class Metrics:
         self._published: dict[str, tuple[list[int], float]] = {}
         self._request_counters: dict[tuple[str, int | None, str], Counter] = {}
         self._tier_series: dict[tuple[int, str], Counter | Histogram] = {}
+        # With several workers each gauge is a value in this worker's file, so it is set when the
+        # figure changes; in one process it is read when scraped, and a change costs nothing.
+        self._gauges_pushed = self.multiprocess_dir is not None
+        if not self._gauges_pushed:
+            self.streams_gauge.set_function(self.active_streams)
+            self.slots_gauge.set_function(self.ultrafast_slots)
         self.streams_changed()
         self.slots_changed()
 
     def streams_changed(self) -> None:
-        """A stream opened or ended: the gauge takes the figure now (called by the stream scheduler)."""
-        self.streams_gauge.set(self.active_streams())
+        """A stream opened or ended (called by the stream scheduler): with several workers, the gauge
+        takes the figure now."""
+        if self._gauges_pushed:
+            self.streams_gauge.set(self.active_streams())
 
     def slots_changed(self) -> None:
-        """An Ultrafast slot was taken or given back here (called by the store)."""
-        self.slots_gauge.set(self.ultrafast_slots())
+        """An Ultrafast slot was taken or given back here (called by the store): with several workers,
+        the gauge takes the figure now."""
+        if self._gauges_pushed:
+            self.slots_gauge.set(self.ultrafast_slots())
 
     def on_complete(self, exchange: Exchange) -> None:
         """Count one finished exchange (an ``ExchangeHooks.on_complete`` observer)."""

@@ -40,7 +40,12 @@ class Clock(Protocol):
         """Return once ``now() >= deadline`` (at once if it already is)."""
 
     def call_at(self, deadline: float, callback: Callable[[], None]) -> asyncio.Handle:
-        """Run ``callback`` on the running loop once ``now() >= deadline``; the handle cancels it."""
+        """Run ``callback`` on the running loop at ``deadline``; the handle cancels it.
+
+        The real clock fires on the loop's millisecond timers, which uvloop may run a fraction of a
+        millisecond before ``now()`` reaches ``deadline``: a callback checks the clock and sets
+        itself again for what is left (as the stream scheduler and the capacity queue do).
+        """
 
 
 class MonotonicClock:

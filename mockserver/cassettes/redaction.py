@@ -42,12 +42,13 @@ def request_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 
 def response_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """The reply headers a client reads: rate limits, retry advice, request ids, content type."""
-    kept = {}
+    """The reply headers a client reads: rate limits, retry advice, request ids, content type. A header
+    sent more than once keeps every value, joined by ``", "`` as HTTP allows (RFC 9110 §5.3)."""
+    kept: dict[str, str] = {}
     for name, value in headers:
         low = name.lower()
         if low in _RESPONSE_HEADERS or low.startswith(_RESPONSE_PREFIXES):
-            kept[low] = value
+            kept[low] = f"{kept[low]}, {value}" if low in kept else value
     return kept
 
 

@@ -144,7 +144,7 @@ async def forward(recorder: Recorder, request: Request, body: bytes) -> Response
     try:
         capture.response_started(reply.status_code, reply.headers.multi_items())
         return _Relay(reply, capture, recorder)
-    except BaseException:  # a reply that cannot be relayed (a header outside Latin-1): its exchange ends here
+    except BaseException:  # a reply that cannot be relayed: its exchange ends here
         with anyio.CancelScope(shield=True):
             try:
                 await reply.aclose()
@@ -156,17 +156,31 @@ async def forward(recorder: Recorder, request: Request, body: bytes) -> Response
 def as_recorded(record: Record) -> Response:
     """A recording sent back as it was recorded, at once: its status, the headers kept, its events or body."""
     response = record.response
-    headers = dict(response.headers)
     if response.stream:
         typed = record.api in ("responses", "messages")
         frames = []
         for event in response.events:
             head = f"event: {event.event}\n" if typed and event.event is not None else ""
             frames.append(head + "".join(f"data: {line}\n" for line in event.data.split("\n")) + "\n")
-        return Response("".join(frames).encode(), status_code=response.status, headers=headers)
-    if response.body is not None:
-        return Response(orjson.dumps(response.body), status_code=response.status, headers=headers)
-    return Response((response.text or "").encode(), status_code=response.status, headers=headers)
+        content = "".join(frames).encode()
+    elif response.body is not None:
+        content = orjson.dumps(response.body)
+    else:
+        content = (response.text or "").encode()
+    replayed = Response(content, status_code=response.status)
+    # Set as raw lines: Starlette encodes header values as Latin-1 and would fail on any other character.
+    kept = [(name.lower().encode("latin-1"), _header_value(value)) for name, value in response.headers.items()]
+    names = {name for name, _ in kept}
+    replayed.raw_headers = kept + [(n, v) for n, v in replayed.raw_headers if n not in names]
+    return replayed
+
+
+def _header_value(value: str) -> bytes:
+    """A header value as bytes: Latin-1, as HTTP has it, or its UTF-8 bytes when it has other characters."""
+    try:
+        return value.encode("latin-1")
+    except UnicodeEncodeError:
+        return value.encode("utf-8")
 
 
 class _Relay(StreamingResponse):
@@ -176,7 +190,8 @@ class _Relay(StreamingResponse):
     def __init__(self, reply: httpx.Response, capture: Capture, recorder: Recorder) -> None:
         self._reply, self._capture, self._recorder = reply, capture, recorder
         self._ended = False
-        super().__init__(self._chunks(), status_code=reply.status_code, headers=dict(headers_back(reply)))
+        super().__init__(self._chunks(), status_code=reply.status_code)
+        self.raw_headers = headers_back(reply)  # every line as sent: repeated ones too, values as raw bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:

@@ -2,7 +2,9 @@
 
 The client's own credentials go upstream unchanged; the hop-by-hop headers do not (RFC 9110 §7.6.1),
 nor ``host`` (httpx sets the upstream's). The reply comes back decoded, so its
-``content-encoding`` and ``content-length`` are dropped on the way to the client.
+``content-encoding`` and ``content-length`` are dropped on the way to the client; every other reply
+header goes back as the upstream sent it: byte for byte, in order, a repeated one (the two
+``set-cookie`` of the live APIs) as as many header lines.
 """
 
 from __future__ import annotations
@@ -69,6 +71,13 @@ class Upstream:
         await self._client.aclose()
 
 
-def headers_back(response: httpx.Response) -> list[tuple[str, str]]:
-    """The upstream reply's headers as the client gets them."""
-    return [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _NOT_PASSED_BACK]
+def headers_back(response: httpx.Response) -> list[tuple[bytes, bytes]]:
+    """The upstream reply's headers as the client gets them: the raw bytes of each header line, in order
+    (names lower-cased, as ASGI wants them), so a repeated header stays repeated and a value outside
+    Latin-1 (UTF-8 bytes) is relayed unchanged."""
+    kept = []
+    for name, value in response.headers.raw:
+        low = name.lower()
+        if low.decode("latin-1") not in _NOT_PASSED_BACK:
+            kept.append((low, value))
+    return kept

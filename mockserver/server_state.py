@@ -13,7 +13,7 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -162,15 +162,21 @@ class ServerState:
         await self.replay_order.clear()
 
     async def close(self) -> None:
-        """The server is stopping: let go of the shared store's connection, background work and :attr:`resources`."""
-        resources = list(self.resources.values())
+        """The server is stopping: let go of the shared store's connection, background work and :attr:`resources`.
+        Everything is closed even when one of them fails: each failure is logged (with its traceback) on the
+        ``mockserver`` logger, and none is raised, so the rest of the shutdown goes on."""
+        closing: list[tuple[str, Callable[[], Awaitable[None]]]] = [
+            (f"resource {name!r}", resource.aclose) for name, resource in self.resources.items()
+        ]
         self.resources.clear()
-        for resource in resources:
-            await resource.aclose()
         if self.live_board is not None:
-            await self.live_board.close()
-        await self.responses.close()
-        await self.store.close()
+            closing.append(("the live board", self.live_board.close))
+        closing += [("the stored responses", self.responses.close), ("the store", self.store.close)]
+        for what, close in closing:
+            try:
+                await close()
+            except Exception:
+                logger.exception("closing %s failed; the rest is closed all the same", what)
 
     async def reset_scope(self, test_id: str) -> None:
         """Forget one test's journal entries, fault counters and script sequences (in every process,

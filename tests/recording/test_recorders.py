@@ -8,9 +8,11 @@ from pathlib import Path
 import httpx
 import pytest
 from starlette.requests import Request
+from starlette.types import Message, Scope
 
 from mockserver.cassettes.files import CassetteWriter
 from mockserver.cassettes.redaction import Redactor
+from mockserver.recording.capture import Capture
 from mockserver.recording.proxy import Recorder, forward
 from mockserver.recording.recorders import RECORDERS_KEPT, Recorders
 from mockserver.recording.upstream import Upstream
@@ -78,19 +80,52 @@ def test_closing_closes_every_recorder_busy_or_not(tmp_path: Path) -> None:
     asyncio.run(run())
 
 
-def test_an_upstream_reply_that_cannot_be_relayed_ends_its_exchange(tmp_path: Path) -> None:
-    # A header value outside Latin-1 (sent as UTF-8) cannot go into the relayed reply's headers.
+def test_an_upstream_reply_that_cannot_be_relayed_ends_its_exchange(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def reply(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={})
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("cannot be relayed")
+
+    monkeypatch.setattr(Capture, "response_started", broken)
+
+    async def run() -> None:
+        upstream = Upstream("http://up", transport=httpx.MockTransport(reply))
+        recorder = Recorder(upstream, CassetteWriter(tmp_path / "a.jsonl"), Redactor())
+        with pytest.raises(RuntimeError):
+            await forward(recorder, Request(_SCOPE), b"{}")
+        assert recorder.settled()  # counted out: a recorder let go closes its upstream client
+        await recorder.retire()
+        assert recorder.upstream.closed
+
+    asyncio.run(run())
+
+
+def test_a_header_value_outside_latin1_is_relayed_as_its_utf8_bytes(tmp_path: Path) -> None:
     def reply(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, headers=[(b"x-note", "price in €".encode())], json={})
 
     async def run() -> None:
         upstream = Upstream("http://up", transport=httpx.MockTransport(reply))
         recorder = Recorder(upstream, CassetteWriter(tmp_path / "a.jsonl"), Redactor())
-        scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions", "query_string": b"", "headers": []}
-        with pytest.raises(UnicodeEncodeError):
-            await forward(recorder, Request(scope), b"{}")
-        assert recorder.settled()  # counted out: a recorder let go closes its upstream client
-        await recorder.retire()
-        assert recorder.upstream.closed
+        relayed = await forward(recorder, Request(_SCOPE), b"{}")
+        assert (b"x-note", "price in €".encode()) in relayed.raw_headers
+        sent: list[Message] = []
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        async def receive() -> Message:
+            await asyncio.sleep(10)
+            return {"type": "http.disconnect"}
+
+        await relayed(_SCOPE, receive, send)
+        assert (b"x-note", "price in €".encode()) in sent[0]["headers"]
+        assert recorder.settled() and recorder.recorded == 1
 
     asyncio.run(run())
+
+
+_SCOPE: Scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions", "query_string": b"", "headers": []}

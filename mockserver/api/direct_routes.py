@@ -37,12 +37,11 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
-from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
+from starlette._exception_handler import wrap_app_handling_exceptions
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 ExceptionHandler = Callable[[Request, Exception], Any]
 
@@ -120,58 +119,35 @@ def qualifies(route: APIRoute) -> bool:
 
 class DirectRoutes:
     """The ASGI app that runs the endpoint of the route a request's method and path name exactly,
-    as FastAPI would: the same scope keys, the same exception handlers."""
+    as FastAPI would: the same scope keys, the same exception handlers, looked up by Starlette's own
+    code (``wrap_app_handling_exceptions``, which FastAPI's routes use too)."""
 
     def __init__(self, routes: Iterable[APIRoute], handlers: Mapping[Any, ExceptionHandler], router: Any) -> None:
         self.routes: dict[tuple[str, str], APIRoute] = {
             (method, route.path): route for route in routes for method in route.methods or ()
         }
         self.router = router
-        # As Starlette splits them: the handler of every exception class, and of HTTP statuses (500
-        # and ``Exception`` belong to the outermost error middleware, which never sees these routes'
-        # errors: the request middleware answers them).
-        self.handlers = {key: h for key, h in handlers.items() if isinstance(key, type) and key is not Exception}
-        self.status_handlers = {key: h for key, h in handlers.items() if isinstance(key, int) and key != 500}
+        # As Starlette's exception middleware holds them: the handler of every exception class, and of
+        # HTTP statuses (500 and ``Exception`` belong to the outermost error middleware, which never sees
+        # these routes' errors: the request middleware answers them).
+        self.exception_handlers = (
+            {key: h for key, h in handlers.items() if isinstance(key, type) and key is not Exception},
+            {key: h for key, h in handlers.items() if isinstance(key, int) and key != 500},
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         route = self.routes[(scope["method"], scope["path"])]
-        # What the router would have put in the scope; the journal reads the route's path.
+        # What the router and the exception middleware would have put in the scope; the journal reads
+        # the route's path.
         scope["route"] = route
         scope["endpoint"] = route.endpoint
         scope["path_params"] = {}
         scope.setdefault("router", self.router)
+        scope["starlette.exception_handlers"] = self.exception_handlers
         request = Request(scope, receive, send)
-        started = False
 
-        async def sender(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
+        async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
             response: Response = await route.endpoint(request)
-            await response(scope, receive, sender)
-        except Exception as exc:
-            handler = self.handler_for(exc)
-            if handler is None:
-                raise
-            if started:
-                raise RuntimeError("Caught handled exception, but response already started.") from exc
-            if inspect.iscoroutinefunction(handler):
-                answer = await handler(request, exc)
-            else:
-                answer = await run_in_threadpool(handler, request, exc)
-            if answer is not None:
-                await answer(scope, receive, sender)
-            exc.__traceback__ = None  # an exception instance raised again must not grow its traceback
+            await response(scope, receive, send)
 
-    def handler_for(self, exc: Exception) -> ExceptionHandler | None:
-        """The handler Starlette's exception middleware would pick: by status for an HTTP exception,
-        else by the nearest class in the exception's MRO."""
-        if isinstance(exc, HTTPException) and exc.status_code in self.status_handlers:
-            return self.status_handlers[exc.status_code]
-        for cls in type(exc).__mro__:
-            if cls in self.handlers:
-                return self.handlers[cls]
-        return None
+        await wrap_app_handling_exceptions(endpoint, request)(scope, receive, send)

@@ -75,7 +75,6 @@ from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.lateness import BUCKETS as LATENESS_BUCKETS
 from mockserver.engine.lateness import Lateness
 from mockserver.engine.pacing import Clock
-from mockserver.engine.reply_limits import ReplyLimits
 from mockserver.engine.stream_writes import StreamWrites
 from mockserver.engine.streaming import (
     COMPLETED,
@@ -117,7 +116,6 @@ class StreamScheduler(StreamWrites):
         self.lateness = Lateness()
         self._tick_now = -math.inf  # the tick's time while it runs: a stream due again by then waits for the next
         self._dead = 0  # about how many heap entries belong to streams that are over (see _close)
-        self.limits = ReplyLimits(self.active, self._time_limit)  # max_reply_s, one timer for every stream
 
     def __len__(self) -> int:
         return len(self.active)
@@ -156,13 +154,12 @@ class StreamScheduler(StreamWrites):
             self._finish(stream, _shutdown_event)
             return stream
         if self.max_reply_s is not None:
-            self.limits.add(stream, self.max_reply_s)
+            limit = self.max_reply_s
+            stream.limit_timer = asyncio.get_running_loop().call_later(
+                limit, self._finish, stream, lambda s: s.dialect.time_limit_event(s.events_sent, limit)
+            )
         self._advance(stream, self.clock.now())
         return stream
-
-    def _time_limit(self, stream: ActiveStream, limit: float) -> None:
-        """End ``stream`` with its API's time-limit event: it has been open ``limit`` seconds."""
-        self._finish(stream, lambda s: s.dialect.time_limit_event(s.events_sent, limit))
 
     def end_all(self) -> int:
         """End every open stream now with the ``server_shutting_down`` error event of its API, and

@@ -95,7 +95,7 @@ async def admit_and_plan(
         state.fixture.capacity.queue_ms, state.settings.time_scale, state.settings.max_reply_seconds
     )
     queue = (
-        capacity_queue.Queue(queue_s, state.clock, lambda: _client_left(request), lambda: state.fixture)
+        capacity_queue.Queue(queue_s, state.clock, lambda: client_left(request), lambda: state.fixture)
         if queue_s > 0
         else None
     )
@@ -209,9 +209,7 @@ async def hold_reply(request: Request, waiting: Awaitable[None]) -> Response | N
     limit = state.settings.max_reply_seconds
     remaining = max(0.0, limit - (state.clock.now() - exchange.started_at))
     with state.replies.track() as ended:
-        outcome = await inflight.hold(
-            waiting, client_left=lambda: _client_left(request), ended=ended, limit_s=remaining
-        )
+        outcome = await inflight.hold(waiting, client_left=lambda: client_left(request), ended=ended, limit_s=remaining)
     if outcome == "done":
         return None
     if outcome == "left":
@@ -222,7 +220,7 @@ async def hold_reply(request: Request, waiting: Awaitable[None]) -> Response | N
     raise errors.server_reset() if outcome == "reset" else errors.server_shutting_down()
 
 
-async def _client_left(request: Request) -> None:
+async def client_left(request: Request) -> None:
     """Return once the client has closed the connection (the body was read already, so only that can come)."""
     while (await request.receive())["type"] != "http.disconnect":
         pass

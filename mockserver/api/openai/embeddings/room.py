@@ -15,6 +15,7 @@ from starlette.requests import ClientDisconnect, Request
 
 from mockserver.api.openai.embeddings.plan import reply_values
 from mockserver.api.openai.embeddings.schemas import EmbeddingRequest
+from mockserver.api.serving import client_left
 from mockserver.service import large_work
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange
@@ -35,7 +36,7 @@ async def make_room(request: Request, exchange: Exchange, admission: Admission, 
 async def _take_unless_gone(request: Request, budget: large_work.LargeWork, weight: int) -> bool:
     """:meth:`~mockserver.service.large_work.LargeWork.take`, given up as soon as the client leaves."""
     taking = asyncio.ensure_future(budget.take(weight))
-    gone = asyncio.ensure_future(_client_left(request))
+    gone = asyncio.ensure_future(client_left(request))
     try:
         await asyncio.wait({taking, gone}, return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -54,9 +55,3 @@ async def _take_unless_gone(request: Request, budget: large_work.LargeWork, weig
 def _cancelled() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
-
-
-async def _client_left(request: Request) -> None:
-    """Return once the client has closed the connection (the body was read already, so only that can come)."""
-    while (await request.receive())["type"] != "http.disconnect":
-        pass

@@ -17,7 +17,7 @@ leaving, a reset, the server stopping and the reply's wall-clock limit
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, Self, TypeVar
 
@@ -36,7 +36,7 @@ from mockserver.engine.pacing import Clock, Pacer, Schedule
 from mockserver.engine.streaming import Item, close_items
 from mockserver.harness.faults import injection
 from mockserver.operations import metrics
-from mockserver.service import access, capacity_queue, context_window, inflight, prefill
+from mockserver.service import access, capacity_queue, context_window, inflight, prefill, prompt_cache
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
 
@@ -60,6 +60,7 @@ async def admit_and_plan(
     stream: bool,
     plan: Callable[[Admission], Plan],
     dialect: Dialect = CHAT,
+    cache_parts: Callable[[], Sequence[prompt_cache.Part]] | None = None,
 ) -> tuple[Admission, Plan]:
     """Admit an inference request and plan its reply, in the order that keeps refusals free.
 
@@ -71,6 +72,10 @@ async def admit_and_plan(
 
     ``dialect`` is the API family the route serves: the models it may ask for, how its prompt is
     counted, and how its stream is framed. The exchange carries it to :func:`respond`.
+
+    ``cache_parts`` cuts the prompt into the parts OpenAI's prompt cache matches
+    (:mod:`mockserver.service.prompt_cache`); called only for a prompt long enough to be cached. The
+    cached tokens shorten the prefill and ride on the admission to the plan's usage.
     """
     state = server_state(request)
     exchange = exchange_of(request.scope)
@@ -86,6 +91,21 @@ async def admit_and_plan(
     # The prompt is counted once, here: in pieces that let the loop run, and no further than the window.
     exchange.dialect = dialect
     prompt_tokens = (await context_window.measure(resolved.model, raw_body, dialect.name)).tokens
+    cache = prompt_cache.MISSED
+    caching = state.fixture.prompt_caching
+    if cache_parts is not None and prompt_cache.may_cache(caching, prompt_tokens, raw_body):
+        cache = await prompt_cache.openai_lookup(
+            state.store,
+            state.clock.now(),
+            caching,
+            organization=account.organization,
+            model=resolved.model.id,
+            parts=cache_parts,
+            retention=raw_body.get("prompt_cache_retention") if isinstance(raw_body, dict) else None,
+            time_scale=state.settings.time_scale,
+            report_writes=resolved.model.cache_writes_reported,
+        )
+        resolved = replace(resolved, cache=cache.use)
     resolved = _with_prefill(exchange, resolved, prompt_tokens)
     record_admission(request, resolved, raw_body, stream)
     sequences = state.script_state  # a scripted sequence's step goes to one request, in every process
@@ -105,6 +125,7 @@ async def admit_and_plan(
         )
     except capacity_queue.ClientLeft:
         raise ClientDisconnect() from None  # journalled as 499 by the middleware
+    await cache.write(state.store, state.clock.now())  # admitted: its prompt is read, so cached
     if admission.tier != resolved.tier:
         admission = _with_prefill(exchange, admission, prompt_tokens)
         record_admission(request, admission, raw_body, stream)
@@ -121,7 +142,7 @@ async def admit_and_plan(
 
 def _with_prefill(exchange: Exchange, admission: Admission, prompt_tokens: int) -> Admission:
     """The admission with the prompt's prefill in its TTFT (:mod:`mockserver.service.prefill`), journalled."""
-    admission, seconds = prefill.with_prefill(admission, prompt_tokens)
+    admission, seconds = prefill.with_prefill(admission, prompt_tokens, admission.cache.cached_tokens)
     exchange.extra[prefill.PREFILL_MS] = round(seconds * 1000, 3)
     return admission
 

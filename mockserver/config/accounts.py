@@ -131,6 +131,12 @@ class Price(Strict):
 
     input_per_million: float = Field(ge=0)
     output_per_million: float = Field(ge=0)
+    cached_input_per_million: float | None = Field(
+        default=None, ge=0, description="Input tokens read from the prompt cache; null: the input price."
+    )
+    cache_write_per_million: float | None = Field(
+        default=None, ge=0, description="Input tokens written to the prompt cache; null: the input price."
+    )
     tier_multipliers: dict[Tier, float] = Field(
         default_factory=dict, description="This model's own price factor per tier, over pricing.tier_multipliers."
     )

@@ -44,6 +44,7 @@ from mockserver.config.accounts import Quota as Quota
 from mockserver.config.accounts import RateLimits as RateLimits
 from mockserver.config.accounts import Strict as _Strict
 from mockserver.config.accounts import Tier as Tier
+from mockserver.config.caching import PromptCaching as PromptCaching
 from mockserver.config.documents import ConfigError as ConfigError
 from mockserver.config.documents import read_yaml, resolve
 from mockserver.config.faults import Faults
@@ -92,6 +93,9 @@ class Fixture(_Strict):
     rate_limits: RateLimits = Field(default_factory=lambda: DEFAULT_RATE_LIMITS)
     capacity: Capacity = Field(default_factory=Capacity)
     pricing: Pricing = Field(default_factory=Pricing)
+    prompt_caching: PromptCaching = Field(
+        default_factory=PromptCaching, description="Prompt caching: on by default, as on the live APIs."
+    )
     policies: Policies = Field(default_factory=Policies)
     output_tokens: OutputLength = Field(default_factory=OutputLength)
     output_tokens_per_character: dict[Literal["zh"], Annotated[float, Field(ge=1, le=4)]] = Field(

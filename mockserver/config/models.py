@@ -246,6 +246,13 @@ class ModelSpec(Strict):
     profiles: dict[Tier, TimingProfile] = Field(
         default_factory=dict, description="Per-tier timing overrides for this model."
     )
+    cache_writes_reported: bool = Field(
+        default=True,
+        description=(
+            "Whether usage reports the prompt tokens written to the prompt cache (cache_write_tokens). The live "
+            "API reports them from the GPT-5.6 family on, where writes are billed; set false for older models."
+        ),
+    )
 
     @model_validator(mode="after")
     def _forced_tier_supported(self) -> ModelSpec:

@@ -22,6 +22,7 @@ from mockserver.engine.pacing import Clock
 from mockserver.service import accounts, capacity, capacity_queue, ratelimits
 from mockserver.service.accounts import bearer_key
 from mockserver.service.exchange import Exchange
+from mockserver.service.prompt_cache import NO_CACHE, CacheUse
 from mockserver.service.tiers import Overrides, TierDecision, resolve_tier
 from mockserver.state.store import Store
 
@@ -93,6 +94,7 @@ class Admission:
     profile: TimingProfile
     overrides: Overrides
     received_at: float | None = None  # when the request arrived, on the server clock
+    cache: CacheUse = NO_CACHE  # the prompt tokens read from and written to the prompt cache
 
     def start_time(self, clock: Clock) -> float:
         """Where the reply's schedule starts: at the request's arrival, so the time spent parsing

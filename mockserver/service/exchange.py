@@ -37,6 +37,8 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0  # reasoning tokens included
     reasoning_tokens: int = 0
+    cached_tokens: int = 0  # of input_tokens, read from the prompt cache
+    cache_write_tokens: int = 0  # of input_tokens, written to the prompt cache
 
     @property
     def total_tokens(self) -> int:

@@ -3,7 +3,9 @@
 Each reply that completed is recorded once, by key, model and the tier that served it,
 with the same token counts as the ``usage`` block the client received. The cost uses the
 fixture's ``pricing``: the model's standard price per million tokens times the tier's
-multiplier (reasoning tokens are billed as output tokens, as they are part of them).
+multiplier (reasoning tokens are billed as output tokens, as they are part of them; prompt tokens
+read from the prompt cache at the model's cached input price, and those written to it at its cache
+write price, where the fixture gives them: the input price otherwise).
 
 :func:`report` sums the rows into totals and breakdowns, optionally filtered, for
 ``GET /_mock/usage``. An organization's running spend is what its quota is checked against.
@@ -24,9 +26,19 @@ MILLION = 1_000_000
 
 
 def cost_usd(fixture: Fixture, model_id: str, tier: str, usage: Usage) -> float:
+    """What ``usage`` costs: input at its price, but for tokens read from (or written to) the prompt
+    cache, at the cached (or cache write) price where the model has one; output at its price."""
     price = fixture.pricing.price(model_id)
-    base = usage.input_tokens * price.input_per_million + usage.output_tokens * price.output_per_million
+    cached, written = usage.cached_tokens, usage.cache_write_tokens
+    base = (usage.input_tokens - cached - written) * price.input_per_million
+    base += cached * _or(price.cached_input_per_million, price.input_per_million)
+    base += written * _or(price.cache_write_per_million, price.input_per_million)
+    base += usage.output_tokens * price.output_per_million
     return base * fixture.pricing.multiplier(tier, model_id) / MILLION
+
+
+def _or(price: float | None, otherwise: float) -> float:
+    return otherwise if price is None else price
 
 
 def recorder(store: Store, fixture: Callable[[], Fixture]) -> Callable[[Exchange], Awaitable[None] | None]:

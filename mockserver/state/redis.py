@@ -30,7 +30,9 @@ tests against both. What differs, and why:
 ``window:used`` and ``window:at`` (hashes: one field per rate bucket), ``pool:<name>`` (a sorted set
 per capacity pool), ``pools`` (the set of pool names) and ``peaks`` (hash), ``usage:rows`` (hash:
 a ledger row's key, organization, project, model and tier) and one hash per ledger counter
-(``usage:requests``, ...), ``spend:cost_usd`` and ``spend:tokens`` (hashes per organization).
+(``usage:requests``, ...), ``spend:cost_usd`` and ``spend:tokens`` (hashes per organization),
+``pcache:<scope>`` (a sorted set per organization or workspace: the prompt cache, with its own
+bounds, :mod:`mockserver.state.prompt_cache`) and ``pcache:scopes`` (their names).
 
 **Bounds.** The number of keys is fixed, but for the ``done:*`` keys (two per request, each expiring
 after :data:`IDEMPOTENCY_TTL_MS`, so at most twice the requests of that window); the fields grow
@@ -51,7 +53,7 @@ from collections.abc import Callable, Sequence
 import redis.asyncio as redis
 from redis.commands.core import AsyncScript
 
-from mockserver.state import shared
+from mockserver.state import prompt_cache, shared
 from mockserver.state.redis_scripts import SCRIPTS
 from mockserver.state.store import (
     Admitted,
@@ -91,16 +93,18 @@ class RedisStore:
         *,
         prefix: str = shared.DEFAULT_PREFIX,
         lease_ttl_s: float = LEASE_TTL_S,
+        prompt_cache_entries: int = prompt_cache.ENTRIES_PER_SCOPE,
     ) -> None:
         if not lease_ttl_s > 0:
             raise ValueError(f"the lease time-to-live must be more than 0 seconds, not {lease_ttl_s}")
         self._redis = connection
         self._url = url
         self._prefix = prefix
+        self._prompt_cache_entries = prompt_cache_entries
         self._lease_ttl_ms = max(1, round(lease_ttl_s * 1000))
         self._renew_every_s = lease_ttl_s / 3
         self._scripts: dict[str, AsyncScript] = {
-            name: connection.register_script(source) for name, source in SCRIPTS.items()
+            name: connection.register_script(source) for name, source in {**SCRIPTS, **prompt_cache.SCRIPTS}.items()
         }
         self._windows = [self._key("window:used"), self._key("window:at")]
         self._held: dict[str, tuple[str, ...]] = {}  # lease -> the pools it holds a slot in, here
@@ -246,10 +250,26 @@ class RedisStore:
             cost, tokens = await pipe.execute()
         return Spend(float(cost or 0), int(tokens or 0))
 
+    # -- prompt cache (:mod:`mockserver.state.prompt_cache`; Redis's clock, the caller's ``now`` ignored)
+
+    async def cache_hit(self, now: float, scope: str, prefixes: Sequence[str]) -> int:
+        if not prefixes:
+            return prompt_cache.MISS
+        return _integer(await self._run("prompt_cache_hit", [self._key(f"pcache:{scope}")], prefixes))
+
+    async def cache_put(self, now: float, scope: str, entries: Sequence[tuple[str, float]]) -> None:
+        if not entries:
+            return
+        args: list[str | int] = [scope, self._prompt_cache_entries]
+        for prefix, ttl_s in entries:
+            args += [prefix, max(1, round(ttl_s * 1000))]
+        await self._run("prompt_cache_put", [self._key(f"pcache:{scope}"), self._key("pcache:scopes")], args)
+
     # -- the whole store --------------------------------------------------------------------
 
     async def reset(self) -> None:
-        """Forget every window, ledger row and peak. Slots in flight stay taken until released."""
+        """Forget every window, ledger row, peak and cached prompt. Slots in flight stay taken until released."""
+        await self._run("prompt_cache_reset", [self._key("pcache:scopes")], [self._prefix])
         forget = [
             *self._windows,
             self._key("usage:rows"),

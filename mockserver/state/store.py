@@ -4,7 +4,9 @@ Three kinds of state live here, and nothing else in the request path keeps any:
 
 - **rate windows**: how much of each request/token allowance is used (:meth:`Store.consume`);
 - **capacity pools**: how many Ultrafast requests are in flight (:meth:`Store.acquire`);
-- **the usage ledger**: tokens, requests and cost per key, model and tier (:meth:`Store.record`).
+- **the usage ledger**: tokens, requests and cost per key, model and tier (:meth:`Store.record`);
+- **the prompt cache**: which prompt prefixes each organization sent lately (:meth:`Store.cache_hit`,
+  :meth:`Store.cache_put`; the entries and their bounds are in :mod:`mockserver.state.prompt_cache`).
 
 Every method is a coroutine, so one interface serves both stores:
 
@@ -29,6 +31,8 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from mockserver.state.prompt_cache import MemoryPromptCache
 
 WINDOW_SECONDS = 60.0
 MEMORY_STATE = "in memory, in this process (rate windows, capacity and the usage ledger start empty)"
@@ -172,6 +176,12 @@ class Store(Protocol):
 
     async def spend(self, organization: str) -> Spend: ...
 
+    async def cache_hit(self, now: float, scope: str, prefixes: Sequence[str]) -> int:
+        """The index of the last of ``prefixes`` (shortest first) that ``scope``'s prompt cache holds, or -1."""
+
+    async def cache_put(self, now: float, scope: str, entries: Sequence[tuple[str, float]]) -> None:
+        """Hold each ``(prefix, ttl_s)`` in ``scope``'s prompt cache for ``ttl_s`` from now (refreshing it)."""
+
     async def reset(self) -> None: ...
 
     def describe(self) -> str:
@@ -207,6 +217,7 @@ class MemoryStore:
     _peaks: dict[str, int] = field(default_factory=dict)
     _rows: dict[tuple[str, str, str], UsageRow] = field(default_factory=dict)
     _spend: dict[str, Spend] = field(default_factory=dict)
+    prompt_cache: MemoryPromptCache = field(default_factory=MemoryPromptCache)
     on_held_change: Callable[[], None] | None = None
 
     # -- rate windows -----------------------------------------------------------------------
@@ -336,9 +347,20 @@ class MemoryStore:
         with self._lock:
             return self._spend.get(organization, Spend())
 
-    async def reset(self) -> None:
-        """Forget every window, ledger row and peak. Slots in flight stay taken until released."""
+    # -- prompt cache -------------------------------------------------------------------------
+
+    async def cache_hit(self, now: float, scope: str, prefixes: Sequence[str]) -> int:
         with self._lock:
+            return self.prompt_cache.hit(now, scope, prefixes)
+
+    async def cache_put(self, now: float, scope: str, entries: Sequence[tuple[str, float]]) -> None:
+        with self._lock:
+            self.prompt_cache.put(now, scope, entries)
+
+    async def reset(self) -> None:
+        """Forget every window, ledger row, peak and cached prompt. Slots in flight stay taken until released."""
+        with self._lock:
+            self.prompt_cache.clear()
             self._buckets.clear()
             self._peaks = {name: len(leases) for name, leases in self._slots.items()}
             self._rows.clear()

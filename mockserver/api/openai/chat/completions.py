@@ -30,6 +30,7 @@ from mockserver.server_state import ServerState
 from mockserver.service import output_limits
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
+from mockserver.service.prompt_cache import NO_CACHE, CacheUse
 from mockserver.service.reasoning import reasoning_tokens_for
 
 
@@ -86,6 +87,7 @@ class ChatPlan:
     choices: tuple[ChatChoice, ...]
     include_usage: bool
     schedule: Schedule
+    cache: CacheUse = NO_CACHE
 
     def shifted(self, seconds: float) -> ChatPlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
@@ -110,14 +112,20 @@ class ChatPlan:
         return sum(len(c.text) for c in self.choices) + self.reasoning_tokens
 
     def exchange_usage(self) -> Usage:
-        return Usage(self.prompt_tokens, self.completion_tokens, self.reasoning_tokens)
+        cache = self.cache
+        return Usage(
+            self.prompt_tokens, self.completion_tokens, self.reasoning_tokens, cache.cached_tokens, cache.written_tokens
+        )
 
     def usage(self) -> dict[str, Any]:
+        prompt_details = {"cached_tokens": self.cache.cached_tokens, "audio_tokens": 0}
+        if self.cache.written_tokens:
+            prompt_details["cache_write_tokens"] = self.cache.written_tokens
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "prompt_tokens_details": prompt_details,
             "completion_tokens_details": {
                 "reasoning_tokens": self.reasoning_tokens,
                 "audio_tokens": 0,
@@ -207,7 +215,9 @@ def plan_chat_completion(
         choices=tuple(choices),
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
         schedule=planned.schedule,
+        cache=admission.cache,
     )
+
 
 
 def completion_body(plan: ChatPlan) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from mockserver.server_state import ServerState
 from mockserver.service import output_limits, reasoning
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
+from mockserver.service.prompt_cache import NO_CACHE, CacheUse
 from mockserver.state.responses import StoredResponse, previous_response_not_found
 
 ENCRYPTED_REASONING_INCLUDE = "reasoning.encrypted_content"
@@ -115,6 +116,7 @@ class ResponsePlan:
     input_items: tuple[dict[str, Any], ...]
     store: bool
     background: bool
+    cache: CacheUse = NO_CACHE
 
     def shifted(self, seconds: float) -> ResponsePlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
@@ -137,12 +139,14 @@ class ResponsePlan:
         return items + [a.item() for a in self.answers]
 
     def exchange_usage(self) -> Usage:
-        return Usage(self.input_tokens, self.output_tokens, self.reasoning_tokens)
+        cached, written = self.cache.cached_tokens, self.cache.written_tokens
+        return Usage(self.input_tokens, self.output_tokens, self.reasoning_tokens, cached, written)
 
     def usage(self) -> dict[str, Any]:
+        cached, written = self.cache.cached_tokens, self.cache.written_tokens
         return {
             "input_tokens": self.input_tokens,
-            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": written},
             "output_tokens": self.output_tokens,
             "output_tokens_details": {"reasoning_tokens": self.reasoning_tokens},
             "total_tokens": self.input_tokens + self.output_tokens,
@@ -252,6 +256,7 @@ def plan_response(
         input_items=tuple(input_items.input_items(body.input, state.ids.prefixed)),
         store=body.store is not False,
         background=bool(body.background),
+        cache=admission.cache,
     )
 
 

@@ -1,0 +1,144 @@
+"""Prompt caching: which of a request's prompt tokens were read from the cache, as the live APIs report them.
+
+OpenAI caches automatically (Chat Completions and the Responses API): a prompt of
+``prompt_caching.min_tokens`` (1,024) or more is cached, and a later request from the same
+organization that starts with the same prefix reads it from the cache. Cached tokens are
+reported in ``usage`` (``prompt_tokens_details.cached_tokens``, ``input_tokens_details.cached_tokens``)
+and read :data:`~mockserver.service.prefill.CACHED_SPEEDUP` times faster at prefill, so the TTFT is shorter.
+
+How a prompt is cut into prefixes. The API family turns its request into :class:`Part` s in the
+order the vendor reads them: the tools and the output format first, then each message
+(instructions or system prompt first). A prefix ends at each part's end; it is named by a hash
+chained over the model id and the parts' bytes, so two requests share a prefix exactly when they
+agree byte for byte up to there. A hit is the longest such prefix the organization sent lately,
+rounded down to a multiple of ``increment`` (128) tokens: it covers whole earlier messages, never
+part of one (the live API matches within a message too). Prefixes shorter than ``min_tokens`` are
+neither looked up nor written, and at most the :data:`LATEST_PREFIXES` longest are.
+
+When. The lookup is made before the reply is planned (the TTFT depends on it); the prefixes are
+written once the request is admitted (a refused request caches nothing), each for ``ttl_s``
+(``extended_ttl_s`` with ``prompt_cache_retention: "24h"``), times ``time_scale`` as every wait
+(unscaled at time scale 0, where an expiry of 0 would cache nothing). A hit refreshes what it read.
+
+Cost on the request path: a prompt counted under ``min_tokens`` (most requests) is skipped
+before anything is hashed (:func:`may_cache` is a comparison); the store is then not called.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mockserver.config.caching import PromptCaching
+from mockserver.state.store import Store
+
+LATEST_PREFIXES = 80  # as OpenAI, which looks at the latest 80 breakpoints of a conversation
+_DIGEST_BYTES = 16
+
+
+@dataclass(frozen=True)
+class Part:
+    """One piece of a prompt, in the order the vendor reads it: what must match byte for byte, and its tokens."""
+
+    data: bytes
+    tokens: int
+
+
+@dataclass(frozen=True)
+class CacheUse:
+    """What one request read from the prompt cache and wrote to it, in prompt tokens."""
+
+    cached_tokens: int = 0
+    written_tokens: int = 0
+
+
+NO_CACHE = CacheUse()
+
+
+@dataclass(frozen=True)
+class Prefixes:
+    """A prompt's cacheable prefixes, shortest first: each one's name, and its tokens."""
+
+    names: tuple[str, ...]
+    tokens: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """A request's cache lookup: what it read, and what to write once the request is admitted."""
+
+    use: CacheUse
+    scope: str = ""
+    writes: tuple[tuple[str, float], ...] = ()
+
+    async def write(self, store: Store, now: float) -> None:
+        if self.writes:
+            await store.cache_put(now, self.scope, self.writes)
+
+
+MISSED = Lookup(NO_CACHE)
+
+
+def may_cache(settings: PromptCaching, prompt_tokens: int, body: Any) -> bool:
+    """Whether a request may have a cacheable prefix, without hashing anything: caching is on, and the
+    prompt counted is long enough, or has parts the count leaves out (tools, an earlier response)."""
+    if not settings.enabled:
+        return False
+    if prompt_tokens >= settings.min_tokens:
+        return True
+    return isinstance(body, dict) and bool(body.get("tools") or body.get("previous_response_id"))
+
+
+def prefixes(model: str, parts: Sequence[Part], min_tokens: int) -> Prefixes:
+    """The prefixes ending at each part's end that hold ``min_tokens`` or more (the latest :data:`LATEST_PREFIXES`)."""
+    chain = hashlib.blake2b(model.encode(), digest_size=_DIGEST_BYTES)
+    names: list[str] = []
+    counts: list[int] = []
+    total = 0  # the reply's priming tokens (in the prompt's count) come after every prefix
+    for part in parts:
+        chain.update(len(part.data).to_bytes(8, "little"))  # so that two cuts of the same bytes differ
+        chain.update(part.data)
+        total += part.tokens
+        if total >= min_tokens:
+            names.append(chain.hexdigest())
+            counts.append(total)
+    return Prefixes(tuple(names[-LATEST_PREFIXES:]), tuple(counts[-LATEST_PREFIXES:]))
+
+
+def ttl_seconds(base_s: float, time_scale: float) -> float:
+    """A time to live on the server's clock: scaled as every wait, but unscaled at time scale 0."""
+    return base_s * time_scale if time_scale > 0 else base_s
+
+
+def rounded(count: int, settings: PromptCaching) -> int:
+    """Tokens of a cached prefix as reported: a multiple of ``increment``, and 0 under ``min_tokens``."""
+    floor = count // settings.increment * settings.increment
+    return floor if floor >= settings.min_tokens else 0
+
+
+async def openai_lookup(
+    store: Store,
+    now: float,
+    settings: PromptCaching,
+    *,
+    organization: str,
+    model: str,
+    parts: Callable[[], Sequence[Part]],
+    retention: object = None,
+    time_scale: float,
+    report_writes: bool = True,
+) -> Lookup:
+    """OpenAI's automatic caching: the hit of the longest prefix this organization sent lately, and the
+    writes of every prefix of this prompt (the caller has checked :func:`may_cache`)."""
+    found = prefixes(model, parts(), settings.min_tokens)
+    if not found.names:
+        return MISSED
+    scope = f"openai:{organization}"
+    index = await store.cache_hit(now, scope, found.names)
+    cached = rounded(found.tokens[index], settings) if index >= 0 else 0
+    written = max(0, rounded(found.tokens[-1], settings) - cached) if report_writes else 0
+    base = settings.extended_ttl_s if retention == "24h" else settings.ttl_s
+    ttl = ttl_seconds(base, time_scale)
+    return Lookup(CacheUse(cached, written), scope, tuple((name, ttl) for name in found.names))

@@ -31,7 +31,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from mockserver.config.caching import PromptCaching
+from mockserver.engine import conversation, tokens
 from mockserver.state.store import Store
 
 LATEST_PREFIXES = 80  # as OpenAI, which looks at the latest 80 breakpoints of a conversation
@@ -44,6 +47,21 @@ class Part:
 
     data: bytes
     tokens: int
+
+
+def part(sent: Any, counted: int) -> Part:
+    """The part of what was ``sent`` (any JSON value: a message, the tools), of ``counted`` tokens."""
+    return Part(orjson.dumps(sent, option=orjson.OPT_SORT_KEYS), counted)
+
+
+def head(tools: Any, output_format: Any, parsed_tools: Sequence[Any] | None) -> Part:
+    """The part before the messages: the tools and the output format (its schema is cached too)."""
+    return part([tools, output_format], conversation.tool_definition_tokens(parsed_tools))
+
+
+def message_tokens(message: tokens.PromptMessage) -> int:
+    """A message's share of the prompt count (the reply's priming tokens, which come last, aside)."""
+    return tokens.count_messages([message]) - tokens.TOKENS_PER_REPLY
 
 
 @dataclass(frozen=True)

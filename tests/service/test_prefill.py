@@ -1,7 +1,8 @@
 """Prefill: a reply's first token waits for its prompt to be read, on the injected fake clock (no sleeping).
 
 TTFT = ttft_ms + prompt tokens / prefill_tokens_per_second, per tier; x-mock-ttft-ms sets it exactly;
-the journal and /metrics show the prefill part.
+the journal and /metrics show the prefill part. (Cached prompt tokens, read faster, are
+tests/e2e/test_prompt_caching.py's.)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from mockserver.engine import tokens
 from mockserver.engine.pacing import FakeClock
 from mockserver.server.app import create_app
 from mockserver.service import prefill
+from tests.support import fixture
 
 KEY = "sk-mock-preview"
 FAST_OUTPUT = {"x-mock-tokens-per-second": "100000", "x-mock-output-tokens": "1"}  # the reply adds ~nothing
@@ -29,7 +31,9 @@ PROMPT = " hello" * 100_000
 @pytest.fixture(scope="module")
 def paced() -> Iterator[tuple[MockServer, FakeClock]]:
     clock = FakeClock()
-    with MockServer(app=create_app(Settings(), fixture=load_fixture(), clock=clock)) as server:
+    # The same prompt again and again: without prompt caching, so that each one is read whole.
+    world = fixture(prompt_caching={"enabled": False})
+    with MockServer(app=create_app(Settings(), fixture=world, clock=clock)) as server:
         yield server, clock
 
 

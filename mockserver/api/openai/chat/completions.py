@@ -219,7 +219,6 @@ def plan_chat_completion(
     )
 
 
-
 def completion_body(plan: ChatPlan) -> dict[str, Any]:
     """The non-streaming ``ChatCompletion`` object."""
     return {

@@ -6,9 +6,8 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from mockserver.api import replaying, serving
-from mockserver.api.openai import cache_parts
 from mockserver.api.middleware import exchange_of, request_headers
-from mockserver.api.openai.chat import completions
+from mockserver.api.openai.chat import cache_parts, completions
 from mockserver.api.openai.schemas import ChatCompletionRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
 from mockserver.engine.dialects import CHAT
@@ -39,7 +38,7 @@ async def create_chat_completion(request: Request) -> Response:
         stream=bool(body.stream),
         dialect=CHAT,
         plan=lambda admitted: completions.plan_chat_completion(state, admitted, body, raw, exchange),
-        cache_parts=lambda: cache_parts.chat(body, raw),
+        cache_parts=lambda: cache_parts.chat_parts(body, raw),
     )
     return await serving.respond(
         request,

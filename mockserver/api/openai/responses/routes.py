@@ -7,9 +7,8 @@ from starlette.responses import Response
 
 from mockserver import errors
 from mockserver.api import replaying, serving
-from mockserver.api.openai import cache_parts
 from mockserver.api.middleware import exchange_of, request_headers
-from mockserver.api.openai.responses import event_stream, input_items, input_tokens, lifecycle
+from mockserver.api.openai.responses import cache_parts, event_stream, input_items, input_tokens, lifecycle
 from mockserver.api.openai.responses.replayed import stream_of_response
 from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
@@ -49,7 +48,7 @@ async def create_response(request: Request) -> Response:
         stream=stream,
         dialect=RESPONSES,
         plan=lambda admitted: lifecycle.plan_response(state, admitted, body, raw, previous, exchange_of(request.scope)),
-        cache_parts=lambda: cache_parts.responses(body, raw, previous),
+        cache_parts=lambda: cache_parts.response_parts(body, raw, previous),
     )
     await lifecycle.remember(state, plan)
     schedule, reply_body = lifecycle.first_reply(plan, stream=stream)

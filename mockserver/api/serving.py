@@ -73,9 +73,10 @@ async def admit_and_plan(
     ``dialect`` is the API family the route serves: the models it may ask for, how its prompt is
     counted, and how its stream is framed. The exchange carries it to :func:`respond`.
 
-    ``cache_parts`` cuts the prompt into the parts OpenAI's prompt cache matches
+    ``cache_parts`` cuts the prompt into the parts the prompt cache matches
     (:mod:`mockserver.service.prompt_cache`); called only for a prompt long enough to be cached. The
-    cached tokens shorten the prefill and ride on the admission to the plan's usage.
+    cached tokens shorten the prefill and ride on the admission to the plan's usage; the prefixes are
+    written once the request is admitted.
     """
     state = server_state(request)
     exchange = exchange_of(request.scope)
@@ -93,17 +94,18 @@ async def admit_and_plan(
     prompt_tokens = (await context_window.measure(resolved.model, raw_body, dialect.name)).tokens
     cache = prompt_cache.MISSED
     caching = state.fixture.prompt_caching
-    if cache_parts is not None and prompt_cache.may_cache(caching, prompt_tokens, raw_body):
-        cache = await prompt_cache.openai_lookup(
+    if cache_parts is not None and prompt_cache.may_cache(
+        caching, prompt_tokens, raw_body, resolved.model.cache_min_tokens
+    ):
+        cache = await prompt_cache.lookup(
             state.store,
             state.clock.now(),
             caching,
-            organization=account.organization,
-            model=resolved.model.id,
+            account=account,
+            model=resolved.model,
+            body=raw_body,
             parts=cache_parts,
-            retention=raw_body.get("prompt_cache_retention") if isinstance(raw_body, dict) else None,
             time_scale=state.settings.time_scale,
-            report_writes=resolved.model.cache_writes_reported,
         )
         resolved = replace(resolved, cache=cache.use)
     resolved = _with_prefill(exchange, resolved, prompt_tokens)

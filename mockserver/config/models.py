@@ -246,6 +246,14 @@ class ModelSpec(Strict):
     profiles: dict[Tier, TimingProfile] = Field(
         default_factory=dict, description="Per-tier timing overrides for this model."
     )
+    cache_min_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "The shortest prompt prefix the prompt cache keeps for this model; null: prompt_caching.min_tokens "
+            "(1,024). Anthropic publishes one per model (4,096 for Claude Opus 4.5 and 4.6 and Haiku 4.5)."
+        ),
+    )
     cache_writes_reported: bool = Field(
         default=True,
         description=(

@@ -33,7 +33,8 @@ from typing import Any
 
 import orjson
 
-from mockserver.config.caching import PromptCaching
+from mockserver.config.caching import ANTHROPIC_TTL_S, PromptCaching
+from mockserver.config.fixture import Account, ModelSpec
 from mockserver.engine import conversation, tokens
 from mockserver.state.store import Store
 
@@ -43,15 +44,17 @@ _DIGEST_BYTES = 16
 
 @dataclass(frozen=True)
 class Part:
-    """One piece of a prompt, in the order the vendor reads it: what must match byte for byte, and its tokens."""
+    """One piece of a prompt, in the order the vendor reads it: what must match byte for byte, and its
+    tokens. Anthropic's: ``breakpoint`` is the TTL (``5m``, ``1h``) of a ``cache_control`` marker in it."""
 
     data: bytes
     tokens: int
+    breakpoint: str | None = None
 
 
-def part(sent: Any, counted: int) -> Part:
+def part(sent: Any, counted: int, breakpoint: str | None = None) -> Part:
     """The part of what was ``sent`` (any JSON value: a message, the tools), of ``counted`` tokens."""
-    return Part(orjson.dumps(sent, option=orjson.OPT_SORT_KEYS), counted)
+    return Part(orjson.dumps(sent, option=orjson.OPT_SORT_KEYS), counted, breakpoint)
 
 
 def head(tools: Any, output_format: Any, parsed_tools: Sequence[Any] | None) -> Part:
@@ -70,6 +73,7 @@ class CacheUse:
 
     cached_tokens: int = 0
     written_tokens: int = 0
+    written_1h: int = 0  # Anthropic: of the written tokens, those kept an hour (the rest: 5 minutes)
 
 
 NO_CACHE = CacheUse()
@@ -99,30 +103,35 @@ class Lookup:
 MISSED = Lookup(NO_CACHE)
 
 
-def may_cache(settings: PromptCaching, prompt_tokens: int, body: Any) -> bool:
+def may_cache(settings: PromptCaching, prompt_tokens: int, body: Any, min_tokens: int | None = None) -> bool:
     """Whether a request may have a cacheable prefix, without hashing anything: caching is on, and the
-    prompt counted is long enough, or has parts the count leaves out (tools, an earlier response)."""
+    prompt counted is long enough (``min_tokens``: the model's own minimum, if it has one), or has parts
+    the count leaves out (tools, an earlier response)."""
     if not settings.enabled:
         return False
-    if prompt_tokens >= settings.min_tokens:
+    if prompt_tokens >= (min_tokens or settings.min_tokens):
         return True
     return isinstance(body, dict) and bool(body.get("tools") or body.get("previous_response_id"))
 
 
 def prefixes(model: str, parts: Sequence[Part], min_tokens: int) -> Prefixes:
     """The prefixes ending at each part's end that hold ``min_tokens`` or more (the latest :data:`LATEST_PREFIXES`)."""
+    ends = [(name, total) for name, total in _ends(model, parts) if total >= min_tokens][-LATEST_PREFIXES:]
+    return Prefixes(tuple(name for name, _ in ends), tuple(total for _, total in ends))
+
+
+def _ends(model: str, parts: Sequence[Part]) -> list[tuple[str, int]]:
+    """Each part's end: the name of the prefix ending there, and its tokens (the reply's priming tokens,
+    in the prompt's count, come after every prefix)."""
     chain = hashlib.blake2b(model.encode(), digest_size=_DIGEST_BYTES)
-    names: list[str] = []
-    counts: list[int] = []
-    total = 0  # the reply's priming tokens (in the prompt's count) come after every prefix
-    for part in parts:
-        chain.update(len(part.data).to_bytes(8, "little"))  # so that two cuts of the same bytes differ
-        chain.update(part.data)
-        total += part.tokens
-        if total >= min_tokens:
-            names.append(chain.hexdigest())
-            counts.append(total)
-    return Prefixes(tuple(names[-LATEST_PREFIXES:]), tuple(counts[-LATEST_PREFIXES:]))
+    ends = []
+    total = 0
+    for piece in parts:
+        chain.update(len(piece.data).to_bytes(8, "little"))  # so that two cuts of the same bytes differ
+        chain.update(piece.data)
+        total += piece.tokens
+        ends.append((chain.hexdigest(), total))
+    return ends
 
 
 def ttl_seconds(base_s: float, time_scale: float) -> float:
@@ -160,3 +169,75 @@ async def openai_lookup(
     base = settings.extended_ttl_s if retention == "24h" else settings.ttl_s
     ttl = ttl_seconds(base, time_scale)
     return Lookup(CacheUse(cached, written), scope, tuple((name, ttl) for name in found.names))
+
+
+async def anthropic_lookup(
+    store: Store,
+    now: float,
+    settings: PromptCaching,
+    *,
+    workspace: str,
+    model: str,
+    parts: Callable[[], Sequence[Part]],
+    min_tokens: int,
+    time_scale: float,
+) -> Lookup:
+    """Anthropic's explicit caching: the prefix up to each ``cache_control`` breakpoint (``min_tokens`` or
+    more) is written; the longest one this workspace wrote lately, up to the last breakpoint, is read."""
+    sent = parts()
+    last = max((i for i, piece in enumerate(sent) if piece.breakpoint is not None), default=-1)
+    if last < 0:
+        return MISSED
+    ends = _ends(model, sent[: last + 1])
+    candidates = [(name, total) for name, total in ends if total >= min_tokens][-LATEST_PREFIXES:]
+    if not candidates:
+        return MISSED
+    scope = f"anthropic:{workspace}"
+    index = await store.cache_hit(now, scope, [name for name, _ in candidates])
+    read = candidates[index][1] if index >= 0 else 0
+    writes: dict[str, float] = {}
+    written = written_1h = below = 0
+    for piece, (name, total) in zip(sent, ends, strict=False):
+        if piece.breakpoint is None or total < min_tokens:
+            continue
+        writes[name] = ttl_seconds(ANTHROPIC_TTL_S.get(piece.breakpoint, ANTHROPIC_TTL_S["5m"]), time_scale)
+        fresh = max(0, total - max(read, below))  # past what was read and what the breakpoint before wrote
+        written += fresh
+        written_1h += fresh if piece.breakpoint == "1h" else 0
+        below = total
+    if index >= 0:  # a hit refreshes what it read (never shortening a longer time to live)
+        writes.setdefault(candidates[index][0], ttl_seconds(ANTHROPIC_TTL_S["5m"], time_scale))
+    return Lookup(CacheUse(read, written, written_1h), scope, tuple(writes.items()))
+
+
+async def lookup(
+    store: Store,
+    now: float,
+    settings: PromptCaching,
+    *,
+    account: Account,
+    model: ModelSpec,
+    body: Any,
+    parts: Callable[[], Sequence[Part]],
+    time_scale: float,
+) -> Lookup:
+    """The cache lookup of the API ``model`` is served by: OpenAI's per organization, Anthropic's per
+    workspace (the key's project), each model with its own minimum (``cache_min_tokens``)."""
+    min_tokens = model.cache_min_tokens or settings.min_tokens
+    if model.api == "anthropic":
+        workspace = f"{account.organization}/{account.project}"
+        return await anthropic_lookup(
+            store, now, settings, workspace=workspace, model=model.id, parts=parts, min_tokens=min_tokens,
+            time_scale=time_scale,
+        )  # fmt: skip
+    return await openai_lookup(
+        store,
+        now,
+        settings if min_tokens == settings.min_tokens else settings.model_copy(update={"min_tokens": min_tokens}),
+        organization=account.organization,
+        model=model.id,
+        parts=parts,
+        retention=body.get("prompt_cache_retention") if isinstance(body, dict) else None,
+        time_scale=time_scale,
+        report_writes=model.cache_writes_reported,
+    )

@@ -79,7 +79,7 @@ def signature_delta(index: int, signature: str) -> dict[str, Any]:
 
 def message_delta(stop_reason: str | None, stop_sequence: str | None, usage: dict[str, Any]) -> dict[str, Any]:
     """``message_delta``: the stop reason and the final usage (its counts: the rest stays from ``message_start``)."""
-    counts = {k: v for k, v in usage.items() if k not in ("service_tier", "speed")}
+    counts = {k: v for k, v in usage.items() if k not in ("service_tier", "speed", "cache_creation")}
     delta = {"stop_reason": stop_reason, "stop_sequence": stop_sequence, "stop_details": None}
     return {"type": "message_delta", "delta": delta, "usage": counts}
 

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import orjson
 
 from mockserver import errors
-from mockserver.api.anthropic import turns
+from mockserver.api.anthropic import cache_parts, turns
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
 from mockserver.api.routing import reply_sources
@@ -37,6 +37,7 @@ from mockserver.replies.planner import Facts, plan
 from mockserver.server_state import ServerState
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
+from mockserver.service.prompt_cache import NO_CACHE, CacheUse
 
 MIN_THINKING_BUDGET = 1024
 ADAPTIVE_EFFORT = "medium"
@@ -84,9 +85,10 @@ class MessagePlan:
     blocks: tuple[Block, ...]
     stop_reason: str
     stop_sequence: str | None
-    input_tokens: int
+    input_tokens: int  # the whole prompt's: usage shows the part after the last cache breakpoint
     speed: str | None  # echoed in usage when the request set it
     schedule: Schedule
+    cache: CacheUse = NO_CACHE
 
     def shifted(self, seconds: float) -> MessagePlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
@@ -101,13 +103,21 @@ class MessagePlan:
         return sum(len(b.text) for b in self.blocks if b.kind == "thinking")
 
     def exchange_usage(self) -> Usage:
-        return Usage(self.input_tokens, self.output_tokens, self.thinking_tokens)
+        cache = self.cache
+        return Usage(
+            self.input_tokens, self.output_tokens, self.thinking_tokens, cache.cached_tokens, cache.written_tokens
+        )
 
     def usage(self, output_tokens: int | None = None) -> dict[str, Any]:
+        cache = self.cache
         usage: dict[str, Any] = {
-            "input_tokens": self.input_tokens,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
+            "input_tokens": self.input_tokens - cache.cached_tokens - cache.written_tokens,
+            "cache_creation_input_tokens": cache.written_tokens,
+            "cache_read_input_tokens": cache.cached_tokens,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": cache.written_tokens - cache.written_1h,
+                "ephemeral_1h_input_tokens": cache.written_1h,
+            },
             "output_tokens": self.output_tokens if output_tokens is None else output_tokens,
             "service_tier": "standard",
         }
@@ -145,6 +155,7 @@ def plan_message(
     state: ServerState, admission: Admission, body: MessagesRequest, raw_body: Any, exchange: Exchange | None = None
 ) -> MessagePlan:
     read = turns.read(body.system, body.messages)
+    cache_parts.check_breakpoints(body)
     model = admission.model
     if body.max_tokens > model.max_output_tokens:
         raise invalid_request(
@@ -207,6 +218,7 @@ def plan_message(
         input_tokens=input_tokens(body, read),
         speed=body.speed,
         schedule=planned.schedule,
+        cache=admission.cache,
     )
 
 

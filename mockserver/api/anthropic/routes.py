@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from mockserver import errors
 from mockserver.api import replaying, serving
-from mockserver.api.anthropic import auth, event_stream, messages
+from mockserver.api.anthropic import auth, cache_parts, event_stream, messages
 from mockserver.api.anthropic import replayed as replayed_stream
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.family import AnthropicRoute
@@ -54,6 +54,7 @@ async def create_message(request: Request) -> Response:
         stream=bool(body.stream),
         plan=lambda admitted: messages.plan_message(state, admitted, body, raw, exchange_of(request.scope)),
         dialect=ANTHROPIC,
+        cache_parts=lambda: cache_parts.message_parts(body),
     )
     return await serving.respond(
         request,

@@ -132,3 +132,62 @@ def test_only_the_latest_prefixes_are_looked_up_and_written() -> None:
     found = lookup(store, clock, many)
     assert len(found.writes) == prompt_cache.LATEST_PREFIXES
     assert store.prompt_cache.size() == prompt_cache.LATEST_PREFIXES
+
+
+# -- Anthropic: explicit breakpoints --------------------------------------------------------
+
+
+def marked(*parts_: tuple[int, str | None], tag: str = "") -> list[Part]:
+    return [Part(f"{tag}{i}:{size}".encode(), size, mark) for i, (size, mark) in enumerate(parts_)]
+
+
+def anthropic(store: MemoryStore, clock: FakeClock, sent: Sequence[Part], *, workspace: str = "org/ws") -> Lookup:
+    async def main() -> Lookup:
+        found = await prompt_cache.anthropic_lookup(
+            store, clock.now(), ON, workspace=workspace, model="claude-opus-4-8", parts=lambda: sent,
+            min_tokens=1024, time_scale=1.0,
+        )  # fmt: skip
+        await found.write(store, clock.now())
+        return found
+
+    return asyncio.run(main())
+
+
+def test_anthropic_writes_up_to_the_breakpoint_then_reads_it_exactly() -> None:
+    store, clock = MemoryStore(), FakeClock()
+    request = marked((0, None), (1500, "5m"), (40, None))
+    first = anthropic(store, clock, request)
+    assert (first.use.cached_tokens, first.use.written_tokens) == (0, 1500)  # no rounding to 128
+    second = anthropic(store, clock, request)
+    assert (second.use.cached_tokens, second.use.written_tokens) == (1500, 0)
+
+
+def test_anthropic_caches_nothing_without_a_breakpoint_or_under_the_minimum() -> None:
+    store, clock = MemoryStore(), FakeClock()
+    assert anthropic(store, clock, marked((2000, None))).use == prompt_cache.NO_CACHE
+    assert anthropic(store, clock, marked((1000, "5m"), (2000, None))).use == prompt_cache.NO_CACHE
+    assert store.prompt_cache.size() == 0
+
+
+def test_anthropic_reads_an_earlier_breakpoint_and_writes_the_later_one() -> None:
+    store, clock = MemoryStore(), FakeClock()
+    anthropic(store, clock, marked((1200, "1h"), (50, None)))
+    later = anthropic(store, clock, marked((1200, "1h"), (300, None), (400, "5m")))
+    assert later.use.cached_tokens == 1200
+    assert later.use.written_tokens == 700
+    assert later.use.written_1h == 0
+    both = anthropic(store, clock, marked((1100, "1h"), (900, "5m"), tag="new"))
+    assert (both.use.written_tokens, both.use.written_1h) == (2000, 1100)
+
+
+def test_anthropic_5_minute_entries_expire_unless_read_and_workspaces_are_apart() -> None:
+    store, clock = MemoryStore(), FakeClock()
+    request = marked((2000, "5m"))
+    anthropic(store, clock, request)
+    assert anthropic(store, clock, request, workspace="org/other").use.cached_tokens == 0
+    clock.advance(299)
+    assert anthropic(store, clock, request).use.cached_tokens == 2000  # read: refreshed for 5 more minutes
+    clock.advance(299)
+    assert anthropic(store, clock, request).use.cached_tokens == 2000
+    clock.advance(301)
+    assert anthropic(store, clock, request).use.cached_tokens == 0

@@ -12,7 +12,8 @@ rest is then estimated from the tokens per character counted so far (:attr:`Prom
 is false).
 
 The long texts counted here are remembered for the rest of the request
-(:func:`mockserver.engine.tokens.remember`), so the reply's usage does not count them again.
+(:func:`mockserver.engine.tokens.remember`), so the reply's usage and the prompt cache's parts
+(:mod:`mockserver.service.prompt_cache`) do not count them again.
 """
 
 from __future__ import annotations
@@ -43,15 +44,20 @@ async def count_messages(texts: Sequence[str], limit: int | None = None) -> Prom
     """:func:`mockserver.engine.tokens.count_messages` of ``texts``, yielding to the loop between
     pieces, and stopping once past ``limit``. A prompt shorter than one piece is counted at once."""
     size = sum(len(text) for text in texts)
-    if size <= PIECE_CHARS:
+    if size <= tokens.REMEMBERED_CHARS:  # most prompts: every text's count is remembered across requests
         return PromptCount(tokens.count_messages(texts))
+    if size <= PIECE_CHARS:
+        return PromptCount(_counted_at_once(texts))
     total = tokens.TOKENS_PER_REPLY
     counted: dict[str, int] = {}
     chars_done = 0
     for text in texts:
         total += tokens.TOKENS_PER_MESSAGE + 1  # a bare text's role is one token
         if len(text) <= PIECE_CHARS:
-            total += tokens.count(text)
+            own = tokens.count(text)
+            if len(text) > tokens.REMEMBERED_CHARS:
+                counted[text] = own
+            total += own
             chars_done += len(text)
         else:
             own = 0
@@ -69,3 +75,17 @@ async def count_messages(texts: Sequence[str], limit: int | None = None) -> Prom
             return PromptCount(total + round(rest * total / max(1, chars_done)), exact=False)
     tokens.remember(counted)
     return PromptCount(total)
+
+
+def _counted_at_once(texts: Sequence[str]) -> int:
+    """:func:`mockserver.engine.tokens.count_messages` of ``texts``, remembering the long ones' counts."""
+    total = tokens.TOKENS_PER_REPLY
+    counted: dict[str, int] = {}
+    for text in texts:
+        own = tokens.count(text)
+        if len(text) > tokens.REMEMBERED_CHARS:
+            counted[text] = own
+        total += tokens.TOKENS_PER_MESSAGE + 1 + own  # a bare text's role is one token
+    if counted:
+        tokens.remember(counted)
+    return total

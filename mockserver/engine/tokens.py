@@ -95,7 +95,7 @@ def exact() -> bool:
 # Texts up to this long have their counts remembered (:func:`_count_remembered`): the roles, names and
 # system prompts that every request of a test run repeats, and a conversation's earlier turns, which
 # each later request sends again. At most this many counts are kept, so at most about 4 MB of text.
-_REMEMBERED_CHARS = 1_024
+REMEMBERED_CHARS = 1_024
 _REMEMBERED_COUNTS = 4_096
 
 
@@ -114,7 +114,7 @@ def count(text: str) -> int:
     """Tokens in ``text``: o200k_base's count, or the estimate without ``bpe-openai``."""
     if not text:
         return 0
-    if len(text) <= _REMEMBERED_CHARS:
+    if len(text) <= REMEMBERED_CHARS:
         return _count_remembered(text)
     counted = _COUNTED.get()
     if counted is not None:

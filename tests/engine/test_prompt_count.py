@@ -72,3 +72,16 @@ def test_the_replys_usage_reuses_the_count() -> None:
 
     counted, again = asyncio.run(run())
     assert counted == tokens.count_messages([LONG]) and again == tokens.count(LONG)
+
+
+def test_a_prompt_counted_at_once_remembers_its_long_texts_for_the_request() -> None:
+    long_text = "policy " * 600  # past the counts kept across requests, short of one piece
+    texts = ["Be brief.", long_text]
+
+    async def main() -> None:
+        counted = await prompt_count.count_messages(texts)
+        assert counted.tokens == tokens.count_messages(texts)
+        remembered = tokens._COUNTED.get()
+        assert remembered is not None and set(remembered) == {long_text}  # usage and the prompt cache reuse it
+
+    asyncio.run(main())

@@ -73,7 +73,7 @@ def test_a_config_patch_is_in_force_for_the_very_next_request(mockserver: MockSe
 
 def test_token_counts_are_remembered_for_short_texts_only_and_in_bounded_number() -> None:
     assert tokens._count_remembered.cache_info().maxsize == tokens._REMEMBERED_COUNTS
-    long_text = "word " * tokens._REMEMBERED_CHARS
+    long_text = "word " * tokens.REMEMBERED_CHARS
     before = tokens._count_remembered.cache_info().currsize
     assert tokens.count(long_text) == tokens._count(long_text)
     assert tokens._count_remembered.cache_info().currsize == before  # counted, not kept

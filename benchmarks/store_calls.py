@@ -2,9 +2,10 @@
 
 One admission makes one rate-limit call, ``admit`` (as ``service.ratelimits.take`` does): the two
 allowances, the two charges of the key's overall window and the two windows reported, in one step.
-For comparison, the same work as five separate calls (``consume``, two ``charge``, two ``window``)
-is timed too. An Ultrafast request adds ``acquire`` and ``release``;
-a completed reply adds ``record``. Each is timed in a loop on one connection, one call at a time
+For comparison, the same work as five separate round trips is timed too: ``admit`` of the two
+allowances alone, one ``admit`` with nothing to check per charge of the overall window, and two
+``window``. An Ultrafast request adds ``acquire`` and ``release``; a completed reply adds
+``record``. Each is timed in a loop on one connection, one call at a time
 (the latency a request sees) and 32 at a time (the throughput of one worker's event loop), against
 the in-memory store and against a ``redis-server`` on loopback. The floor is a bare ``PING`` on the
 same connection: a Redis call cannot cost less than one round trip.
@@ -57,10 +58,10 @@ def calls(store: Store) -> dict[str, Call]:
     async def admission() -> None:  # what ratelimits.take asks of the store: one step
         await store.admit(0.0, allowances, also=overall, report=report)
 
-    async def admission_in_five_calls() -> None:  # the same, one call at a time
-        await store.consume(0.0, allowances)
-        await store.charge(0.0, "sk-a|*|shared|requests", BIG, 1)
-        await store.charge(0.0, "sk-a|*|shared|tokens", BIG, 300)
+    async def admission_in_five_calls() -> None:  # the same, one round trip per step
+        await store.admit(0.0, allowances)
+        await store.admit(0.0, (), also=overall[:1])
+        await store.admit(0.0, (), also=overall[1:])
         await store.window(0.0, allowances[0].bucket, BIG)
         await store.window(0.0, allowances[1].bucket, BIG)
 
@@ -70,7 +71,6 @@ def calls(store: Store) -> dict[str, Call]:
         await store.release(["ultrafast", "ultrafast|org-a"], lease)
 
     return {
-        "consume": lambda: store.consume(0.0, allowances),
         "window": lambda: store.window(0.0, allowances[0].bucket, BIG),
         "acquire+release": slot,
         "record": lambda: store.record(entry),

@@ -40,7 +40,6 @@ class Cassette:
     path: Path
     records: list[Record] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)  # the line of each record, for messages that name it
-    torn: bool = False  # a torn last record was dropped
 
 
 def load(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_CASSETTE_BYTES) -> Cassette:
@@ -58,7 +57,6 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_CASSETTE_
             cassette.lines.append(number)
         except RecordError as exc:
             if number - 1 == last:
-                cassette.torn = True
                 warnings.warn(
                     f"{source}:{number}: the last record is incomplete (a crash while writing?) and was dropped",
                     TornRecordWarning,

@@ -194,14 +194,28 @@ class Fixture(_Strict):
         return self
 
     def model(self, model_id: str) -> ModelSpec | None:
-        return next((m for m in self.models if m.id == model_id), None)
+        return self._lookups().models.get(model_id)
 
     def account(self, key: str) -> Account | None:
-        return next((a for a in self.accounts if a.key == key), None)
+        return self._lookups().accounts.get(key)
 
     def organization(self, org_id: str) -> Organization:
         """The organization's settings; one that is not declared gets the defaults."""
-        return next((o for o in self.organizations if o.id == org_id), None) or Organization(id=org_id)
+        return self._lookups().organizations.get(org_id) or Organization(id=org_id)
+
+    def _lookups(self) -> _Lookups:
+        """The models, accounts and organizations by id, built on first use.
+
+        Every request looks up its key, model and organization: a dict keeps that at one step
+        however many a fixture declares (``PATCH /_mock/config`` takes up to ``--max-body-bytes``
+        of them). Kept in the instance's ``__dict__``, which pydantic leaves out of ``==`` and of
+        every dump; a copy made with ``model_copy(update=...)`` carries the old one over, so it is
+        built again whenever the lists it was built from are not this fixture's own.
+        """
+        lookups: _Lookups | None = self.__dict__.get(_LOOKUPS)
+        if lookups is None or not lookups.built_from(self):
+            lookups = self.__dict__[_LOOKUPS] = _Lookups(self)
+        return lookups
 
     def tokens_per_character(self, language: str) -> float | None:
         """The output token model of a language (``output_tokens_per_character``), if it has one."""
@@ -209,6 +223,29 @@ class Fixture(_Strict):
 
     def profile(self, model: ModelSpec, tier: Tier) -> TimingProfile:
         return model.profiles.get(tier) or self.profiles[tier]
+
+
+_LOOKUPS = "_lookups_by_id"  # the key of Fixture._lookups in the instance's __dict__
+
+
+class _Lookups:
+    """A fixture's models, accounts and organizations by id (the first of each, as a scan would find)."""
+
+    def __init__(self, fixture: Fixture) -> None:
+        self.sources = (fixture.models, fixture.accounts, fixture.organizations)
+        self.models: dict[str, ModelSpec] = {}
+        self.accounts: dict[str, Account] = {}
+        self.organizations: dict[str, Organization] = {}
+        for model in fixture.models:
+            self.models.setdefault(model.id, model)
+        for account in fixture.accounts:
+            self.accounts.setdefault(account.key, account)
+        for organization in fixture.organizations:
+            self.organizations.setdefault(organization.id, organization)
+
+    def built_from(self, fixture: Fixture) -> bool:
+        models, accounts, organizations = self.sources
+        return fixture.models is models and fixture.accounts is accounts and fixture.organizations is organizations
 
 
 # -- Loading ----------------------------------------------------------------------------------

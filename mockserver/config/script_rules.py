@@ -32,7 +32,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from mockserver.config.faults import MAX_RETRY_AFTER_S, FaultMatch, FaultSyntaxError, parse_fault
 from mockserver.errors.variants import check_variant
 
-SEQUENCE_ENDINGS = ("repeat", "generate")
 _ERROR_FIELDS = ("status", "code", "message", "retry_after", "retry")
 
 

@@ -1,18 +1,17 @@
 """The absolute-deadline token scheduler.
 
 Token ``k`` of a reply is due at ``start + ttft + k * interval`` (plus a bounded,
-seeded jitter), never "one interval after the previous send". A stream that wakes
-up late sends every token that is already due in one chunk, so the average rate
-holds however noisy the event loop is. The reply ends at ``start + ttft + n *
-interval``, which makes a non-streaming reply take exactly as long as a stream.
+seeded jitter), never "one interval after the previous send". A stream that falls
+behind catches up on these deadlines (:mod:`.catch_up`), so the average rate holds
+however noisy the event loop is. The reply ends at ``start + ttft + n * interval``,
+which makes a non-streaming reply take exactly as long as a stream.
 
 The clock is injected: :class:`MonotonicClock` in the server, :class:`FakeClock`
 in unit tests, so the schedule is checked without sleeping.
 
 A stream's events are planned as a plain iterator of deadlines and frames
 (:meth:`Pacer.chunks` gives the deadlines); :mod:`.scheduler` plays every open
-stream of a server on one timer. :meth:`Pacer.batches` is the same schedule as an
-async iterator, for code that sleeps on its own.
+stream of a server on one timer.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ import asyncio
 import math
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, overload
 
@@ -77,7 +76,6 @@ class FakeClock:
     def __init__(self, start: float = 1000.0, lateness: Callable[[], float] | None = None) -> None:
         self._now = start
         self._lateness = lateness or (lambda: 0.0)
-        self.wakeups: list[float] = []
 
     def now(self) -> float:
         return self._now
@@ -100,7 +98,6 @@ class FakeClock:
     def _jump_to(self, deadline: float) -> None:
         if deadline > self._now:
             self._now = deadline + max(0.0, self._lateness())
-            self.wakeups.append(self._now)
 
 
 @dataclass(frozen=True)
@@ -161,21 +158,6 @@ class Schedule:
         """The deadline of token ``k`` (0-based)."""
         offset = self.offsets[k] if k < len(self.offsets) else 0.0
         return self.first_token_at + k * self.interval + offset
-
-    def due_count(self, now: float) -> int:
-        """How many tokens are due at ``now``."""
-        if now < self.first_token_at:
-            return 0
-        if self.interval == 0:
-            return self.total_tokens
-        # Start from the arithmetic estimate, then settle it against due_at() itself, so the
-        # answer agrees with the deadlines exactly despite rounding and jitter.
-        k = min(self.total_tokens, max(0, int((now - self.first_token_at) / self.interval) + 1))
-        while k < self.total_tokens and self.due_at(k) <= now:
-            k += 1
-        while k > 0 and self.due_at(k - 1) > now:
-            k -= 1
-        return k
 
 
 class Jitter(Sequence[float]):
@@ -300,23 +282,6 @@ class Pacer:
     @property
     def end(self) -> float:
         return self.schedule.end
-
-    async def batches(self, first: int, stop: int, per_chunk: int = 1) -> AsyncIterator[tuple[int, int]]:
-        """Yield ``(lo, hi)`` ranges of token indexes in ``[first, stop)`` as they fall due.
-
-        On schedule, each range holds ``per_chunk`` tokens. After a late wake-up it
-        holds every token due by then, so the stream catches up in one chunk.
-        """
-        clock, schedule = self.clock, self.schedule
-        sent = first
-        while sent < stop:
-            hi = min(sent + per_chunk, stop)
-            await clock.sleep_until(schedule.due_at(hi - 1))
-            if hi < stop and schedule.due_at(hi) <= clock.now():
-                # Woke up late: the next token is already due, so send every token due by now.
-                hi = min(stop, schedule.due_count(clock.now()))
-            yield sent, hi
-            sent = hi
 
     async def wait_for_end(self) -> None:
         await self.clock.sleep_until(self.schedule.end)

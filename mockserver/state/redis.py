@@ -5,7 +5,7 @@ It behaves exactly as :class:`~mockserver.state.store.MemoryStore` (the same rep
 arithmetic, the same all-or-nothing admission); ``tests/state/test_store_contract.py`` runs one set of
 tests against both. What differs, and why:
 
-- **One round trip, atomic.** Each check-and-update (``consume``, ``charge``, ``window``,
+- **One round trip, atomic.** Each check-and-update (``admit``, ``window``, ``record``,
   ``acquire``, ``in_flight``, ``reset``) is one Lua script, which Redis runs with nothing else in
   between, so a cap of K holds exactly however many workers race for it. The scripts are in
   :mod:`mockserver.state.redis_scripts`, one per operation. ``redis``'s script helper loads a script again if Redis
@@ -119,18 +119,6 @@ class RedisStore:
             return await self._scripts[script](keys=list(keys), args=list(args))
 
     # -- rate windows (the caller's ``now`` is ignored: Redis's clock is the one all replicas share)
-
-    async def consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
-        args = [part for a in allowances for part in (a.bucket, a.limit, a.amount)]
-        refused = await self._run("consume", self._windows, args)
-        if refused is None:
-            return None
-        assert isinstance(refused, list)
-        index, used, retry_after = refused
-        return Shortfall(int(index), int(used), float(retry_after))
-
-    async def charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
-        await self._run("charge", self._windows, [bucket, limit, amount])
 
     async def window(self, now: float, bucket: str, limit: int) -> WindowState:
         used = await self._run("window", self._windows, [bucket, limit])

@@ -27,38 +27,13 @@ end
 """
 
 SCRIPTS = {
-    # KEYS: window:used, window:at. ARGV: bucket, limit, amount, then the next allowance's three.
-    # Takes every allowance or none; when one is short: {index, used (rounded up), retry after}.
-    "consume": _WINDOW_LIB
-    + """
-local now, levels = clock(), {}
-for i = 1, #ARGV, 3 do
-  local bucket, limit, amount = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-  local used = level(bucket, limit, now)
-  local excess = used + amount - limit
-  if excess > 0 then
-    return {(i - 1) / 3, math.ceil(used - 1e-9), string.format('%.17g', excess * WINDOW / limit)}
-  end
-  levels[i] = used
-end
-for i = 1, #ARGV, 3 do
-  put(ARGV[i], levels[i] + tonumber(ARGV[i + 2]), now)
-end
-return false
-""",
-    # KEYS: window:used, window:at. ARGV: bucket, limit, amount. Takes it whatever the level.
-    "charge": _WINDOW_LIB
-    + """
-local now = clock()
-put(ARGV[1], level(ARGV[1], tonumber(ARGV[2]), now) + tonumber(ARGV[3]), now)
-return false
-""",
     # KEYS: window:used, window:at, and (optional) the request's done:admit:<id>. ARGV: the idempotency
     # ttl in ms, the number of allowances, their (bucket, limit, amount) triples; the number of
     # charges, their triples; then (bucket, limit) pairs to report. Admission in one step: the
-    # allowances all or none (as consume); if taken, every charge (as charge); then the usage of each
-    # reported window. Returns {shortfall or false, {usage...}}. A request already admitted (the same
-    # call retried after its reply was lost) takes nothing again and is answered as admitted.
+    # allowances all or none (when one is short: {index, used (rounded up), retry after}); if taken,
+    # every charge, whatever the level; then the usage of each reported window. Returns
+    # {shortfall or false, {usage...}}. A request already admitted (the same call retried after its
+    # reply was lost) takes nothing again and is answered as admitted.
     "admit": _WINDOW_LIB
     + """
 local now, i = clock(), 3

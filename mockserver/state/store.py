@@ -2,7 +2,7 @@
 
 Three kinds of state live here, and nothing else in the request path keeps any:
 
-- **rate windows**: how much of each request/token allowance is used (:meth:`Store.consume`);
+- **rate windows**: how much of each request/token allowance is used (:meth:`Store.admit`);
 - **capacity pools**: how many Ultrafast requests are in flight (:meth:`Store.acquire`);
 - **the usage ledger**: tokens, requests and cost per key, model and tier (:meth:`Store.record`);
 - **the prompt cache**: which prompt prefixes each organization sent lately (:meth:`Store.cache_hit`,
@@ -66,7 +66,7 @@ class WindowState:
 
 @dataclass(frozen=True)
 class Shortfall:
-    """Why :meth:`Store.consume` refused: which allowance, how much was used, and how long to wait."""
+    """Why :meth:`Store.admit` refused: which allowance, how much was used, and how long to wait."""
 
     index: int
     used: int
@@ -127,12 +127,6 @@ class Spend:
 class Store(Protocol):
     """What the request path needs from shared state. Each method is atomic."""
 
-    async def consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
-        """Take every allowance, or none of them and say which one is short."""
-
-    async def charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
-        """Take an allowance unconditionally (for windows that are reported but not enforced)."""
-
     async def window(self, now: float, bucket: str, limit: int) -> WindowState: ...
 
     async def admit(
@@ -144,8 +138,9 @@ class Store(Protocol):
         report: Sequence[tuple[str, int]] = (),
         request_id: str = "",
     ) -> Admitted:
-        """Admission's whole rate-limit step, atomically and in one round trip: :meth:`consume` the
-        ``allowances``; if they were taken, :meth:`charge` each of ``also`` too; then the
+        """Admission's whole rate-limit step, atomically and in one round trip: take every one of
+        ``allowances``, or none of them and say which one is short; if they were taken, take each
+        of ``also`` too, whatever its level (windows that are reported but not enforced); then the
         :meth:`window` of each ``(bucket, limit)`` in ``report``. A shared store takes a request's
         allowances once per ``request_id`` (a retried call after a dropped connection is answered
         as admitted without taking them again); ``""``: no check."""
@@ -222,12 +217,8 @@ class MemoryStore:
 
     # -- rate windows -----------------------------------------------------------------------
 
-    async def consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
-        with self._lock:
-            return self._consume(now, allowances)
-
     def _consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
-        """:meth:`consume`, with the lock held."""
+        """Take every allowance, or none of them and say which one is short; with the lock held."""
         levels = [self._level(a.bucket, now, a.limit) for a in allowances]
         for index, (allowance, used) in enumerate(zip(allowances, levels, strict=True)):
             excess = used + allowance.amount - allowance.limit
@@ -237,10 +228,6 @@ class MemoryStore:
         for allowance, used in zip(allowances, levels, strict=True):
             self._set(allowance.bucket, used + allowance.amount, now)
         return None
-
-    async def charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
-        with self._lock:
-            self._charge(now, bucket, limit, amount)
 
     def _charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
         self._set(bucket, self._level(bucket, now, limit) + amount, now)

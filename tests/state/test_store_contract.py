@@ -8,6 +8,7 @@ tests pass real monotonic time to both and let real time pass only in short step
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -16,7 +17,7 @@ import pytest
 
 from mockserver.state import shared
 from mockserver.state.redis import RedisStore
-from mockserver.state.store import Allowance, MemoryStore, Spend, Store, UsageEntry, UsageRow
+from mockserver.state.store import Allowance, MemoryStore, Shortfall, Spend, Store, UsageEntry, UsageRow
 
 OpenStore = Callable[[], AbstractAsyncContextManager[Store]]
 
@@ -59,10 +60,15 @@ def now() -> float:
 # -- rate windows ---------------------------------------------------------------------------
 
 
-def test_consume_takes_every_allowance_or_none(open_store: OpenStore) -> None:
+async def take(store: Store, *allowances: Allowance) -> Shortfall | None:
+    """Admit a request that needs ``allowances`` (no charges, nothing reported): what is short, if any."""
+    return (await store.admit(now(), allowances)).shortfall
+
+
+def test_admit_takes_every_allowance_or_none(open_store: OpenStore) -> None:
     async def body(store: Store) -> None:
-        assert await store.consume(now(), [Allowance("r", 10, 1), Allowance("t", 100, 60)]) is None
-        refused = await store.consume(now(), [Allowance("r", 10, 1), Allowance("t", 100, 50)])
+        assert await take(store, Allowance("r", 10, 1), Allowance("t", 100, 60)) is None
+        refused = await take(store, Allowance("r", 10, 1), Allowance("t", 100, 50))
         assert refused is not None
         assert (refused.index, refused.used) == (1, 60)
         assert refused.retry_after == pytest.approx(6.0, abs=0.05)  # 10 tokens over, at 100 per 60 s
@@ -95,8 +101,8 @@ def test_admit_takes_the_allowances_then_the_charges_and_reports_in_one_step(ope
 def test_the_first_short_allowance_is_named(open_store: OpenStore) -> None:
     async def body(store: Store) -> None:
         for _ in range(3):
-            assert await store.consume(now(), [Allowance("r", 3, 1), Allowance("t", 1000, 1)]) is None
-        refused = await store.consume(now(), [Allowance("r", 3, 1), Allowance("t", 1000, 5000)])
+            assert await take(store, Allowance("r", 3, 1), Allowance("t", 1000, 1)) is None
+        refused = await take(store, Allowance("r", 3, 1), Allowance("t", 1000, 5000))
         assert refused is not None
         assert (refused.index, refused.used) == (0, 3)  # both are short: the first one is named
         assert refused.retry_after == pytest.approx(20.0, abs=0.05)  # "Limit 3, Used 3": 60 s / 3
@@ -104,15 +110,16 @@ def test_the_first_short_allowance_is_named(open_store: OpenStore) -> None:
     run(open_store, body)
 
 
-def test_charge_takes_even_past_the_limit(open_store: OpenStore) -> None:
+def test_a_charge_is_taken_even_past_its_limit(open_store: OpenStore) -> None:
     async def body(store: Store) -> None:
-        await store.charge(now(), "t", 100, 70)
-        await store.charge(now(), "t", 100, 70)
+        for _ in range(2):
+            admitted = await store.admit(now(), [Allowance("r", 10, 1)], also=[Allowance("t", 100, 70)])
+            assert admitted.shortfall is None
         window = await store.window(now(), "t", 100)
         assert window.used == pytest.approx(140, abs=0.1)
         assert window.remaining == 0
         assert window.reset_seconds == pytest.approx(84, abs=0.1)  # 140 units at 100 per minute
-        refused = await store.consume(now(), [Allowance("t", 100, 1)])
+        refused = await take(store, Allowance("t", 100, 1))
         assert refused is not None and refused.used == 140
 
     run(open_store, body)
@@ -129,10 +136,10 @@ def test_an_unused_window_is_full(open_store: OpenStore) -> None:
 def test_windows_replenish_continuously(open_store: OpenStore) -> None:
     async def body(store: Store) -> None:
         limit = 60_000  # 1,000 units a second
-        assert await store.consume(now(), [Allowance("t", limit, limit)]) is None
-        assert await store.consume(now(), [Allowance("t", limit, 500)]) is not None
+        assert await take(store, Allowance("t", limit, limit)) is None
+        assert await take(store, Allowance("t", limit, 500)) is not None
         await asyncio.sleep(0.6)
-        assert await store.consume(now(), [Allowance("t", limit, 500)]) is None  # 600 came back
+        assert await take(store, Allowance("t", limit, 500)) is None  # 600 came back
         used = (await store.window(now(), "t", limit)).used
         assert limit - 1500 < used <= limit - 100  # 0.6 s to 1.5 s worth came back, 500 were taken
 
@@ -141,11 +148,45 @@ def test_windows_replenish_continuously(open_store: OpenStore) -> None:
 
 def test_buckets_are_independent(open_store: OpenStore) -> None:
     async def body(store: Store) -> None:
-        assert await store.consume(now(), [Allowance("a", 1, 1)]) is None
-        assert await store.consume(now(), [Allowance("a", 1, 1)]) is not None
-        assert await store.consume(now(), [Allowance("b", 1, 1)]) is None
+        assert await take(store, Allowance("a", 1, 1)) is None
+        assert await take(store, Allowance("a", 1, 1)) is not None
+        assert await take(store, Allowance("b", 1, 1)) is None
 
     run(open_store, body)
+
+
+def test_admit_is_atomic_under_concurrent_requests(open_store: OpenStore) -> None:
+    """Many admissions at once against one window of 7 requests: exactly 7 are admitted, and each
+    admitted one took its charge (the check, the take and the charge are one step)."""
+
+    async def body(store: Store) -> None:
+        admissions = await asyncio.gather(
+            *(store.admit(now(), [Allowance("r", 7, 1)], also=[Allowance("overall", 1, 1)]) for _ in range(60))
+        )
+        assert sum(a.shortfall is None for a in admissions) == 7
+        assert 6.9 < (await store.window(now(), "overall", 1)).used <= 7  # 1 a minute comes back meanwhile
+
+    run(open_store, body)
+
+
+def test_the_memory_store_admits_atomically_across_threads() -> None:
+    store, limit, threads = MemoryStore(), 5, 16
+    start = threading.Barrier(threads)
+    admitted: list[bool] = []
+
+    def in_a_thread() -> None:
+        start.wait()
+        for _ in range(4):
+            admission = asyncio.run(store.admit(now(), [Allowance("r", limit, 1)], also=[Allowance("all", 1, 1)]))
+            admitted.append(admission.shortfall is None)  # list.append is atomic
+
+    workers = [threading.Thread(target=in_a_thread) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert admitted.count(True) == limit and len(admitted) == threads * 4
+    assert limit - 0.1 < asyncio.run(store.window(now(), "all", 1)).used <= limit  # 1 a minute comes back
 
 
 # -- capacity pools -------------------------------------------------------------------------
@@ -205,14 +246,14 @@ def test_peak_is_the_most_slots_taken_at_once(open_store: OpenStore) -> None:
 
 def test_reset_forgets_windows_ledger_and_peaks_but_keeps_slots_in_flight(open_store: OpenStore) -> None:
     async def body(store: Store) -> None:
-        assert await store.consume(now(), [Allowance("r", 1, 1)]) is None
+        assert await take(store, Allowance("r", 1, 1)) is None
         await store.record(entry())
         for lease in ("one", "two", "three"):
             assert await store.acquire([("all", 3)], lease) is None
         await store.release(["all"], "one")
         await store.reset()
         assert (await store.window(now(), "r", 1)).used == 0
-        assert await store.consume(now(), [Allowance("r", 1, 1)]) is None
+        assert await take(store, Allowance("r", 1, 1)) is None
         assert await store.usage() == []
         assert await store.spend("org-a") == Spend()
         assert (await store.in_flight("all"), await store.peak("all"), store.held_here("all")) == (2, 2, 2)

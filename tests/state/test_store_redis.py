@@ -2,7 +2,7 @@
 replicas) against one real ``redis-server`` share windows, slots and the ledger; a cap holds under
 concurrent load from both; a dead worker's slots come back; Redis going away is a retryable 503.
 
-The behaviour both stores share is tested in ``tests/test_store_contract.py``.
+The behaviour both stores share is tested in ``tests/state/test_store_contract.py``.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def entry(key: str, cost: float) -> UsageEntry:
 def test_two_workers_share_windows_slots_and_the_ledger(redis_server: RedisServer) -> None:
     async def body(one: RedisStore, two: RedisStore) -> None:
         three_rpm = [Allowance("sk-a|gpt-5|shared|requests", 3, 1)]
-        admitted = [await store.consume(0.0, three_rpm) is None for store in (one, two, one, two)]
+        admitted = [(await store.admit(0.0, three_rpm)).shortfall is None for store in (one, two, one, two)]
         assert admitted == [True, True, True, False]  # 3 RPM across both
         assert (await one.window(0.0, "sk-a|gpt-5|shared|requests", 3)).remaining == 0
 
@@ -65,7 +65,7 @@ def test_two_workers_share_windows_slots_and_the_ledger(redis_server: RedisServe
 
         await two.reset()  # one reset is everyone's
         assert await one.usage() == []
-        assert await one.consume(0.0, three_rpm) is None
+        assert (await one.admit(0.0, three_rpm)).shortfall is None
 
     two_workers(redis_server, body)
 
@@ -83,6 +83,20 @@ def test_a_cap_holds_exactly_under_concurrent_acquires_from_two_workers(redis_se
         assert await one.in_flight("ultrafast") == await two.in_flight("ultrafast|org-a") == cap
         assert await one.peak("ultrafast") == cap
         assert one.held_here("ultrafast") + two.held_here("ultrafast") == cap
+
+    two_workers(redis_server, body)
+
+
+def test_a_window_holds_exactly_under_concurrent_admissions_from_two_workers(redis_server: RedisServer) -> None:
+    limit, attempts = 7, 150
+
+    async def body(one: RedisStore, two: RedisStore) -> None:
+        allowances, charges = [Allowance("sk-a|gpt-5|shared|requests", limit, 1)], [Allowance("sk-a|*", 1, 1)]
+        admissions = await asyncio.gather(
+            *(store.admit(0.0, allowances, also=charges) for _ in range(attempts) for store in (one, two))
+        )
+        assert sum(admission.shortfall is None for admission in admissions) == limit
+        assert limit - 0.1 < (await two.window(0.0, "sk-a|*", 1)).used <= limit  # 1 a minute comes back
 
     two_workers(redis_server, body)
 
@@ -112,11 +126,11 @@ def test_a_dead_workers_slots_come_back_after_the_lease_ttl(redis_server: RedisS
 def test_redis_away_is_a_retryable_503_and_the_store_recovers_by_itself(redis_server: RedisServer) -> None:
     async def main() -> None:
         async with opened(redis_server.url) as store:
-            assert await store.consume(0.0, [Allowance("r", 10, 1)]) is None
+            assert (await store.admit(0.0, [Allowance("r", 10, 1)])).shortfall is None
             redis_server.stop()
             try:
                 for call in (
-                    store.consume(0.0, [Allowance("r", 10, 1)]),
+                    store.admit(0.0, [Allowance("r", 10, 1)]),
                     store.acquire([("ultrafast", 1)], "lease"),
                     store.record(entry("sk-a", 0.1)),
                     store.usage(),
@@ -132,7 +146,7 @@ def test_redis_away_is_a_retryable_503_and_the_store_recovers_by_itself(redis_se
             finally:
                 redis_server.start()
             # The same store, with no restart: it reconnects and loads its scripts again.
-            assert await store.consume(0.0, [Allowance("r", 10, 1)]) is None
+            assert (await store.admit(0.0, [Allowance("r", 10, 1)])).shortfall is None
             assert await store.acquire([("ultrafast", 1)], "lease") is None
             assert await store.in_flight("ultrafast") == 1
 
@@ -143,12 +157,13 @@ def test_reset_touches_only_its_own_prefix(redis_server: RedisServer) -> None:
     async def main() -> None:
         async with opened(redis_server.url) as mine, opened(redis_server.url, prefix="other:") as other:
             for store in (mine, other):
-                assert await store.consume(0.0, [Allowance("r", 1, 1)]) is None
+                assert (await store.admit(0.0, [Allowance("r", 1, 1)])).shortfall is None
                 await store.record(entry("sk-a", 1.0))
                 assert await store.acquire([("ultrafast", 1)], "lease") is None
             await mine.reset()
-            assert await mine.usage() == [] and await mine.consume(0.0, [Allowance("r", 1, 1)]) is None
-            assert len(await other.usage()) == 1 and await other.consume(0.0, [Allowance("r", 1, 1)]) is not None
+            assert await mine.usage() == [] and (await mine.admit(0.0, [Allowance("r", 1, 1)])).shortfall is None
+            assert len(await other.usage()) == 1
+            assert (await other.admit(0.0, [Allowance("r", 1, 1)])).shortfall is not None
             assert (await other.spend("org-a")).cost_usd == 1.0
             assert await other.acquire([("ultrafast", 1)], "another") == 0
         keys = redis_server.command("KEYS", "*").decode()

@@ -80,10 +80,11 @@ async def admit_and_plan(
     """
     state = server_state(request)
     exchange = exchange_of(request.scope)
+    headers = request_headers(request.scope)
     resolved = access.resolve(
         state.fixture,
         account,
-        request_headers(request.scope),
+        headers,
         model,
         service_tier,
         received_at=exchange.started_at,
@@ -94,8 +95,11 @@ async def admit_and_plan(
     prompt_tokens = (await context_window.measure(resolved.model, raw_body, dialect.name)).tokens
     cache = prompt_cache.MISSED
     caching = state.fixture.prompt_caching
-    if cache_parts is not None and prompt_cache.may_cache(
-        caching, prompt_tokens, raw_body, resolved.model.cache_min_tokens
+    wanted = prompt_cache.wanted(headers)
+    if (
+        cache_parts is not None
+        and wanted
+        and prompt_cache.may_cache(caching, prompt_tokens, raw_body, resolved.model.cache_min_tokens)
     ):
         cache = await prompt_cache.lookup(
             state.store,

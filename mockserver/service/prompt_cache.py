@@ -27,18 +27,21 @@ before anything is hashed (:func:`may_cache` is a comparison); the store is then
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from mockserver import errors
 from mockserver.config.caching import ANTHROPIC_TTL_S, PromptCaching
 from mockserver.config.fixture import Account, ModelSpec
 from mockserver.engine import conversation, tokens
 from mockserver.state.store import Store
 
 LATEST_PREFIXES = 80  # as OpenAI, which looks at the latest 80 breakpoints of a conversation
+HEADER = "x-mock-prompt-cache"  # "off": this request neither reads nor writes the prompt cache
+_HEADER_VALUES = {"on": True, "off": False}
 _DIGEST_BYTES = 16
 
 
@@ -101,6 +104,20 @@ class Lookup:
 
 
 MISSED = Lookup(NO_CACHE)
+
+
+def wanted(headers: Mapping[str, str]) -> bool:
+    """Whether the request lets the prompt cache in (``x-mock-prompt-cache: off`` does not), or the 400
+    naming the header for a value that is neither ``on`` nor ``off``."""
+    raw = headers.get(HEADER)
+    if raw is None:
+        return True
+    allowed = _HEADER_VALUES.get(raw.strip().lower())
+    if allowed is None:
+        raise errors.InvalidRequestError(
+            f"Invalid value for header '{HEADER}': '{raw}'. Expected 'on' or 'off'.", param=HEADER, code="invalid_value"
+        )
+    return allowed
 
 
 def may_cache(settings: PromptCaching, prompt_tokens: int, body: Any, min_tokens: int | None = None) -> bool:

@@ -176,3 +176,17 @@ def test_two_servers_sharing_redis_agree_on_a_hit(redis_server: RedisServer) -> 
 def test_the_default_fixture_prices_cached_input() -> None:
     price = load_fixture().pricing.price("gpt-5.6-sol")
     assert price.cached_input_per_million is not None and price.cached_input_per_million < price.input_per_million
+
+
+def test_the_header_keeps_one_request_out_of_the_cache(server: MockServer) -> None:
+    off = {"x-mock-prompt-cache": "off"}
+    with sdk(server) as client:
+        client.chat.completions.create(**CHAT, extra_headers=off)  # nothing written
+        first = client.chat.completions.create(**CHAT)
+        skipped = client.chat.completions.create(**CHAT, extra_headers=off)  # nothing read
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.chat.completions.create(**CHAT, extra_headers={"x-mock-prompt-cache": "maybe"})
+    for completion in (first, skipped):
+        assert completion.usage is not None and completion.usage.prompt_tokens_details is not None
+        assert completion.usage.prompt_tokens_details.cached_tokens == 0
+    assert refused.value.code == "invalid_value" and refused.value.param == "x-mock-prompt-cache"

@@ -122,13 +122,20 @@ def wanted(headers: Mapping[str, str]) -> bool:
 
 def may_cache(settings: PromptCaching, prompt_tokens: int, body: Any, min_tokens: int | None = None) -> bool:
     """Whether a request may have a cacheable prefix, without hashing anything: caching is on, and the
-    prompt counted is long enough (``min_tokens``: the model's own minimum, if it has one), or has parts
-    the count leaves out (tools, an earlier response)."""
+    prompt counted is long enough (``min_tokens``: the model's own minimum, if it has one) with its tool
+    definitions (which the count leaves out, and whose count is remembered), or continues an earlier
+    response (whose turns it leaves out too)."""
     if not settings.enabled:
         return False
-    if prompt_tokens >= (min_tokens or settings.min_tokens):
+    least = min_tokens or settings.min_tokens
+    if prompt_tokens >= least:
         return True
-    return isinstance(body, dict) and bool(body.get("tools") or body.get("previous_response_id"))
+    if not isinstance(body, dict):
+        return False
+    if body.get("previous_response_id"):
+        return True
+    tools = body.get("tools")
+    return isinstance(tools, list) and prompt_tokens + conversation.tool_definition_tokens(tools) >= least
 
 
 def prefixes(model: str, parts: Sequence[Part], min_tokens: int) -> Prefixes:

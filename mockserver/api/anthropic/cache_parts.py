@@ -41,7 +41,10 @@ def check_breakpoints(body: MessagesRequest) -> None:
 
 
 def message_parts(body: MessagesRequest) -> list[Part]:
-    """Nothing for a request its planning will refuse: the planner's own check answers it."""
+    """Nothing for a request with no breakpoint (before anything is read again), or that its planning
+    will refuse (the planner's own check answers it)."""
+    if body.cache_control is None and next(_markers(body), None) is None:
+        return []
     try:
         read = turns.read(body.system, body.messages)
     except errors.MockAPIError:

@@ -326,3 +326,28 @@ def test_describe_says_where_the_state_is(open_store: OpenStore) -> None:
         assert ("Redis at redis://127.0.0.1:" in line and "prefix mockserver:" in line) or "in memory" in line
 
     run(open_store, body)
+
+
+# -- prompt cache ---------------------------------------------------------------------------
+
+
+def test_the_prompt_cache_answers_the_longest_prefix_held_per_scope_until_reset(open_store: OpenStore) -> None:
+    async def body(store: Store) -> None:
+        assert await store.cache_hit(now(), "org-a", ["p1", "p2"]) == -1
+        await store.cache_put(now(), "org-a", [("p1", 60.0), ("p2", 60.0)])
+        assert await store.cache_hit(now(), "org-a", ["p1", "p2", "p3"]) == 1
+        assert await store.cache_hit(now(), "org-a", ["p1", "x"]) == 0
+        assert await store.cache_hit(now(), "org-b", ["p1", "p2"]) == -1
+        await store.reset()
+        assert await store.cache_hit(now(), "org-a", ["p1", "p2"]) == -1
+
+    run(open_store, body)
+
+
+def test_a_prompt_cache_entry_expires_after_its_ttl(open_store: OpenStore) -> None:
+    async def body(store: Store) -> None:
+        await store.cache_put(now(), "org", [("short", 0.2), ("long", 60.0)])
+        await asyncio.sleep(0.3)
+        assert await store.cache_hit(now(), "org", ["long", "short"]) == 0  # "short" is gone
+
+    run(open_store, body)

@@ -20,8 +20,15 @@ written once the request is admitted (a refused request caches nothing), each fo
 (``extended_ttl_s`` with ``prompt_cache_retention: "24h"``), times ``time_scale`` as every wait
 (unscaled at time scale 0, where an expiry of 0 would cache nothing). A hit refreshes what it read.
 
+Anthropic caches explicitly (:func:`anthropic_lookup`): only prefixes that end at a part with a
+``cache_control`` breakpoint are written, per workspace, for 5 minutes or an hour; a hit is the
+exact token count of the longest one written, and the usage splits the prompt into what was read,
+what was written and the rest.
+
 Cost on the request path: a prompt counted under ``min_tokens`` (most requests) is skipped
-before anything is hashed (:func:`may_cache` is a comparison); the store is then not called.
+before anything is hashed (:func:`may_cache` is a comparison, plus the remembered count of the
+tools when there are some); the store is then not called. ``x-mock-prompt-cache: off``
+(:func:`wanted`) keeps one request out. docs/prompt-caching.md is the user's account of all this.
 """
 
 from __future__ import annotations

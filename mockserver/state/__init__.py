@@ -1,7 +1,7 @@
-"""Shared state behind one interface: rate windows, capacity counters, quota spend and
-the usage ledger (:mod:`.store`), the per-test counters of faults and script sequences
-(:mod:`.counters`) and the Responses API's stored responses (:mod:`.responses`). In memory by
-default (:class:`.store.MemoryStore`, :class:`.counters.MemoryCounters`,
+"""Shared state behind one interface: rate windows, capacity counters, quota spend, the usage
+ledger and the prompt cache's entries (:mod:`.store`, :mod:`.prompt_cache`), the per-test
+counters of faults and script sequences (:mod:`.counters`) and the Responses API's stored
+responses (:mod:`.responses`). In memory by default (:class:`.store.MemoryStore`, :class:`.counters.MemoryCounters`,
 :class:`.responses.ResponseStore`); in Redis for several workers and replicas
 (:class:`.redis.RedisStore`, :class:`.shared_counters.RedisCounters`,
 :class:`.shared_responses.RedisResponseStore`, :mod:`.config_log`, the

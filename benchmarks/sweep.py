@@ -35,7 +35,9 @@ Per cell and server: the slowest and fastest stream's achieved rate over the tar
 stream's from its first text event to its last), and the worst of either side,
 chunks per token (text events x tokens-per-chunk / tokens: 1.0 is as configured),
 the p99 gap between text events, TTFT overhead (first text event minus the configured
-TTFT) p50 and p99 and the p99's ratio to the floor's, server CPU per SSE event (from /proc) and
+TTFT) p50 and p99 and the p99's ratio to the floor's, the TTFT overhead's median in each tenth
+of the streams in the order they were sent (``ttft_overhead_ms_by_tenth``: how the wait grows
+through a burst), server CPU per SSE event (from /proc) and
 its ratio to the floor, the gap p99's ratio to the floor's, server CPU per request (from the
 burst) and its ratio to the floor's,
 and the server's CPU load. A server that falls apart (a stream under half its rate,
@@ -231,6 +233,12 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
+def by_tenth(values: list[float]) -> list[float]:
+    """The median of each tenth of ``values``, in their order (fewer parts for fewer than ten values)."""
+    parts = min(10, len(values))
+    return [statistics.median(values[len(values) * k // parts : len(values) * (k + 1) // parts]) for k in range(parts)]
+
+
 async def run_cell(
     server: Server,
     rate: float,
@@ -262,6 +270,8 @@ async def run_cell(
         gap_ms_p99=percentile(gaps, 0.99) * 1000,
         ttft_overhead_ms_p50=statistics.median(ttfts),
         ttft_overhead_ms_p99=percentile(ttfts, 0.99),
+        # In the order the requests were sent: how the wait for a first token grows through a burst.
+        ttft_overhead_ms_by_tenth=by_tenth(ttfts),
         events=events,
         server_cpu_s=cpu,
         server_cpu_pct=100 * cpu / wall,

@@ -142,3 +142,19 @@ test('fallback: Ultrafast is at capacity (429), Claude Opus 4.8 Fast answers on 
   }
   assert.ok(answer.length > 0);
 });
+
+test('prompt caching: a cache_control breakpoint is written, then read by the stream helper', async () => {
+  const contract = 'Node clause: the supplier delivers within ten working days of the order. '.repeat(100);
+  const request = {
+    model: MODEL,
+    max_tokens: 32,
+    system: [{ type: 'text', text: contract, cache_control: { type: 'ephemeral' } }],
+    messages: [{ role: 'user', content: 'When does the supplier deliver?' }],
+  };
+  const first = await client.messages.create(request);
+  assert.ok(first.usage.cache_creation_input_tokens >= 1024);
+  assert.equal(first.usage.cache_read_input_tokens, 0);
+  const second = await client.messages.stream(request).finalMessage();
+  assert.equal(second.usage.cache_read_input_tokens, first.usage.cache_creation_input_tokens);
+  assert.equal(second.usage.cache_creation_input_tokens, 0);
+});

@@ -171,3 +171,21 @@ test('parallel tool calls: finalChatCompletion and the Responses stream accumula
     assert.ok(JSON.parse(item.arguments));
   }
 });
+
+test('prompt caching: the second long request reports cached tokens, in the stream helpers too', async () => {
+  const policy = 'Node policy: economy under six hours, business above, receipts within a week. '.repeat(90);
+  const messages = [{ role: 'system', content: policy }, { role: 'user', content: 'Can I fly business?' }];
+  const first = await client.chat.completions.create({ model: MODEL, messages });
+  assert.equal(first.usage.prompt_tokens_details.cached_tokens, 0);
+  const chat = await client.chat.completions
+    .stream({ model: MODEL, messages, stream_options: { include_usage: true } })
+    .finalChatCompletion();
+  const cached = chat.usage.prompt_tokens_details.cached_tokens;
+  assert.ok(cached >= 1024 && cached % 128 === 0, `cached_tokens ${cached}`);
+  const input = { model: MODEL, instructions: policy, input: 'Can I fly business?' };
+  const created = await client.responses.create(input);
+  assert.equal(created.usage.input_tokens_details.cached_tokens, 0);
+  assert.ok(created.usage.input_tokens_details.cache_write_tokens >= 1024);
+  const streamed = await client.responses.stream(input).finalResponse();
+  assert.ok(streamed.usage.input_tokens_details.cached_tokens >= 1024);
+});

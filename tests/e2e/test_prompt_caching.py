@@ -190,3 +190,16 @@ def test_the_header_keeps_one_request_out_of_the_cache(server: MockServer) -> No
         assert completion.usage is not None and completion.usage.prompt_tokens_details is not None
         assert completion.usage.prompt_tokens_details.cached_tokens == 0
     assert refused.value.code == "invalid_value" and refused.value.param == "x-mock-prompt-cache"
+
+
+def test_prompt_cache_key_and_24h_retention_are_accepted_and_echoed(server: MockServer) -> None:
+    settings: dict[str, Any] = {"prompt_cache_key": "travel-policy", "prompt_cache_retention": "24h"}
+    with sdk(server) as client:
+        client.chat.completions.create(**CHAT, **settings)
+        chat = client.chat.completions.create(**CHAT, **settings)
+        client.responses.create(**RESPONSES, **settings)
+        response = client.responses.create(**RESPONSES, **settings)
+    assert chat.usage is not None and chat.usage.prompt_tokens_details is not None
+    assert (chat.usage.prompt_tokens_details.cached_tokens or 0) >= 1024
+    assert response.usage is not None and response.usage.input_tokens_details.cached_tokens >= 1024
+    assert (response.prompt_cache_key, response.prompt_cache_retention) == ("travel-policy", "24h")

@@ -319,6 +319,7 @@ def _echo(body: ResponseCreateRequest, admission: Admission, fmt: dict[str, Any]
         "parallel_tool_calls": body.parallel_tool_calls if body.parallel_tool_calls is not None else True,
         "previous_response_id": body.previous_response_id,
         "prompt_cache_key": body.prompt_cache_key,
+        "prompt_cache_retention": body.prompt_cache_retention,
         "reasoning": {"effort": effort, "summary": body.reasoning.summary_style if body.reasoning else None},
         "safety_identifier": body.safety_identifier,
         "service_tier": admission.tier.tier,

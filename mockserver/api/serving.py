@@ -131,7 +131,8 @@ async def admit_and_plan(
         )
     except capacity_queue.ClientLeft:
         raise ClientDisconnect() from None  # journalled as 499 by the middleware
-    await cache.write(state.store, state.clock.now())  # admitted: its prompt is read, so cached
+    if cache.writes:  # admitted: its prompt is read, so cached (most requests have nothing to write)
+        await cache.write(state.store, state.clock.now())
     if admission.tier != resolved.tier:
         admission = _with_prefill(exchange, admission, prompt_tokens)
         record_admission(request, admission, raw_body, stream)

@@ -15,7 +15,7 @@ from mockserver.config.accounts import Strict
 
 MIN_TOKENS = 1024  # OpenAI: prompts shorter than this are never cached
 INCREMENT = 128  # OpenAI: a hit covers a multiple of this many tokens
-TTL_S = 600.0  # OpenAI's in-memory retention: "5 to 10 minutes of inactivity"
+TTL_S = 1800.0  # GPT-5.6 on: prompt_cache_options.ttl "30m", the least a written prefix is kept
 EXTENDED_TTL_S = 86_400.0  # prompt_cache_retention "24h"
 ANTHROPIC_TTL_S = {"5m": 300.0, "1h": 3600.0}
 
@@ -37,8 +37,9 @@ class PromptCaching(Strict):
         default=TTL_S,
         gt=0,
         description=(
-            "OpenAI: seconds an unused prefix is kept (scaled by time_scale; a hit refreshes it). The live API "
-            "keeps them 5 to 10 minutes, up to an hour off-peak."
+            "OpenAI: seconds an unused prefix is kept (scaled by time_scale; a hit refreshes it). From the GPT-5.6 "
+            "family on, the live API keeps a written prefix at least 30 minutes (prompt_cache_options.ttl '30m'); "
+            "older models, 5 to 10 minutes, up to an hour off-peak."
         ),
     )
     extended_ttl_s: float = Field(

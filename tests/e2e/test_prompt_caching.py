@@ -203,3 +203,26 @@ def test_prompt_cache_key_and_24h_retention_are_accepted_and_echoed(server: Mock
     assert (chat.usage.prompt_tokens_details.cached_tokens or 0) >= 1024
     assert response.usage is not None and response.usage.input_tokens_details.cached_tokens >= 1024
     assert (response.prompt_cache_key, response.prompt_cache_retention) == ("travel-policy", "24h")
+
+
+def test_chat_refuses_a_retention_the_live_api_does_not_know_and_accepts_cache_options(server: MockServer) -> None:
+    with sdk(server) as client:
+        for retention in ("1h", "", "24H"):
+            with pytest.raises(openai.BadRequestError) as refused:
+                client.chat.completions.create(**CHAT, extra_body={"prompt_cache_retention": retention})
+            assert refused.value.code == "invalid_value" and refused.value.param == "prompt_cache_retention"
+        accepted = client.chat.completions.create(**CHAT, extra_body={"prompt_cache_options": {"ttl": "30m"}})
+    assert accepted.usage is not None
+
+
+def test_the_journal_shows_the_cached_and_written_prompt_tokens(server: MockServer) -> None:
+    with sdk(server) as client:
+        first = client.chat.completions.create(**CHAT)
+        second = client.chat.completions.create(**CHAT)
+    assert first.usage is not None and first.usage.prompt_tokens_details is not None
+    assert second.usage is not None and second.usage.prompt_tokens_details is not None
+    entries = httpx.get(f"{server.url}/_mock/requests", params={"path": "/v1/chat/completions"}).json()["data"]
+    shown = [(e["usage"]["cached_tokens"], e["usage"]["cache_write_tokens"]) for e in entries]
+    cached = second.usage.prompt_tokens_details.cached_tokens
+    assert cached is not None and cached >= 1024
+    assert shown == [(0, first.usage.prompt_tokens_details.cache_write_tokens), (cached, 0)]

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
+import httpx
 import pytest
 
 from mockserver import MockServer
@@ -104,3 +105,68 @@ def test_a_fifth_breakpoint_is_refused_as_the_live_api_refuses_it(server: MockSe
             model="claude-opus-4-8", max_tokens=16,
             messages=[{"role": "user", "content": [{**block, "cache_control": {"type": "ephemeral", "ttl": "2h"}}]}],
         )  # fmt: skip
+
+
+def test_a_one_hour_breakpoint_after_a_five_minute_one_is_refused(server: MockServer) -> None:
+    five = {"type": "text", "text": DOCUMENT, "cache_control": {"type": "ephemeral"}}
+    hour = {"type": "text", "text": "Answer briefly.", "cache_control": {"type": "ephemeral", "ttl": "1h"}}
+    with client(server) as claude, pytest.raises(anthropic.BadRequestError) as refused:
+        claude.messages.create(
+            model="claude-opus-4-8", max_tokens=16, system=[five], messages=[{"role": "user", "content": [hour]}]
+        )
+    assert refused.value.status_code == 400
+    assert str(refused.value.body["error"]["message"]).startswith(  # type: ignore[index]
+        "messages.0.content.0.cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' "
+        "cache_control block. Note that blocks are processed in the following order: `tools`, `system`, `messages`."
+    )
+    with client(server) as claude, pytest.raises(anthropic.BadRequestError):  # the top-level one comes last
+        claude.messages.create(
+            model="claude-opus-4-8", max_tokens=16, system=[five], cache_control={"type": "ephemeral", "ttl": "1h"},
+            messages=[QUESTION],
+        )  # fmt: skip
+    with client(server) as claude:  # 1h then 5m is the order the live API asks for
+        long_first = [{**five, "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
+        fine = claude.messages.create(
+            model="claude-opus-4-8", max_tokens=16, system=long_first,
+            messages=[{"role": "user", "content": [{**hour, "cache_control": {"type": "ephemeral"}}]}],
+        )  # fmt: skip
+    assert fine.usage.cache_creation is not None and fine.usage.cache_creation.ephemeral_1h_input_tokens >= 1024
+
+
+def test_the_top_level_marker_takes_a_fifth_slot_unless_the_last_block_has_one(server: MockServer) -> None:
+    block = {"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}
+    with client(server) as claude, pytest.raises(anthropic.BadRequestError) as refused:
+        claude.messages.create(
+            model="claude-opus-4-8", max_tokens=16, cache_control={"type": "ephemeral"},
+            messages=[{"role": "user", "content": [block] * 4 + [{"type": "text", "text": "y"}]}],
+        )  # fmt: skip
+    assert "A maximum of 4 blocks with cache_control may be provided. Found 5." in str(refused.value)
+    with client(server) as claude:
+        shared = claude.messages.create(
+            model="claude-opus-4-8", max_tokens=16, cache_control={"type": "ephemeral"},
+            messages=[{"role": "user", "content": [block] * 4}],
+        )  # fmt: skip
+    assert shared.usage.cache_read_input_tokens == 0
+
+
+def test_the_journal_shows_the_tokens_written_and_read(server: MockServer) -> None:
+    request: dict[str, Any] = {"model": "claude-opus-4-8", "max_tokens": 16, "system": system(), "messages": [QUESTION]}
+    with client(server) as claude:
+        first = claude.messages.create(**request)
+        second = claude.messages.create(**request)
+    entries = httpx.get(f"{server.url}/_mock/requests", params={"path": "/v1/messages"}).json()["data"]
+    written = first.usage.cache_creation_input_tokens
+    assert [(e["usage"]["cache_write_tokens"], e["usage"]["cached_tokens"]) for e in entries] == [
+        (written, 0),
+        (0, second.usage.cache_read_input_tokens),
+    ]
+
+
+def test_claude_fable_5_caches_from_512_tokens() -> None:
+    world = parse_fixture(load_fixture_data(), presets=["claude-fable-5", "claude-opus-4.8-fast"])
+    short = [{"type": "text", "text": "Clause 1: deliveries are weekly. " * 90, "cache_control": {"type": "ephemeral"}}]
+    with MockServer(fixture=world, time_scale=0) as running, client(running) as claude:
+        fable = claude.messages.create(model="claude-fable-5", max_tokens=8, system=short, messages=[QUESTION])
+        opus = claude.messages.create(model="claude-opus-4-8", max_tokens=8, system=short, messages=[QUESTION])
+    assert 512 <= (fable.usage.cache_creation_input_tokens or 0) < 1024
+    assert opus.usage.cache_creation_input_tokens == 0  # under Opus 4.8's 1,024

@@ -110,6 +110,15 @@ def test_a_prefix_expires_after_the_ttl_scaled_and_a_hit_refreshes_it() -> None:
     assert lookup(store, clock, parts(2000), settings=settings, time_scale=0.5).use.cached_tokens == 0
 
 
+def test_a_written_prefix_lives_at_least_30_minutes_by_default_as_on_gpt_5_6() -> None:
+    store, clock = MemoryStore(), FakeClock()
+    lookup(store, clock, parts(2000))
+    clock.advance(29 * 60)  # prompt_cache_options.ttl "30m": the least a GPT-5.6 write is kept
+    assert lookup(store, clock, parts(2000), write=False).use.cached_tokens == 1920
+    clock.advance(61)
+    assert lookup(store, clock, parts(2000), write=False).use.cached_tokens == 0
+
+
 def test_24h_retention_keeps_a_prefix_for_a_day() -> None:
     store, clock = MemoryStore(), FakeClock()
     lookup(store, clock, parts(2000), retention="24h")

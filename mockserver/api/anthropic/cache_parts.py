@@ -27,17 +27,40 @@ TTLS = ("5m", "1h")
 
 
 def check_breakpoints(body: MessagesRequest) -> None:
-    """Refuse malformed ``cache_control`` markers, and more than :data:`MAX_BREAKPOINTS`, as the live API does."""
+    """Refuse malformed ``cache_control`` markers, a 1-hour marker after a 5-minute one, and more than
+    :data:`MAX_BREAKPOINTS` (a top-level marker takes a slot of its own unless the last message's last
+    block has one already), as the live API does."""
     found = 0
+    short_seen = False
     for where, marker in _markers(body):
-        _ttl(marker, where)
+        short_seen = _in_order(_ttl(marker, where), where, short_seen)
         found += 1
     if body.cache_control is not None:
-        _ttl(body.cache_control, "cache_control")
+        _in_order(_ttl(body.cache_control, "cache_control"), "cache_control", short_seen)
+        found += 0 if _last_block_marked(body) else 1
     if found > MAX_BREAKPOINTS:
         raise invalid_request(
             f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {found}."
         )
+
+
+def _in_order(ttl: str, where: str, short_seen: bool) -> bool:
+    """Whether a 5-minute marker has been seen once this one is: the live API refuses a 1-hour one after it."""
+    if ttl == "1h" and short_seen:
+        raise invalid_request(
+            f"{where}.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. "
+            "Note that blocks are processed in the following order: `tools`, `system`, `messages`."
+        )
+    return short_seen or ttl == "5m"
+
+
+def _last_block_marked(body: MessagesRequest) -> bool:
+    content = body.messages[-1].content if body.messages else None
+    return isinstance(content, list) and bool(content) and _marked(content[-1])
+
+
+def _marked(block: Any) -> bool:
+    return isinstance(block, Mapping) and block.get("cache_control") is not None
 
 
 def message_parts(body: MessagesRequest) -> list[Part]:

@@ -352,6 +352,8 @@ def entry(record: Record, known_keys: Iterable[str]) -> dict[str, Any]:
             "input_tokens": ex.usage.input_tokens,
             "output_tokens": ex.usage.output_tokens,
             "reasoning_tokens": ex.usage.reasoning_tokens,
+            "cached_tokens": ex.usage.cached_tokens,  # of input_tokens, read from the prompt cache
+            "cache_write_tokens": ex.usage.cache_write_tokens,  # of input_tokens, written to it
             "total_tokens": ex.usage.total_tokens,
         }
     fault = ex.extra.get("fault")

@@ -106,8 +106,15 @@ def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+        return "".join(_part_text(part) for part in content if isinstance(part, Mapping))
     return ""
+
+
+def _part_text(part: Mapping[str, Any]) -> str:
+    """A part's text; an Anthropic ``tool_result``'s is its own content's (as its usage counts it)."""
+    if part.get("type") == "tool_result":
+        return text_of(part.get("content"))
+    return str(part.get("text", ""))
 
 
 def answered(items: Sequence[ConversationItem]) -> bool:

@@ -170,3 +170,21 @@ def test_claude_fable_5_caches_from_512_tokens() -> None:
         opus = claude.messages.create(model="claude-opus-4-8", max_tokens=8, system=short, messages=[QUESTION])
     assert 512 <= (fable.usage.cache_creation_input_tokens or 0) < 1024
     assert opus.usage.cache_creation_input_tokens == 0  # under Opus 4.8's 1,024
+
+
+def test_a_breakpoint_on_a_tool_result_is_written_then_read(server: MockServer) -> None:
+    # An agent's loop: the tool's long output is marked, so the next turn reads it from the cache.
+    tool = {"name": "read_contract", "input_schema": {"type": "object"}}
+    marker = {"type": "ephemeral"}
+    turns: list[Any] = [
+        {"role": "user", "content": "Read the contract."},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "read_contract", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": DOCUMENT, "cache_control": marker},
+        ]},
+    ]  # fmt: skip
+    with client(server) as claude:
+        first = claude.messages.create(model="claude-opus-4-8", max_tokens=16, tools=[tool], messages=turns)
+        second = claude.messages.create(model="claude-opus-4-8", max_tokens=16, tools=[tool], messages=turns)
+    assert (first.usage.cache_creation_input_tokens or 0) >= 1024
+    assert second.usage.cache_read_input_tokens == first.usage.cache_creation_input_tokens

@@ -17,7 +17,7 @@ leaving, a reset, the server stopping and the reply's wall-clock limit
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any, Protocol, Self, TypeVar
 
@@ -60,7 +60,7 @@ async def admit_and_plan(
     stream: bool,
     plan: Callable[[Admission], Plan],
     dialect: Dialect = CHAT,
-    cache_parts: Callable[[], Sequence[prompt_cache.Part]] | None = None,
+    cache_parts: Callable[[], Iterable[prompt_cache.Part]] | None = None,
 ) -> tuple[Admission, Plan]:
     """Admit an inference request and plan its reply, in the order that keeps refusals free.
 

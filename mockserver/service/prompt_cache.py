@@ -27,14 +27,18 @@ what was written and the rest.
 
 Cost on the request path: a prompt counted under ``min_tokens`` (most requests) is skipped
 before anything is hashed (:func:`may_cache` is a comparison, plus the remembered count of the
-tools when there are some); the store is then not called. ``x-mock-prompt-cache: off``
+tools when there are some); the store is then not called. A long one is cut and hashed
+:data:`PARTS_PER_TURN` parts at a time, with the event loop's turn between (the API families give
+their parts one at a time). ``x-mock-prompt-cache: off``
 (:func:`wanted`) keeps one request out. docs/prompt-caching.md is the user's account of all this.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +51,7 @@ from mockserver.engine import conversation, tokens
 from mockserver.state.store import Store
 
 LATEST_PREFIXES = 80  # as OpenAI, which looks at the latest 80 breakpoints of a conversation
+PARTS_PER_TURN = 256  # parts cut and hashed between two turns of the event loop (a few ms of CPU)
 HEADER = "x-mock-prompt-cache"  # "off": this request neither reads nor writes the prompt cache
 _HEADER_VALUES = {"on": True, "off": False}
 _DIGEST_BYTES = 16
@@ -145,24 +150,29 @@ def may_cache(settings: PromptCaching, prompt_tokens: int, body: Any, min_tokens
     return isinstance(tools, list) and prompt_tokens + conversation.tool_definition_tokens(tools) >= least
 
 
-def prefixes(model: str, parts: Sequence[Part], min_tokens: int) -> Prefixes:
+async def prefixes(model: str, parts: Iterable[Part], min_tokens: int) -> Prefixes:
     """The prefixes ending at each part's end that hold ``min_tokens`` or more (the latest :data:`LATEST_PREFIXES`)."""
-    ends = [(name, total) for name, total in _ends(model, parts) if total >= min_tokens][-LATEST_PREFIXES:]
-    return Prefixes(tuple(name for name, _ in ends), tuple(total for _, total in ends))
+    latest: deque[tuple[str, int]] = deque(maxlen=LATEST_PREFIXES)
+    async for name, total, _ in _ends(model, parts):
+        if total >= min_tokens:
+            latest.append((name, total))
+    return Prefixes(tuple(name for name, _ in latest), tuple(total for _, total in latest))
 
 
-def _ends(model: str, parts: Sequence[Part]) -> list[tuple[str, int]]:
-    """Each part's end: the name of the prefix ending there, and its tokens (the reply's priming tokens,
-    in the prompt's count, come after every prefix)."""
+async def _ends(model: str, parts: Iterable[Part]) -> AsyncIterator[tuple[str, int, str | None]]:
+    """Each part's end: the name of the prefix ending there, its tokens and the part's breakpoint (the
+    reply's priming tokens, in the prompt's count, come after every prefix). The parts are cut and hashed
+    :data:`PARTS_PER_TURN` at a time, with the event loop's turn between, so that a prompt of many
+    thousand messages holds the loop no longer than a few milliseconds at once."""
     chain = hashlib.blake2b(model.encode(), digest_size=_DIGEST_BYTES)
-    ends = []
     total = 0
-    for piece in parts:
+    for index, piece in enumerate(parts, 1):
         chain.update(len(piece.data).to_bytes(8, "little"))  # so that two cuts of the same bytes differ
         chain.update(piece.data)
         total += piece.tokens
-        ends.append((chain.hexdigest(), total))
-    return ends
+        yield chain.hexdigest(), total, piece.breakpoint
+        if index % PARTS_PER_TURN == 0:
+            await asyncio.sleep(0)
 
 
 def ttl_seconds(base_s: float, time_scale: float) -> float:
@@ -183,14 +193,14 @@ async def openai_lookup(
     *,
     organization: str,
     model: str,
-    parts: Callable[[], Sequence[Part]],
+    parts: Callable[[], Iterable[Part]],
     retention: object = None,
     time_scale: float,
     report_writes: bool = True,
 ) -> Lookup:
     """OpenAI's automatic caching: the hit of the longest prefix this organization sent lately, and the
     writes of every prefix of this prompt (the caller has checked :func:`may_cache`)."""
-    found = prefixes(model, parts(), settings.min_tokens)
+    found = await prefixes(model, parts(), settings.min_tokens)
     if not found.names:
         return MISSED
     scope = f"openai:{organization}"
@@ -209,18 +219,21 @@ async def anthropic_lookup(
     *,
     workspace: str,
     model: str,
-    parts: Callable[[], Sequence[Part]],
+    parts: Callable[[], Iterable[Part]],
     min_tokens: int,
     time_scale: float,
 ) -> Lookup:
     """Anthropic's explicit caching: the prefix up to each ``cache_control`` breakpoint (``min_tokens`` or
     more) is written; the longest one this workspace wrote lately, up to the last breakpoint, is read."""
-    sent = parts()
-    last = max((i for i, piece in enumerate(sent) if piece.breakpoint is not None), default=-1)
-    if last < 0:
-        return MISSED
-    ends = _ends(model, sent[: last + 1])
-    candidates = [(name, total) for name, total in ends if total >= min_tokens][-LATEST_PREFIXES:]
+    latest: deque[tuple[str, int]] = deque(maxlen=LATEST_PREFIXES)
+    candidates: list[tuple[str, int]] = []  # the latest prefixes up to the last breakpoint
+    marked: list[tuple[str, int, str]] = []  # each breakpoint's prefix, its tokens and TTL
+    async for name, total, ttl in _ends(model, parts()):
+        if total >= min_tokens:
+            latest.append((name, total))
+        if ttl is not None:
+            candidates = list(latest)
+            marked.append((name, total, ttl))
     if not candidates:
         return MISSED
     scope = f"anthropic:{workspace}"
@@ -228,13 +241,13 @@ async def anthropic_lookup(
     read = candidates[index][1] if index >= 0 else 0
     writes: dict[str, float] = {}
     written = written_1h = below = 0
-    for piece, (name, total) in zip(sent, ends, strict=False):
-        if piece.breakpoint is None or total < min_tokens:
+    for name, total, ttl in marked:
+        if total < min_tokens:
             continue
-        writes[name] = ttl_seconds(ANTHROPIC_TTL_S.get(piece.breakpoint, ANTHROPIC_TTL_S["5m"]), time_scale)
+        writes[name] = ttl_seconds(ANTHROPIC_TTL_S.get(ttl, ANTHROPIC_TTL_S["5m"]), time_scale)
         fresh = max(0, total - max(read, below))  # past what was read and what the breakpoint before wrote
         written += fresh
-        written_1h += fresh if piece.breakpoint == "1h" else 0
+        written_1h += fresh if ttl == "1h" else 0
         below = total
     if index >= 0:  # a hit refreshes what it read (never shortening a longer time to live)
         writes.setdefault(candidates[index][0], ttl_seconds(ANTHROPIC_TTL_S["5m"], time_scale))
@@ -249,7 +262,7 @@ async def lookup(
     account: Account,
     model: ModelSpec,
     body: Any,
-    parts: Callable[[], Sequence[Part]],
+    parts: Callable[[], Iterable[Part]],
     time_scale: float,
 ) -> Lookup:
     """The cache lookup of the API ``model`` is served by: OpenAI's per organization, Anthropic's per

@@ -204,3 +204,32 @@ def test_anthropic_5_minute_entries_expire_unless_read_and_workspaces_are_apart(
     assert anthropic(store, clock, request).use.cached_tokens == 2000
     clock.advance(301)
     assert anthropic(store, clock, request).use.cached_tokens == 0
+
+
+def test_a_long_conversation_is_cut_and_hashed_with_the_loop_s_turns_between_pieces() -> None:
+    # 2,000 messages: the event loop runs other tasks between pieces of PARTS_PER_TURN parts.
+    sent = parts(*([1] * 2000), 2000)
+
+    async def main() -> tuple[int, Lookup]:
+        turns = 0
+        done = False
+
+        async def other_task() -> None:
+            nonlocal turns
+            while not done:
+                turns += 1
+                await asyncio.sleep(0)
+
+        running = asyncio.create_task(other_task())
+        await asyncio.sleep(0)
+        before = turns
+        found = await prompt_cache.openai_lookup(
+            MemoryStore(), 0.0, ON, organization="org-a", model="gpt-5.6-sol", parts=lambda: iter(sent), time_scale=1.0
+        )
+        done = True
+        await running
+        return turns - before, found
+
+    turns, found = asyncio.run(main())
+    assert turns >= len(sent) // prompt_cache.PARTS_PER_TURN
+    assert found.use.written_tokens == 3968  # 4,000 tokens, in steps of 128

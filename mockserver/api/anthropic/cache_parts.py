@@ -63,38 +63,43 @@ def _marked(block: Any) -> bool:
     return isinstance(block, Mapping) and block.get("cache_control") is not None
 
 
-def message_parts(body: MessagesRequest) -> list[Part]:
-    """Nothing for a request with no breakpoint (before anything is read again), or that its planning
-    will refuse (the planner's own check answers it)."""
+def message_parts(body: MessagesRequest) -> Iterator[Part]:
+    """The parts one at a time, so that the service cuts a long conversation in pieces. Nothing for a
+    request with no breakpoint (before anything is read again), or that its planning will refuse (the
+    planner's own check answers it)."""
     if body.cache_control is None and next(_markers(body), None) is None:
-        return []
+        return
     try:
         read = turns.read(body.system, body.messages)
     except errors.MockAPIError:
-        return []
-    tools = body.tools or []
-    parts = [
-        prompt_cache.part(
-            [_unmarked(tool) for tool in tools],
-            conversation.tool_definition_tokens(body.tools),
-            _last_ttl(tool.get("cache_control") for tool in tools),
-        )
-    ]
-    texts = iter(read.texts)
+        return
+    automatic = _last_ttl([body.cache_control])
+    pending = prompt_cache.part(  # each part is given once the next is known: the last takes the automatic one
+        [_unmarked(tool) for tool in body.tools or ()],
+        conversation.tool_definition_tokens(body.tools),
+        _last_ttl(tool.get("cache_control") for tool in body.tools or ()),
+    )
+    for part in _conversation_parts(body, read.texts):
+        yield pending
+        pending = part
+    if automatic is not None and pending.breakpoint is None:
+        pending = Part(pending.data, pending.tokens, automatic)
+    yield pending
+
+
+def _conversation_parts(body: MessagesRequest, texts: list[str]) -> Iterator[Part]:
+    """The system prompt's part, then each message's."""
+    read = iter(texts)
     if body.system:
         system = body.system
         sent = system if isinstance(system, str) else [_unmarked(block) for block in system]
         marks = () if isinstance(system, str) else (block.get("cache_control") for block in system)
-        parts.append(prompt_cache.part(sent, _tokens(next(texts)), _last_ttl(marks)))
-    for message, text in zip(body.messages, texts, strict=False):
+        yield prompt_cache.part(sent, _tokens(next(read)), _last_ttl(marks))
+    for message, text in zip(body.messages, read, strict=False):
         content = message.content
         sent = content if isinstance(content, str) else [_unmarked(block) for block in content]
         marks = () if isinstance(content, str) else (block.get("cache_control") for block in content)
-        parts.append(prompt_cache.part([message.role, sent], _tokens(text), _last_ttl(marks)))
-    automatic = _last_ttl([body.cache_control])
-    if automatic is not None and parts[-1].breakpoint is None:
-        parts[-1] = Part(parts[-1].data, parts[-1].tokens, automatic)
-    return parts
+        yield prompt_cache.part([message.role, sent], _tokens(text), _last_ttl(marks))
 
 
 def _markers(body: MessagesRequest) -> Iterator[tuple[str, Any]]:

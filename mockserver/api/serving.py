@@ -127,7 +127,11 @@ async def admit_and_plan(
     )
     try:
         admission = await access.take_resources(
-            state.fixture, resolved, request=resources, queue=queue, prompt_tokens=prompt_tokens
+            state.fixture,
+            resolved,
+            request=resources,
+            queue=queue,
+            prompt_tokens=prompt_cache.rate_limited_tokens(resolved.model, prompt_tokens, cache.use),
         )
     except capacity_queue.ClientLeft:
         raise ClientDisconnect() from None  # journalled as 499 by the middleware

@@ -132,6 +132,12 @@ def wanted(headers: Mapping[str, str]) -> bool:
     return allowed
 
 
+def rate_limited_tokens(model: ModelSpec, prompt_tokens: int, use: CacheUse) -> int:
+    """The prompt tokens the rate window counts: Anthropic's counts only those not read from the cache
+    (its input-token limit leaves cache reads out); OpenAI's counts every prompt token, cached or not."""
+    return max(0, prompt_tokens - use.cached_tokens) if model.api == "anthropic" else prompt_tokens
+
+
 def may_cache(settings: PromptCaching, prompt_tokens: int, body: Any, min_tokens: int | None = None) -> bool:
     """Whether a request may have a cacheable prefix, without hashing anything: caching is on, and the
     prompt counted is long enough (``min_tokens``: the model's own minimum, if it has one) with its tool

@@ -188,3 +188,18 @@ def test_a_breakpoint_on_a_tool_result_is_written_then_read(server: MockServer) 
         second = claude.messages.create(model="claude-opus-4-8", max_tokens=16, tools=[tool], messages=turns)
     assert (first.usage.cache_creation_input_tokens or 0) >= 1024
     assert second.usage.cache_read_input_tokens == first.usage.cache_creation_input_tokens
+
+
+def test_tokens_read_from_the_cache_do_not_count_against_the_token_limit() -> None:
+    # About 1,740 tokens a request against a window of 3,000: only the first pays for the cached prefix.
+    data = load_fixture_data()
+    data["accounts"].append({"key": "sk-mock-small-tpm", "organization": "org-small-tpm", "rate_limits": {"tpm": 3000}})
+    world = parse_fixture(data, presets=["claude-opus-4.8-fast"])
+    request: dict[str, Any] = {"model": "claude-opus-4-8", "max_tokens": 16, "system": system(), "messages": [QUESTION]}
+    with MockServer(fixture=world, time_scale=0) as running, client(running, "sk-mock-small-tpm") as claude:
+        first = claude.messages.create(**request)
+        later = [claude.messages.create(**request) for _ in range(3)]
+        with pytest.raises(anthropic.RateLimitError):  # a miss pays for its whole prompt
+            claude.messages.create(**{**request, "system": [{**system()[1], "text": DOCUMENT + " Rev. 2"}]})
+    assert (first.usage.cache_creation_input_tokens or 0) >= 1024
+    assert [u.usage.cache_read_input_tokens for u in later] == [first.usage.cache_creation_input_tokens] * 3

@@ -101,20 +101,57 @@ def prompt_messages(instructions: str | None, items: Sequence[ConversationItem])
 
 
 def text_of(content: Any) -> str:
-    """The text of an unchecked ``content``, for estimates: a string as it is, or the ``text`` of each
-    part of a list (other parts, such as images, carry none). :func:`content_text` checks it instead."""
+    """The text of an unchecked ``content``, for estimates: a string as it is, or what each part of a
+    list adds to the prompt (:func:`block_text`). :func:`content_text` checks it instead."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(_part_text(part) for part in content if isinstance(part, Mapping))
+        return "".join(block_text(part) for part in content if isinstance(part, Mapping))
     return ""
 
 
-def _part_text(part: Mapping[str, Any]) -> str:
-    """A part's text; an Anthropic ``tool_result``'s is its own content's (as its usage counts it)."""
-    if part.get("type") == "tool_result":
+def system_text(blocks: Any) -> str:
+    """An Anthropic system prompt given as text blocks: their texts, one per line, as its usage counts it."""
+    if not isinstance(blocks, list):
+        return ""
+    return "\n".join(block_text(block) for block in blocks if isinstance(block, Mapping))
+
+
+def block_text(part: Mapping[str, Any]) -> str:
+    """What one content part or block adds to the prompt's count; the same for the estimate made before
+    planning and for the reply's usage, which reads the checked blocks with it.
+
+    - ``text`` (and OpenAI's text parts): its ``text``;
+    - Anthropic's ``tool_use``: the tool's name and its ``input`` as compact JSON;
+    - ``thinking``: its ``thinking`` text (``redacted_thinking`` is encrypted: nothing readable, 0 tokens);
+    - ``tool_result`` and ``search_result``: the text of their own ``content`` blocks (a search result's
+      title too); a ``document``: its plain-text source's ``data`` or its content blocks' text;
+    - images, PDF documents and server tool blocks: nothing (their tokens are not estimated).
+    """
+    kind = part.get("type")
+    if kind == "tool_result":
         return text_of(part.get("content"))
+    if kind == "tool_use":
+        name, arguments = part.get("name"), part.get("input")
+        if not isinstance(name, str) or not isinstance(arguments, Mapping):
+            return ""
+        return f"{name}{dumps(arguments)}"
+    if kind == "thinking":
+        return _string(part.get("thinking"))
+    if kind == "search_result":
+        return _string(part.get("title")) + text_of(part.get("content"))
+    if kind == "document":
+        source = part.get("source")
+        if not isinstance(source, Mapping):
+            return ""
+        if source.get("type") == "text":
+            return _string(source.get("data"))
+        return text_of(source.get("content")) if source.get("type") == "content" else ""
     return str(part.get("text", ""))
+
+
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def answered(items: Sequence[ConversationItem]) -> bool:

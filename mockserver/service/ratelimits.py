@@ -27,7 +27,7 @@ from typing import Any
 from mockserver import errors
 from mockserver.config.fixture import DEFAULT_RATE_LIMITS, Account, Fixture, Limit, Tier
 from mockserver.engine import tokens
-from mockserver.engine.conversation import text_of
+from mockserver.engine.conversation import system_text, text_of
 from mockserver.service.per_fixture import PerFixture
 from mockserver.state.store import Allowance, Store, WindowState
 
@@ -236,10 +236,10 @@ def prompt_texts(body: Any) -> list[str]:
         texts += _texts_of(body.get(field))
     for field in ("instructions", "system"):
         value = body.get(field)
-        if isinstance(value, str):
+        if value and isinstance(value, str):  # an empty one is no message, as the usage counts it
             texts.append(value)
-        elif isinstance(value, list):  # Anthropic's system prompt as text blocks
-            texts.append(text_of(value))
+        elif value and isinstance(value, list):  # Anthropic's system prompt as text blocks
+            texts.append(system_text(value))
     return texts
 
 

@@ -64,14 +64,12 @@ def _marked(block: Any) -> bool:
 
 
 def message_parts(body: MessagesRequest) -> Iterator[Part]:
-    """The parts one at a time, so that the service cuts a long conversation in pieces. Nothing for a
-    request with no breakpoint (before anything is read again), or that its planning will refuse (the
-    planner's own check answers it)."""
+    """The parts one at a time, each message read and checked only when its part is asked for, so that
+    the service cuts a long conversation in pieces with the event loop's turn between. Nothing for a
+    request with no breakpoint (before anything is read again); the parts stop at the first fault of a
+    request that its planning will refuse (the planner's own check answers it, and a refused request
+    writes nothing)."""
     if body.cache_control is None and next(_markers(body), None) is None:
-        return
-    try:
-        read = turns.read(body.system, body.messages)
-    except errors.MockAPIError:
         return
     automatic = _last_ttl([body.cache_control])
     pending = prompt_cache.part(  # each part is given once the next is known: the last takes the automatic one
@@ -79,23 +77,26 @@ def message_parts(body: MessagesRequest) -> Iterator[Part]:
         conversation.tool_definition_tokens(body.tools),
         _last_ttl(tool.get("cache_control") for tool in body.tools or ()),
     )
-    for part in _conversation_parts(body, read.texts):
-        yield pending
-        pending = part
+    texts = turns.reading(turns.Conversation(), body.system, body.messages)
+    try:
+        for part in _conversation_parts(body, texts):
+            yield pending
+            pending = part
+    except errors.MockAPIError:
+        return
     if automatic is not None and pending.breakpoint is None:
         pending = Part(pending.data, pending.tokens, automatic)
     yield pending
 
 
-def _conversation_parts(body: MessagesRequest, texts: list[str]) -> Iterator[Part]:
-    """The system prompt's part, then each message's."""
-    read = iter(texts)
+def _conversation_parts(body: MessagesRequest, texts: Iterator[str]) -> Iterator[Part]:
+    """The system prompt's part, then each message's, as ``texts`` reads them."""
     if body.system:
         system = body.system
         sent = system if isinstance(system, str) else [_unmarked(block) for block in system]
         marks = () if isinstance(system, str) else (block.get("cache_control") for block in system)
-        yield prompt_cache.part(sent, _tokens(next(read)), _last_ttl(marks))
-    for message, text in zip(body.messages, read, strict=False):
+        yield prompt_cache.part(sent, _tokens(next(texts)), _last_ttl(marks))
+    for message, text in zip(body.messages, texts, strict=False):
         content = message.content
         sent = content if isinstance(content, str) else [_unmarked(block) for block in content]
         marks = () if isinstance(content, str) else (block.get("cache_control") for block in content)

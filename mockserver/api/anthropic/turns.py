@@ -10,14 +10,13 @@ message just before it, and every ``tool_use`` of an earlier turn must be answer
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import MessageParam
-from mockserver.engine import structured
-from mockserver.engine.conversation import ConversationItem, text_of
+from mockserver.engine.conversation import ConversationItem, block_text, system_text
 
 USER_BLOCKS = {"text", "image", "document", "tool_result", "search_result", "container_upload"}
 ASSISTANT_BLOCKS = {
@@ -40,11 +39,23 @@ class Conversation:
 
 
 def read(system: str | list[dict[str, Any]] | None, messages: Sequence[MessageParam]) -> Conversation:
+    """The whole conversation, checked; the first fault found is raised as the live API's 400."""
+    conversation = Conversation()
+    for _ in reading(conversation, system, messages):
+        pass
+    return conversation
+
+
+def reading(
+    conversation: Conversation, system: str | list[dict[str, Any]] | None, messages: Sequence[MessageParam]
+) -> Iterator[str]:
+    """Read the conversation into ``conversation`` one message at a time, giving each one's text (the system
+    prompt's first) once it is checked, so that a caller can let the event loop run between messages."""
     if not messages:
         raise invalid_request("messages: at least one message is required")
-    conversation = Conversation()
     if system:
         conversation.texts.append(system if isinstance(system, str) else _system_text(system))
+        yield conversation.texts[-1]
     unanswered: tuple[int, set[str]] | None = None  # the previous turn's tool_use ids, by message index
     for i, message in enumerate(messages):
         blocks = [{"type": "text", "text": message.content}] if isinstance(message.content, str) else message.content
@@ -91,16 +102,16 @@ def read(system: str | list[dict[str, Any]] | None, messages: Sequence[MessagePa
             )
         unanswered = (i, calls) if calls else None
         conversation.texts.append("".join(parts))
-    return conversation
+        yield conversation.texts[-1]
+
+
 
 
 def _system_text(blocks: list[dict[str, Any]]) -> str:
-    texts = []
     for j, block in enumerate(blocks):
         if block.get("type") != "text" or not isinstance(block.get("text"), str):
             raise invalid_request(f"system.{j}: system prompt blocks must be text blocks with a 'text' string")
-        texts.append(block["text"])
-    return "\n".join(texts)
+    return system_text(blocks)
 
 
 def _block_type(block: Any, where: str, allowed: set[str]) -> str:
@@ -118,22 +129,21 @@ def _block_type(block: Any, where: str, allowed: set[str]) -> str:
 
 
 def _block_text(block: Mapping[str, Any], kind: str, where: str) -> str:
-    """What a block contributes to the prompt, after checking its required fields."""
+    """What a block contributes to the prompt (:func:`mockserver.engine.conversation.block_text`, as the
+    estimate made before planning counts it), after checking its required fields."""
     if kind == "text":
         text = _required(block, "text", str, where)
         if not text:
             raise invalid_request(f"{where}.text: text content blocks must be non-empty")
-        return str(text)
-    if kind == "tool_use":
+    elif kind == "tool_use":
         _required(block, "id", str, where)
-        name = _required(block, "name", str, where)
-        return f"{name}{structured.dumps(_required(block, 'input', Mapping, where))}"
-    if kind == "tool_result":
+        _required(block, "name", str, where)
+        _required(block, "input", Mapping, where)
+    elif kind == "tool_result":
         _required(block, "tool_use_id", str, where)
-        return text_of(block.get("content"))
-    if kind == "thinking":
-        return str(_required(block, "thinking", str, where))
-    return ""  # images, documents and server tool blocks add no text here
+    elif kind == "thinking":
+        _required(block, "thinking", str, where)
+    return block_text(block)
 
 
 def _required(block: Mapping[str, Any], name: str, kind: type, where: str) -> Any:

@@ -4,7 +4,9 @@ o200k counting runs on the event loop at about 0.3 µs per token, and ``bpe-open
 GIL while it counts (``benchmarks/prompt_count.py`` measures both), so a thread would hold up
 the loop just the same. A large prompt is therefore counted in pieces of :data:`PIECE_CHARS`
 characters (about a millisecond each), and the loop gets its turn between pieces: other
-requests, streams and ``/health`` wait at most one piece.
+requests, streams and ``/health`` wait at most one piece. Short texts are counted together, at
+most a piece's worth of characters or :data:`MESSAGES_PER_TURN` of them between two turns, so a
+conversation of many thousand one-line messages is cut in pieces too.
 
 Counting stops once the count passes ``limit`` (the model's context window): the request will
 be refused anyway, so a body at the size limit costs no more than counting one window. The
@@ -26,6 +28,8 @@ from mockserver.engine import tokens
 
 # About 1 ms of counting on this kind of machine: the longest the loop waits for a prompt being counted.
 PIECE_CHARS = 16_384
+# Short texts counted between two turns at most (a conversation of many thousand one-line messages).
+MESSAGES_PER_TURN = 256
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,8 @@ async def count_messages(texts: Sequence[str], limit: int | None = None) -> Prom
     total = tokens.TOKENS_PER_REPLY
     counted: dict[str, int] = {}
     chars_done = 0
-    for text in texts:
+    since_turn = 0  # texts shorter than a piece are counted together, a piece's worth between two turns
+    for index, text in enumerate(texts, 1):
         total += tokens.TOKENS_PER_MESSAGE + 1  # a bare text's role is one token
         if len(text) <= PIECE_CHARS:
             own = tokens.count(text)
@@ -59,6 +64,10 @@ async def count_messages(texts: Sequence[str], limit: int | None = None) -> Prom
                 counted[text] = own
             total += own
             chars_done += len(text)
+            since_turn += len(text)
+            if since_turn >= PIECE_CHARS or index % MESSAGES_PER_TURN == 0:
+                since_turn = 0
+                await asyncio.sleep(0)
         else:
             own = 0
             for piece in tokens.pieces(text, PIECE_CHARS):

@@ -4,7 +4,6 @@ window exactly as ``usage`` and ``count_tokens`` count them, and a long tool cal
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,9 +30,12 @@ def world(window: int = WINDOW) -> Fixture:
 
 @pytest.fixture(scope="module")
 def claude() -> Iterator[anthropic.Anthropic]:
-    with MockServer(fixture=world(), time_scale=0) as server, anthropic.Anthropic(
-        base_url=server.url, api_key="sk-mock-preview", max_retries=0, _strict_response_validation=True
-    ) as client:
+    with (
+        MockServer(fixture=world(), time_scale=0) as server,
+        anthropic.Anthropic(
+            base_url=server.url, api_key="sk-mock-preview", max_retries=0, _strict_response_validation=True
+        ) as client,
+    ):
         yield client
 
 
@@ -57,7 +59,9 @@ def conversation(notes: str, *, marker: bool = False) -> list[dict[str, Any]]:
 
 def count(client: anthropic.Anthropic, messages: list[dict[str, Any]], tools: bool = True) -> int:
     return client.messages.count_tokens(
-        model=MODEL, tools=[WEATHER] if tools else [], messages=messages  # type: ignore[arg-type]
+        model=MODEL,
+        tools=[WEATHER] if tools else [],
+        messages=messages,  # type: ignore[arg-type]
     ).input_tokens
 
 

@@ -85,3 +85,24 @@ def test_a_prompt_counted_at_once_remembers_its_long_texts_for_the_request() -> 
         assert remembered is not None and set(remembered) == {long_text}  # usage and the prompt cache reuse it
 
     asyncio.run(main())
+
+
+def test_the_loop_gets_a_turn_between_many_short_texts() -> None:
+    texts = [f"Line {i} of the log." for i in range(5_000)]
+    turns = 0
+
+    async def other() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    async def run() -> prompt_count.PromptCount:
+        ticker = asyncio.ensure_future(other())
+        await asyncio.sleep(0)
+        counted = await prompt_count.count_messages(texts)
+        ticker.cancel()
+        return counted
+
+    assert asyncio.run(run()) == prompt_count.PromptCount(tokens.count_messages(texts))
+    assert turns >= len(texts) // prompt_count.MESSAGES_PER_TURN

@@ -105,8 +105,6 @@ def reading(
         yield conversation.texts[-1]
 
 
-
-
 def _system_text(blocks: list[dict[str, Any]]) -> str:
     for j, block in enumerate(blocks):
         if block.get("type") != "text" or not isinstance(block.get("text"), str):

@@ -13,9 +13,9 @@ be refused anyway, so a body at the size limit costs no more than counting one w
 rest is then estimated from the tokens per character counted so far (:attr:`PromptCount.exact`
 is false).
 
-The long texts counted here are remembered for the rest of the request
-(:func:`mockserver.engine.tokens.remember`), so the reply's usage and the prompt cache's parts
-(:mod:`mockserver.service.prompt_cache`) do not count them again.
+The long texts counted here (and every text of a prompt counted in pieces) are remembered for the
+rest of the request (:func:`mockserver.engine.tokens.remember`), so the reply's usage and the prompt
+cache's parts (:mod:`mockserver.service.prompt_cache`) do not count them again.
 """
 
 from __future__ import annotations
@@ -59,9 +59,7 @@ async def count_messages(texts: Sequence[str], limit: int | None = None) -> Prom
     for index, text in enumerate(texts, 1):
         total += tokens.TOKENS_PER_MESSAGE + 1  # a bare text's role is one token
         if len(text) <= PIECE_CHARS:
-            own = tokens.count(text)
-            if len(text) > tokens.REMEMBERED_CHARS:
-                counted[text] = own
+            own = counted[text] = tokens.count(text)  # short ones too: thousands would overflow the LRU
             total += own
             chars_done += len(text)
             since_turn += len(text)

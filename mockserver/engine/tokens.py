@@ -99,14 +99,16 @@ REMEMBERED_CHARS = 1_024
 _REMEMBERED_COUNTS = 4_096
 
 
-# Counts of this request's long texts, made once by :mod:`mockserver.engine.prompt_count` before the
-# reply is planned: the reply's usage then looks them up instead of counting them again. One
-# request's own (a context variable: each request's task has its own), so nothing outlives it.
+# Counts of this request's long texts (and of every text of a prompt too long to count at once, whose
+# many short messages would overflow the remembered counts), made once by
+# :mod:`mockserver.engine.prompt_count` before the reply is planned: the reply's usage then looks them
+# up instead of counting them again. One request's own (a context variable: each request's task has
+# its own), so nothing outlives it.
 _COUNTED: ContextVar[Mapping[str, int] | None] = ContextVar("counted_texts", default=None)
 
 
 def remember(counted: Mapping[str, int]) -> None:
-    """Let :func:`count` answer these long texts' counts for the rest of the current request."""
+    """Let :func:`count` answer these texts' counts for the rest of the current request."""
     _COUNTED.set(counted)
 
 
@@ -114,13 +116,13 @@ def count(text: str) -> int:
     """Tokens in ``text``: o200k_base's count, or the estimate without ``bpe-openai``."""
     if not text:
         return 0
-    if len(text) <= REMEMBERED_CHARS:
-        return _count_remembered(text)
     counted = _COUNTED.get()
     if counted is not None:
         known = counted.get(text)
         if known is not None:
             return known
+    if len(text) <= REMEMBERED_CHARS:
+        return _count_remembered(text)
     return _count(text)
 
 

@@ -63,13 +63,13 @@ def _marked(block: Any) -> bool:
     return isinstance(block, Mapping) and block.get("cache_control") is not None
 
 
-def message_parts(body: MessagesRequest) -> Iterator[Part]:
-    """The parts one at a time, each message read and checked only when its part is asked for, so that
-    the service cuts a long conversation in pieces with the event loop's turn between. Nothing for a
-    request with no breakpoint (before anything is read again); the parts stop at the first fault of a
-    request that its planning will refuse (the planner's own check answers it, and a refused request
-    writes nothing)."""
+def message_parts(body: MessagesRequest, reading: turns.Reading) -> Iterator[Part]:
+    """The parts one at a time, so that the service cuts a long conversation in pieces; each message's
+    tokens are those of its text as ``reading`` read it (:func:`turns.read_ahead`). Nothing for a request
+    with no breakpoint, or that its planning will refuse (the planner's own check answers it)."""
     if body.cache_control is None and next(_markers(body), None) is None:
+        return
+    if isinstance(reading.result, errors.MockAPIError):
         return
     automatic = _last_ttl([body.cache_control])
     pending = prompt_cache.part(  # each part is given once the next is known: the last takes the automatic one
@@ -77,13 +77,9 @@ def message_parts(body: MessagesRequest) -> Iterator[Part]:
         conversation.tool_definition_tokens(body.tools),
         _last_ttl(tool.get("cache_control") for tool in body.tools or ()),
     )
-    texts = turns.reading(turns.Conversation(), body.system, body.messages)
-    try:
-        for part in _conversation_parts(body, texts):
-            yield pending
-            pending = part
-    except errors.MockAPIError:
-        return
+    for part in _conversation_parts(body, iter(reading.result.texts)):
+        yield pending
+        pending = part
     if automatic is not None and pending.breakpoint is None:
         pending = Part(pending.data, pending.tokens, automatic)
     yield pending

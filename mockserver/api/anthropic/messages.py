@@ -139,9 +139,10 @@ def check_speed(fixture: Fixture, body: CountTokensRequest) -> None:
 
 
 async def counted_input_tokens(body: CountTokensRequest) -> int:
-    """:func:`input_tokens`, counted in pieces that give the event loop its turn (a prompt of tens of
-    megabytes takes seconds to count: :mod:`mockserver.engine.prompt_count`)."""
-    counted = await prompt_count.count_messages(turns.read(body.system, body.messages).texts)
+    """:func:`input_tokens`, read and counted in pieces that give the event loop its turn (a prompt of
+    tens of megabytes takes seconds to count: :mod:`mockserver.engine.prompt_count`)."""
+    read = await turns.read_in_turns(body.system, body.messages)
+    counted = await prompt_count.count_messages(read.texts)
     return counted.tokens + conversation.tool_definition_tokens(body.tools)
 
 
@@ -152,9 +153,15 @@ def input_tokens(body: CountTokensRequest, read: turns.Conversation | None = Non
 
 
 def plan_message(
-    state: ServerState, admission: Admission, body: MessagesRequest, raw_body: Any, exchange: Exchange | None = None
+    state: ServerState,
+    admission: Admission,
+    body: MessagesRequest,
+    raw_body: Any,
+    exchange: Exchange | None = None,
+    reading: turns.Reading | None = None,
 ) -> MessagePlan:
-    read = turns.read(body.system, body.messages)
+    """The reply to ``body``; ``reading``: its conversation as :func:`turns.read_ahead` read it (else read here)."""
+    read = reading.read() if reading is not None else turns.read(body.system, body.messages)
     cache_parts.check_breakpoints(body)
     model = admission.model
     if body.max_tokens > model.max_output_tokens:

@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from mockserver import errors
 from mockserver.api import replaying, serving
-from mockserver.api.anthropic import auth, cache_parts, event_stream, messages
+from mockserver.api.anthropic import auth, cache_parts, event_stream, messages, turns
 from mockserver.api.anthropic import replayed as replayed_stream
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.family import AnthropicRoute
@@ -45,6 +45,7 @@ async def create_message(request: Request) -> Response:
     )
     if replayed is not None:
         return replayed
+    reading = await turns.read_ahead(body.system, body.messages)  # with the loop's turns between messages
     admission, plan = await serving.admit_and_plan(
         request,
         account,
@@ -52,9 +53,9 @@ async def create_message(request: Request) -> Response:
         service_tier=messages.tier_for(body),
         raw_body=raw,
         stream=bool(body.stream),
-        plan=lambda admitted: messages.plan_message(state, admitted, body, raw, exchange_of(request.scope)),
+        plan=lambda admitted: messages.plan_message(state, admitted, body, raw, exchange_of(request.scope), reading),
         dialect=ANTHROPIC,
-        cache_parts=lambda: cache_parts.message_parts(body),
+        cache_parts=lambda: cache_parts.message_parts(body, reading),
     )
     return await serving.respond(
         request,

@@ -10,6 +10,7 @@ message just before it, and every ``tool_use`` of an earlier turn must be answer
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,9 @@ from typing import Any
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import MessageParam
 from mockserver.engine.conversation import ConversationItem, block_text, system_text
+from mockserver.errors import MockAPIError
 
+MESSAGES_PER_TURN = 256  # messages read between two turns of the event loop (well under a millisecond)
 USER_BLOCKS = {"text", "image", "document", "tool_result", "search_result", "container_upload"}
 ASSISTANT_BLOCKS = {
     "text",
@@ -43,6 +46,39 @@ def read(system: str | list[dict[str, Any]] | None, messages: Sequence[MessagePa
     conversation = Conversation()
     for _ in reading(conversation, system, messages):
         pass
+    return conversation
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A Messages request's conversation, read before it is planned with the event loop's turn between
+    messages (:func:`read_ahead`), or the fault found in it, which its planning then raises: the
+    request's other checks (its model, its context window) keep their order."""
+
+    result: Conversation | MockAPIError
+
+    def read(self) -> Conversation:
+        """The conversation, or the live API's 400 for the first fault in it."""
+        if isinstance(self.result, MockAPIError):
+            raise self.result
+        return self.result
+
+
+async def read_ahead(system: str | list[dict[str, Any]] | None, messages: Sequence[MessageParam]) -> Reading:
+    """The conversation, read a few hundred messages at a time, for the planner and the prompt cache."""
+    try:
+        return Reading(await read_in_turns(system, messages))
+    except MockAPIError as fault:
+        return Reading(fault)
+
+
+async def read_in_turns(system: str | list[dict[str, Any]] | None, messages: Sequence[MessageParam]) -> Conversation:
+    """:func:`read`, with the event loop's turn every :data:`MESSAGES_PER_TURN` messages, so that a
+    conversation of many thousand messages holds the loop a few milliseconds at a time."""
+    conversation = Conversation()
+    for index, _ in enumerate(reading(conversation, system, messages), 1):
+        if index % MESSAGES_PER_TURN == 0:
+            await asyncio.sleep(0)
     return conversation
 
 

@@ -1,17 +1,19 @@
 """The prompt the Messages API counts before planning (the context window, the token rate window, the
 prompt cache's minimum) is the one its usage and ``count_tokens`` report, block type by block type; and
-the prompt cache's parts read the conversation one message at a time."""
+the conversation is read ahead of planning with the event loop's turns between messages."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
-from mockserver.api.anthropic import cache_parts, messages
+from mockserver.api.anthropic import cache_parts, messages, turns
 from mockserver.api.anthropic.schemas import MessagesRequest
 from mockserver.engine import tokens
 from mockserver.engine.conversation import tool_definition_tokens
+from mockserver.errors import MockAPIError
 from mockserver.service import ratelimits
 
 TEXT = "The supplier delivers within ten working days. "
@@ -62,13 +64,36 @@ def test_a_tool_calls_input_counts() -> None:
     ) + tokens.count(TEXT)
 
 
-def test_the_cache_parts_read_one_message_at_a_time() -> None:
-    lines = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"Line {i}."} for i in range(10)]
+def test_the_conversation_is_read_with_the_loops_turns_between_messages() -> None:
+    lines = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"Line {i}."} for i in range(2_000)]
+    marked = {"role": "user", "content": [{"type": "text", "text": "Sum up.", "cache_control": {"type": "ephemeral"}}]}
+    body = MessagesRequest.model_validate({"model": "claude-opus-4-8", "max_tokens": 8, "messages": [*lines, marked]})
+    turns_taken = 0
+
+    async def other() -> None:
+        nonlocal turns_taken
+        while True:
+            turns_taken += 1
+            await asyncio.sleep(0)
+
+    async def run() -> turns.Reading:
+        ticker = asyncio.ensure_future(other())
+        await asyncio.sleep(0)
+        reading = await turns.read_ahead(body.system, body.messages)
+        ticker.cancel()
+        return reading
+
+    reading = asyncio.run(run())
+    assert turns_taken >= len(body.messages) // turns.MESSAGES_PER_TURN
+    assert reading.read().texts == turns.read(body.system, body.messages).texts
+    parts = list(cache_parts.message_parts(body, reading))
+    assert len(parts) == 1 + len(body.messages) and parts[-1].breakpoint == "5m"  # the tools' part, then each message
+
+
+def test_a_fault_is_raised_when_the_request_is_planned() -> None:
     broken = {"role": "user", "content": [{"type": "text", "text": "", "cache_control": {"type": "ephemeral"}}]}
-    body = MessagesRequest.model_validate({"model": "claude-opus-4-8", "max_tokens": 8, "messages": [*lines, broken]})
-    parts = cache_parts.message_parts(body)
-    first = [next(parts) for _ in range(3)]  # the tools' part, then the first messages, before the fault is read
-    assert [part.tokens for part in first[1:]] == [tokens.count_messages(["Line 0."]) - tokens.TOKENS_PER_REPLY] * 2
-    # The planner refuses the empty text block; the parts just stop where it is found (each part is
-    # given once the next is read, so the tools' part and every message's before the last good one).
-    assert len(first) + len(list(parts)) == len(lines)
+    body = MessagesRequest.model_validate({"model": "claude-opus-4-8", "max_tokens": 8, "messages": [broken]})
+    reading = asyncio.run(turns.read_ahead(body.system, body.messages))  # no error yet
+    assert list(cache_parts.message_parts(body, reading)) == []  # nothing cached of a request that is refused
+    with pytest.raises(MockAPIError, match=r"messages\.0\.content\.0\.text: text content blocks must be non-empty"):
+        reading.read()

@@ -104,7 +104,8 @@ def test_a_ledger_written_by_the_older_version_reads_with_no_cached_tokens(redis
             cached = UsageEntry("sk-a", "org-a", "proj-a", "gpt-5", "default", 1300, 20, 0, 0.25, cached_tokens=1280)
             await store.record(cached)  # the same row, now counted by this version
             (after,) = await store.usage()
-            assert (after.requests, after.input_tokens, after.cached_tokens, after.cache_write_tokens) == (2, 2600, 1280, 0)
+            counts = (after.requests, after.input_tokens, after.cached_tokens, after.cache_write_tokens)
+            assert counts == (2, 2600, 1280, 0)
             assert (await store.spend("org-a")).tokens == 2640
             await store.reset()  # the new counters' hashes are forgotten with the rest
             assert await store.usage() == []

@@ -1,7 +1,8 @@
 """The usage ledger: what every successful inference reply used and would have cost.
 
 Each reply that completed is recorded once, by key, model and the tier that served it,
-with the same token counts as the ``usage`` block the client received. The cost uses the
+with the same token counts as the ``usage`` block the client received, the prompt tokens read from
+and written to the prompt cache included (:class:`~mockserver.service.exchange.Usage`). The cost uses the
 fixture's ``pricing``: the model's standard price per million tokens times the tier's
 multiplier (reasoning tokens are billed as output tokens, as they are part of them; prompt tokens
 read from the prompt cache at the model's cached input price, and those written to it at its cache
@@ -61,6 +62,8 @@ def recorder(store: Store, fixture: Callable[[], Fixture]) -> Callable[[Exchange
                 output_tokens=usage.output_tokens,
                 reasoning_tokens=usage.reasoning_tokens,
                 cost_usd=cost_usd(fixture(), exchange.model, tier, usage),
+                cached_tokens=usage.cached_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
                 request_id=exchange.request_id,
             )
         )
@@ -90,19 +93,23 @@ class UsageFilter:
 
 
 def totals(rows: Iterable[UsageRow]) -> dict[str, Any]:
-    requests = input_tokens = output_tokens = reasoning_tokens = 0
+    requests = input_tokens = output_tokens = reasoning_tokens = cached_tokens = cache_write_tokens = 0
     cost = 0.0
     for row in rows:
         requests += row.requests
         input_tokens += row.input_tokens
         output_tokens += row.output_tokens
         reasoning_tokens += row.reasoning_tokens
+        cached_tokens += row.cached_tokens
+        cache_write_tokens += row.cache_write_tokens
         cost += row.cost_usd
     return {
         "requests": requests,
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
         "reasoning_tokens": reasoning_tokens,
+        "cached_tokens": cached_tokens,
+        "cache_write_tokens": cache_write_tokens,
         "total_tokens": input_tokens + output_tokens,
         "cost_usd": round(cost, 9),
     }

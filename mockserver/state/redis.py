@@ -30,7 +30,7 @@ tests against both. What differs, and why:
 ``window:used`` and ``window:at`` (hashes: one field per rate bucket), ``pool:<name>`` (a sorted set
 per capacity pool), ``pools`` (the set of pool names) and ``peaks`` (hash), ``usage:rows`` (hash:
 a ledger row's key, organization, project, model and tier) and one hash per ledger counter
-(``usage:requests``, ...), ``spend:cost_usd`` and ``spend:tokens`` (hashes per organization),
+(``usage:requests``, ``usage:cached_tokens``, ...), ``spend:cost_usd`` and ``spend:tokens`` (hashes per organization),
 ``pcache:<scope>`` (a sorted set per organization or workspace: the prompt cache, with its own
 bounds, :mod:`mockserver.state.prompt_cache`) and ``pcache:scopes`` (their names).
 
@@ -66,7 +66,17 @@ from mockserver.state.store import (
 )
 
 LEASE_TTL_S = 15.0  # a slot whose process stopped renewing it comes back within this
-COUNTERS = ("requests", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd")
+# The ledger's counters, one hash each (field: the row), in the order the ``record`` script takes
+# them. A hash an older version did not write (cached_tokens, cache_write_tokens) reads as 0.
+COUNTERS = (
+    "requests",
+    "input_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+)
 # How long a request's admission and ledger entry are remembered by its id, so that the one retry
 # the client makes after a dropped connection (within its call timeout) is not counted again.
 IDEMPOTENCY_TTL_MS = 10_000
@@ -214,7 +224,14 @@ class RedisStore:
         ]
         if entry.request_id:
             keys.append(self._key(f"done:record:{entry.request_id}"))
-        amounts = (entry.input_tokens, entry.output_tokens, entry.reasoning_tokens, repr(entry.cost_usd))
+        amounts = (
+            entry.input_tokens,
+            entry.output_tokens,
+            entry.reasoning_tokens,
+            entry.cached_tokens,
+            entry.cache_write_tokens,
+            repr(entry.cost_usd),
+        )
         await self._run("record", keys, [IDEMPOTENCY_TTL_MS, row, who, *amounts, entry.organization])
 
     async def usage(self) -> list[UsageRow]:
@@ -226,9 +243,15 @@ class RedisStore:
         report = []
         for row, who in rows.items():
             key, organization, project, model, tier = json.loads(who)
-            requests, input_tokens, output_tokens, reasoning, cost = (counter.get(row, b"0") for counter in counters)
-            totals = int(requests), int(input_tokens), int(output_tokens), int(reasoning), float(cost)
-            report.append(UsageRow(key, organization, project, model, tier, *totals))
+            # A counter missing for this row (or a whole hash, from an older version) is 0.
+            *counts, cost = (counter.get(row, b"0") for counter in counters)
+            requests, input_tokens, output_tokens, reasoning, cached, written = map(int, counts)
+            report.append(
+                UsageRow(
+                    key, organization, project, model, tier, requests, input_tokens, output_tokens, reasoning,
+                    cost_usd=float(cost), cached_tokens=cached, cache_write_tokens=written,
+                )
+            )  # fmt: skip
         return report
 
     async def spend(self, organization: str) -> Spend:

@@ -83,20 +83,19 @@ end
 return {shortfall, report}
 """,
     # KEYS: usage:rows, usage:requests, usage:input_tokens, usage:output_tokens,
-    # usage:reasoning_tokens, usage:cost_usd, spend:cost_usd, spend:tokens, and (optional) the
-    # request's done:record:<id>. ARGV: the idempotency ttl in ms, row, who, input, output, reasoning,
-    # cost, organization. One ledger entry; 0 if this request's entry was recorded already (a retry).
+    # usage:reasoning_tokens, usage:cached_tokens, usage:cache_write_tokens, usage:cost_usd,
+    # spend:cost_usd, spend:tokens, and (optional) the request's done:record:<id>. ARGV: the
+    # idempotency ttl in ms, row, who, input, output, reasoning, cached, cache write, cost,
+    # organization. One ledger entry; 0 if this request's entry was recorded already (a retry).
     "record": """
-if KEYS[9] and not redis.call('SET', KEYS[9], '1', 'NX', 'PX', ARGV[1]) then return 0 end
+if KEYS[11] and not redis.call('SET', KEYS[11], '1', 'NX', 'PX', ARGV[1]) then return 0 end
 local row = ARGV[2]
 redis.call('HSETNX', KEYS[1], row, ARGV[3])
 redis.call('HINCRBY', KEYS[2], row, 1)
-redis.call('HINCRBY', KEYS[3], row, ARGV[4])
-redis.call('HINCRBY', KEYS[4], row, ARGV[5])
-redis.call('HINCRBY', KEYS[5], row, ARGV[6])
-redis.call('HINCRBYFLOAT', KEYS[6], row, ARGV[7])
-redis.call('HINCRBYFLOAT', KEYS[7], ARGV[8], ARGV[7])
-redis.call('HINCRBY', KEYS[8], ARGV[8], tonumber(ARGV[4]) + tonumber(ARGV[5]))
+for i = 3, 7 do redis.call('HINCRBY', KEYS[i], row, ARGV[i + 1]) end
+redis.call('HINCRBYFLOAT', KEYS[8], row, ARGV[9])
+redis.call('HINCRBYFLOAT', KEYS[9], ARGV[10], ARGV[9])
+redis.call('HINCRBY', KEYS[10], ARGV[10], tonumber(ARGV[4]) + tonumber(ARGV[5]))
 return 1
 """,
     # KEYS: window:used, window:at. ARGV: bucket, limit. The usage now.

@@ -96,6 +96,9 @@ class UsageRow:
     output_tokens: int = 0
     reasoning_tokens: int = 0
     cost_usd: float = 0.0
+    # Of input_tokens: read from the prompt cache, and written to it (the replies' usage counts).
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,8 @@ class UsageEntry:
     output_tokens: int
     reasoning_tokens: int
     cost_usd: float
+    cached_tokens: int = 0  # of input_tokens, read from the prompt cache
+    cache_write_tokens: int = 0  # of input_tokens, written to the prompt cache
     # The request's id: a shared store records an entry once per id, so a write retried after a
     # dropped connection (which Redis may have applied already) is not counted twice. "": no check.
     request_id: str = ""
@@ -321,6 +326,8 @@ class MemoryStore:
             row.output_tokens += entry.output_tokens
             row.reasoning_tokens += entry.reasoning_tokens
             row.cost_usd += entry.cost_usd
+            row.cached_tokens += entry.cached_tokens
+            row.cache_write_tokens += entry.cache_write_tokens
             before = self._spend.get(entry.organization, Spend())
             self._spend[entry.organization] = Spend(
                 before.cost_usd + entry.cost_usd, before.tokens + entry.input_tokens + entry.output_tokens

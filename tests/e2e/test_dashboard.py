@@ -1,7 +1,8 @@
 """The dashboard (``/_mock/ui``) in a real browser, against a real server at real speed, fed by the
 official SDK: streams appear with their tiers and achieved rates and leave when they end; the
 controls change the pacing through ``PATCH /_mock/config`` and show the server's refusals; the
-journal filters by test id and shows a refusal's error; the speed check measures every tier.
+journal filters by test id and shows a refusal's error; the usage table shows the prompt tokens read
+from and written to the cache; the speed check measures every tier.
 
 Every page also checks that it requested nothing from any host but the server's and logged no
 console error. Rates are read on the real clock on a shared, busy machine, so the bounds here are
@@ -242,6 +243,35 @@ def test_the_journal_filters_by_test_id_and_shows_a_refusal(server: MockServer, 
     assert "does not exist or you do not have access to it" in detail  # the error body's message
     request = page.text_content("#detail-request") or ""
     assert STANDARD_KEY not in request and "sk-moc" in request  # the key, masked as the journal masks it
+
+
+def test_the_usage_table_shows_the_prompt_tokens_read_from_and_written_to_the_cache(
+    server: MockServer, dashboard: Watched
+) -> None:
+    page = dashboard.page
+    long_prompt = "Economy class is booked for flights under six hours; business class above that. " * 90
+    fast = {"x-mock-ttft-ms": "0", "x-mock-tokens-per-second": "100000", "x-mock-output-tokens": "1"}
+    with sdk(server) as client:
+        replies = [
+            client.chat.completions.create(
+                model="gpt-5.6-sol", messages=[{"role": "system", "content": long_prompt}], extra_headers=fast
+            )
+            for _ in range(2)
+        ]
+    details = [r.usage.prompt_tokens_details for r in replies if r.usage is not None]
+    assert details[0] is not None and details[1] is not None
+    written, read = details[0].cache_write_tokens, details[1].cached_tokens
+    assert written is not None and read is not None and read >= 1024
+    shown = "n => [...document.querySelectorAll('#usage tbody tr')].some(tr => tr.cells[2].textContent === String(n))"
+    page.wait_for_function(shown, arg=2)
+    table = page.evaluate(
+        """() => [...document.querySelectorAll('#usage tr')].map(tr => [...tr.cells].map(c => c.textContent))"""
+    )
+    header, row, total = table
+    assert header == ["tier", "model", "requests", "input", "cached", "cache write", "output", "cost $"]
+    assert row[:6] == ["default", "gpt-5.6-sol", "2", str(sum(r.usage.prompt_tokens for r in replies if r.usage)),
+                       str(read), str(written)]  # fmt: skip
+    assert total[4:6] == [str(read), str(written)]
 
 
 def test_the_speed_check_shows_each_tiers_rate(dashboard: Watched) -> None:

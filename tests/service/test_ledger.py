@@ -32,7 +32,7 @@ def entry(
     key: str = "sk-key-alpha", model: str = "gpt-5.6-sol", tier: str = "default", org: str = "org-a"
 ) -> UsageEntry:
     return UsageEntry(key, org, "proj", model, tier, input_tokens=10, output_tokens=20, reasoning_tokens=5,
-                      cost_usd=0.5)  # fmt: skip
+                      cost_usd=0.5, cached_tokens=4, cache_write_tokens=2)  # fmt: skip
 
 
 def test_report_totals_breakdowns_and_filters() -> None:
@@ -41,14 +41,16 @@ def test_report_totals_breakdowns_and_filters() -> None:
         asyncio.run(store.record(e))
     everything = ledger.report(asyncio.run(store.usage()), ledger.UsageFilter())
     assert everything["totals"] == {
-        "requests": 4, "input_tokens": 40, "output_tokens": 80, "reasoning_tokens": 20, "total_tokens": 120,
-        "cost_usd": 2.0,
+        "requests": 4, "input_tokens": 40, "output_tokens": 80, "reasoning_tokens": 20, "cached_tokens": 16,
+        "cache_write_tokens": 8, "total_tokens": 120, "cost_usd": 2.0,
     }  # fmt: skip
     # Keys are shown masked; the report is filtered with the real key.
     assert everything["by_key"]["sk-key***lpha"]["requests"] == 3
     assert all("sk-key-alpha" not in str(row) for row in everything["rows"])
     assert everything["by_tier"]["priority"]["requests"] == 1
     assert everything["by_organization"]["org-b"]["input_tokens"] == 10
+    assert everything["by_model"]["gpt-5.6-mini"]["cached_tokens"] == 4
+    assert [(r["cached_tokens"], r["cache_write_tokens"]) for r in everything["rows"]] == [(8, 4), (4, 2), (4, 2)]
     assert len(everything["rows"]) == 3
     only = ledger.report(asyncio.run(store.usage()), ledger.UsageFilter(key="sk-key-alpha", tier="default"))
     assert only["totals"]["requests"] == 2 and only["filters"] == {"key": "sk-key***lpha", "tier": "default"}

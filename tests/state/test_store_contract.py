@@ -294,6 +294,22 @@ def test_record_adds_up_per_key_model_and_tier(open_store: OpenStore) -> None:
     run(open_store, body)
 
 
+def test_record_adds_up_the_prompt_tokens_read_from_and_written_to_the_cache(open_store: OpenStore) -> None:
+    async def body(store: Store) -> None:
+        await store.record(entry(input_tokens=1300, cache_write_tokens=1280))  # the write
+        await store.record(entry(input_tokens=1300, cached_tokens=1280))  # then the read
+        await store.record(entry(input_tokens=1300, cached_tokens=1280, cache_write_tokens=128))
+        await store.record(entry(tier="priority"))  # no cache: both 0
+        rows = sorted(await store.usage(), key=lambda row: row.tier)
+        assert [(row.tier, row.input_tokens, row.cached_tokens, row.cache_write_tokens) for row in rows] == [
+            ("default", 3900, 2560, 1408),
+            ("priority", 10, 0, 0),
+        ]
+        assert (await store.spend("org-a")).tokens == 3910 + 4 * 20  # still input + output, cached ones included
+
+    run(open_store, body)
+
+
 def test_spend_totals_cost_and_tokens_per_organization(open_store: OpenStore) -> None:
     async def body(store: Store) -> None:
         assert await store.spend("org-a") == Spend()

@@ -70,6 +70,49 @@ def test_two_workers_share_windows_slots_and_the_ledger(redis_server: RedisServe
     two_workers(redis_server, body)
 
 
+# The ``record`` script of the version before the ledger counted cached and written prompt tokens:
+# it writes no usage:cached_tokens or usage:cache_write_tokens hash.
+OLDER_RECORD = """
+if KEYS[9] and not redis.call('SET', KEYS[9], '1', 'NX', 'PX', ARGV[1]) then return 0 end
+local row = ARGV[2]
+redis.call('HSETNX', KEYS[1], row, ARGV[3])
+redis.call('HINCRBY', KEYS[2], row, 1)
+redis.call('HINCRBY', KEYS[3], row, ARGV[4])
+redis.call('HINCRBY', KEYS[4], row, ARGV[5])
+redis.call('HINCRBY', KEYS[5], row, ARGV[6])
+redis.call('HINCRBYFLOAT', KEYS[6], row, ARGV[7])
+redis.call('HINCRBYFLOAT', KEYS[7], ARGV[8], ARGV[7])
+redis.call('HINCRBY', KEYS[8], ARGV[8], tonumber(ARGV[4]) + tonumber(ARGV[5]))
+return 1
+"""
+
+
+def test_a_ledger_written_by_the_older_version_reads_with_no_cached_tokens(redis_server: RedisServer) -> None:
+    async def main() -> None:
+        older = await shared.connect(redis_server.url)
+        names = ["rows", "requests", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd"]
+        keys = [f"mockserver:usage:{name}" for name in names] + ["mockserver:spend:cost_usd", "mockserver:spend:tokens"]
+        row, who = '["sk-a", "gpt-5", "default"]', '["sk-a", "org-a", "proj-a", "gpt-5", "default"]'
+        try:
+            await older.eval(OLDER_RECORD, len(keys), *keys, 10_000, row, who, 1300, 20, 0, "0.5", "org-a")
+        finally:
+            await older.aclose()
+        async with opened(redis_server.url) as store:
+            (before,) = await store.usage()
+            assert (before.requests, before.input_tokens, before.cost_usd) == (1, 1300, 0.5)
+            assert (before.cached_tokens, before.cache_write_tokens) == (0, 0)
+            cached = UsageEntry("sk-a", "org-a", "proj-a", "gpt-5", "default", 1300, 20, 0, 0.25, cached_tokens=1280)
+            await store.record(cached)  # the same row, now counted by this version
+            (after,) = await store.usage()
+            counts = (after.requests, after.input_tokens, after.cached_tokens, after.cache_write_tokens)
+            assert counts == (2, 2600, 1280, 0)
+            assert (await store.spend("org-a")).tokens == 2640
+            await store.reset()  # the new counters' hashes are forgotten with the rest
+            assert await store.usage() == []
+
+    asyncio.run(main())
+
+
 def test_a_cap_holds_exactly_under_concurrent_acquires_from_two_workers(redis_server: RedisServer) -> None:
     cap, attempts = 7, 150
 

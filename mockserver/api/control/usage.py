@@ -18,6 +18,14 @@ class UsageTotals(BaseModel):
     input_tokens: int
     output_tokens: int = Field(description="Output tokens, reasoning tokens included.")
     reasoning_tokens: int
+    cached_tokens: int = Field(
+        description="Of input_tokens, read from the prompt cache: OpenAI's cached_tokens, Anthropic's "
+        "cache_read_input_tokens."
+    )
+    cache_write_tokens: int = Field(
+        description="Of input_tokens, written to the prompt cache: OpenAI's cache_write_tokens, Anthropic's "
+        "cache_creation_input_tokens."
+    )
     total_tokens: int
     cost_usd: float = Field(description="At the fixture's prices and tier multipliers.")
 

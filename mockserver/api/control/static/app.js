@@ -190,8 +190,9 @@ function showUsage(usage) {
   $("#usage tbody").replaceChildren(
     ...usage.rows.map((r) =>
       el("tr", null, tierCell(r.tier), td(r.model), td(r.requests, "num"), td(r.input_tokens, "num"),
-        td(r.output_tokens, "num"), td(fmt(r.cost_usd, 6), "num"))),
+        td(r.cached_tokens, "num"), td(r.cache_write_tokens, "num"), td(r.output_tokens, "num"), td(fmt(r.cost_usd, 6), "num"))),
     el("tr", { class: "total" }, td("all"), td(""), td(usage.totals.requests, "num"), td(usage.totals.input_tokens, "num"),
+      td(usage.totals.cached_tokens, "num"), td(usage.totals.cache_write_tokens, "num"),
       td(usage.totals.output_tokens, "num"), td(fmt(usage.totals.cost_usd, 6), "num")),
   );
   const cap = usage.ultrafast_cap === null ? "no cap" : `cap ${usage.ultrafast_cap}`;

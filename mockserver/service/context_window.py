@@ -14,9 +14,10 @@ refuses it as too large, :mod:`.output_limits`), worded per API:
 - Anthropic's Messages API: "prompt is too long: M tokens > N maximum", or with ``max_tokens``
   "input length and `max_tokens` exceed context limit: A + B > N, ...".
 
-On the Messages API the count is what ``usage.input_tokens`` and ``count_tokens`` report: every
-block's text as :func:`mockserver.engine.conversation.block_text` reads it (earlier tool calls' ``input``
-and thinking included), plus the tool definitions.
+The count includes the tool definitions, as every API's usage does. On the Messages API it is what
+``usage.input_tokens`` and ``count_tokens`` report: every block's text as
+:func:`mockserver.engine.conversation.block_text` reads it (earlier tool calls' ``input`` and thinking
+included), plus the tool definitions.
 
 The prompt is counted once per request, here (:mod:`mockserver.engine.prompt_count`: in pieces
 that let the event loop run, and only as far as the window); the rate limits and the prefill use
@@ -43,8 +44,8 @@ async def measure(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
     """Count the prompt of a parsed request ``body`` (at most one window of it), or raise the live 400
     when it does not fit ``model``'s window with the output the request asks for."""
     counted = await prompt_count.count_messages(ratelimits.prompt_texts(body), limit=model.context_window)
-    if dialect == "anthropic" and isinstance(body, dict):
-        # Anthropic's usage and count_tokens count the tool definitions in input_tokens: so does the window.
+    if isinstance(body, dict):
+        # Every API's usage counts the tool definitions as prompt tokens: so does the window.
         counted = replace(counted, tokens=counted.tokens + conversation.tool_definition_tokens(body.get("tools")))
     output = ratelimits.requested_output(body)
     if output is not None and output > model.max_output_tokens:

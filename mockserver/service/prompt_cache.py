@@ -140,20 +140,14 @@ def rate_limited_tokens(model: ModelSpec, prompt_tokens: int, use: CacheUse) -> 
 
 def may_cache(settings: PromptCaching, prompt_tokens: int, body: Any, min_tokens: int | None = None) -> bool:
     """Whether a request may have a cacheable prefix, without hashing anything: caching is on, and the
-    prompt counted is long enough (``min_tokens``: the model's own minimum, if it has one) with its tool
-    definitions (which the count leaves out, and whose count is remembered), or continues an earlier
-    response (whose turns it leaves out too)."""
+    prompt counted (tool definitions included, :func:`mockserver.service.context_window.measure`) is long
+    enough (``min_tokens``: the model's own minimum, if it has one), or continues an earlier response
+    (whose turns the count leaves out)."""
     if not settings.enabled:
         return False
-    least = min_tokens or settings.min_tokens
-    if prompt_tokens >= least:
+    if prompt_tokens >= (min_tokens or settings.min_tokens):
         return True
-    if not isinstance(body, dict):
-        return False
-    if body.get("previous_response_id"):
-        return True
-    tools = body.get("tools")
-    return isinstance(tools, list) and prompt_tokens + conversation.tool_definition_tokens(tools) >= least
+    return isinstance(body, dict) and bool(body.get("previous_response_id"))
 
 
 async def prefixes(model: str, parts: Iterable[Part], min_tokens: int) -> Prefixes:

@@ -8,7 +8,7 @@ import pytest
 
 from mockserver import errors
 from mockserver.config.fixture import ModelSpec
-from mockserver.engine import tokens
+from mockserver.engine import conversation, tokens
 from mockserver.service import context_window
 
 MODEL = ModelSpec(id="m", context_window=1000)
@@ -72,3 +72,17 @@ def test_an_output_limit_past_the_models_own_is_left_to_the_output_check() -> No
                 small_output, {**body, "messages": [{"role": "user", "content": "a " * 2000}]}, "chat"
             )
         )
+
+
+@pytest.mark.parametrize("dialect", ["chat", "responses", "anthropic"])
+def test_tool_definitions_count_toward_the_window(dialect: context_window.Dialect) -> None:
+    tool = {"type": "function", "function": {"name": "lookup", "description": "word " * 400, "parameters": {}}}
+    body = {"messages": [{"role": "user", "content": "word " * 100}], "tools": [tool]}
+    counted = asyncio.run(context_window.measure(MODEL, {**body, "tools": []}, dialect)).tokens
+    definitions = conversation.tool_definition_tokens([tool])
+    assert definitions > 400
+    with pytest.raises(errors.InvalidRequestError) as caught:  # the messages fit; with the tools they do not
+        asyncio.run(context_window.measure(ModelSpec(id="m", context_window=counted + definitions - 1), body, dialect))
+    assert caught.value.code == ("context_length_exceeded" if dialect != "anthropic" else None)
+    fits = ModelSpec(id="m", context_window=counted + definitions)
+    assert asyncio.run(context_window.measure(fits, body, dialect)).tokens == counted + definitions

@@ -56,6 +56,7 @@ from redis.commands.core import AsyncScript
 from mockserver.state import prompt_cache, shared
 from mockserver.state.redis_scripts import SCRIPTS
 from mockserver.state.store import (
+    LEDGER_COUNTS,
     Admitted,
     Allowance,
     Shortfall,
@@ -68,15 +69,7 @@ from mockserver.state.store import (
 LEASE_TTL_S = 15.0  # a slot whose process stopped renewing it comes back within this
 # The ledger's counters, one hash each (field: the row), in the order the ``record`` script takes
 # them. A hash an older version did not write (cached_tokens, cache_write_tokens) reads as 0.
-COUNTERS = (
-    "requests",
-    "input_tokens",
-    "output_tokens",
-    "reasoning_tokens",
-    "cached_tokens",
-    "cache_write_tokens",
-    "cost_usd",
-)
+COUNTERS = LEDGER_COUNTS
 # How long a request's admission and ledger entry are remembered by its id, so that the one retry
 # the client makes after a dropped connection (within its call timeout) is not counted again.
 IDEMPOTENCY_TTL_MS = 10_000

@@ -82,6 +82,19 @@ class Admitted:
     windows: tuple[WindowState, ...]
 
 
+# The counts a ledger row sums (the fields of :class:`UsageRow` after its key, model and tier), in
+# the order the Redis store's ``record`` script takes them.
+LEDGER_COUNTS = (
+    "requests",
+    "input_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+)
+
+
 @dataclass
 class UsageRow:
     """Totals for one (key, model, tier) in the ledger."""

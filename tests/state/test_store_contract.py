@@ -8,6 +8,7 @@ tests pass real monotonic time to both and let real time pass only in short step
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -17,7 +18,16 @@ import pytest
 
 from mockserver.state import shared
 from mockserver.state.redis import RedisStore
-from mockserver.state.store import Allowance, MemoryStore, Shortfall, Spend, Store, UsageEntry, UsageRow
+from mockserver.state.store import (
+    LEDGER_COUNTS,
+    Allowance,
+    MemoryStore,
+    Shortfall,
+    Spend,
+    Store,
+    UsageEntry,
+    UsageRow,
+)
 
 OpenStore = Callable[[], AbstractAsyncContextManager[Store]]
 
@@ -367,3 +377,10 @@ def test_a_prompt_cache_entry_expires_after_its_ttl(open_store: OpenStore) -> No
         assert await store.cache_hit(now(), "org", ["long", "short"]) == 0  # "short" is gone
 
     run(open_store, body)
+
+
+def test_the_ledger_counts_are_a_rows_every_count() -> None:
+    """What the Redis store keeps a hash for and the dashboard sums: every field of a row but its key."""
+    identity = {"key", "organization", "project", "model", "tier"}
+    assert set(LEDGER_COUNTS) == {f.name for f in dataclasses.fields(UsageRow)} - identity
+    assert len(set(LEDGER_COUNTS)) == len(LEDGER_COUNTS)

@@ -33,21 +33,14 @@ from mockserver.harness.live import accounts as account_view
 from mockserver.operations import configuration
 from mockserver.server_state import ServerState
 from mockserver.service import capacity, ledger
+from mockserver.state.store import LEDGER_COUNTS
 
 UPDATES_PER_S = 10  # updates are merged to at most this many a second
 CPU_SHARE = 0.01  # and one page takes at most this share of the event loop: with many streams, fewer updates
 SLOW_EVERY = 10  # the ledger, the budgets and the shared configuration are read every this many updates
 MAX_CONNECTIONS = 8
 # What the usage table sums per (tier, model): the ledger rows' counts.
-USAGE_COUNTS = (
-    "requests",
-    "input_tokens",
-    "output_tokens",
-    "reasoning_tokens",
-    "cached_tokens",
-    "cache_write_tokens",
-    "cost_usd",
-)
+USAGE_COUNTS = LEDGER_COUNTS
 JOURNAL_BATCH = 100  # journal entries per update at most; the first update has the newest ones
 LIST_FIELDS = (  # what a journal row carries; the rest (headers, body) is read when one is opened
     "seq",

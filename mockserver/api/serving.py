@@ -30,7 +30,7 @@ from mockserver import errors
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.routing import server_state
 from mockserver.api.sse import EventStreamResponse
-from mockserver.config.fixture import Account
+from mockserver.config.fixture import Account, ModelSpec
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.pacing import Clock, Pacer, Schedule
 from mockserver.engine.streaming import Item, close_items
@@ -61,6 +61,7 @@ async def admit_and_plan(
     plan: Callable[[Admission], Plan],
     dialect: Dialect = CHAT,
     cache_parts: Callable[[], Iterable[prompt_cache.Part]] | None = None,
+    measure: Callable[[ModelSpec], Awaitable[int]] | None = None,
 ) -> tuple[Admission, Plan]:
     """Admit an inference request and plan its reply, in the order that keeps refusals free.
 
@@ -77,6 +78,11 @@ async def admit_and_plan(
     (:mod:`mockserver.service.prompt_cache`); called only for a prompt long enough to be cached. The
     cached tokens shorten the prefill and ride on the admission to the plan's usage; the prefixes are
     written once the request is admitted.
+
+    ``measure`` counts the prompt and holds it to the resolved model's window (raising the live 400),
+    in place of :func:`mockserver.service.context_window.measure` of ``raw_body``: the Responses API's
+    holds the whole conversation a ``previous_response_id`` continues
+    (:mod:`mockserver.api.openai.responses.prompt_fit`).
     """
     state = server_state(request)
     exchange = exchange_of(request.scope)
@@ -92,7 +98,10 @@ async def admit_and_plan(
     )
     # The prompt is counted once, here: in pieces that let the loop run, and no further than the window.
     exchange.dialect = dialect
-    prompt_tokens = (await context_window.measure(resolved.model, raw_body, dialect.name)).tokens
+    if measure is not None:
+        prompt_tokens = await measure(resolved.model)
+    else:
+        prompt_tokens = (await context_window.measure(resolved.model, raw_body, dialect.name)).tokens
     cache = prompt_cache.MISSED
     caching = state.fixture.prompt_caching
     wanted = prompt_cache.wanted(headers)

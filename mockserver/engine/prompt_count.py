@@ -84,6 +84,34 @@ async def count_messages(texts: Sequence[str], limit: int | None = None) -> Prom
     return PromptCount(total)
 
 
+async def count_each(texts: Sequence[str]) -> list[int]:
+    """:func:`mockserver.engine.tokens.count` of each text (no framing), letting the loop run as
+    :func:`count_messages` does: long texts in pieces, short ones a piece's worth or
+    :data:`MESSAGES_PER_TURN` of them between two turns. The long texts' counts are remembered for
+    the rest of the request."""
+    counts: list[int] = []
+    counted: dict[str, int] = {}
+    since_turn = 0
+    for index, text in enumerate(texts, 1):
+        if len(text) <= PIECE_CHARS:
+            own = tokens.count(text)
+            since_turn += len(text)
+            if since_turn >= PIECE_CHARS or index % MESSAGES_PER_TURN == 0:
+                since_turn = 0
+                await asyncio.sleep(0)
+        else:
+            own = 0
+            for piece in tokens.pieces(text, PIECE_CHARS):
+                own += tokens.count(piece)
+                await asyncio.sleep(0)
+        if len(text) > tokens.REMEMBERED_CHARS:
+            counted[text] = own
+        counts.append(own)
+    if counted:
+        tokens.remember(counted)
+    return counts
+
+
 def _counted_at_once(texts: Sequence[str]) -> int:
     """:func:`mockserver.engine.tokens.count_messages` of ``texts``, remembering the long ones' counts."""
     total = tokens.TOKENS_PER_REPLY

@@ -22,10 +22,16 @@ included), plus the tool definitions.
 The prompt is counted once per request, here (:mod:`mockserver.engine.prompt_count`: in pieces
 that let the event loop run, and only as far as the window); the rate limits and the prefill use
 that count, and the reply's usage reuses the counts of its long texts.
+
+A Responses request that continues a conversation (``previous_response_id``) is held to the window
+with the whole conversation: the earlier turns, as ``usage.input_tokens`` counts them, plus its own
+input and tools. With ``truncation: "auto"`` it is not refused but shortened: :func:`items_to_drop`
+says how many whole items to drop from the conversation's beginning so that it fits.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -47,13 +53,34 @@ async def measure(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
     if isinstance(body, dict):
         # Every API's usage counts the tool definitions as prompt tokens: so does the window.
         counted = replace(counted, tokens=counted.tokens + conversation.tool_definition_tokens(body.get("tools")))
+    check(model, counted.tokens, requested_output(model, body), dialect)
+    return counted
+
+
+def requested_output(model: ModelSpec, body: Any) -> int | None:
+    """The output limit the request sets, as the window holds it (None when unset or too large)."""
     output = ratelimits.requested_output(body)
     if output is not None and output > model.max_output_tokens:
         # Past what the model can write at all: refused for that (:mod:`.output_limits`, "max_tokens is
         # too large"), as the live API does, whatever the prompt; the window is checked for the prompt alone.
-        output = None
-    check(model, counted.tokens, output, dialect)
-    return counted
+        return None
+    return output
+
+
+def items_to_drop(items: Sequence[int], *, fixed: int, output: int | None, window: int, keep_from: int) -> int | None:
+    """How many of the conversation's items to drop from its beginning (``truncation: "auto"``) so that
+    ``fixed`` (framing, instructions, tool definitions), the kept ``items`` (their tokens, oldest first)
+    and ``output`` fit ``window``; none when they already fit. Items from ``keep_from`` on (the last
+    user message and what follows it) are never dropped: None when even they do not fit."""
+    budget = window - (output or 0) - fixed
+    total = sum(items)
+    dropped = 0
+    while total > budget:
+        if dropped >= min(keep_from, len(items)):
+            return None
+        total -= items[dropped]
+        dropped += 1
+    return dropped
 
 
 def check(model: ModelSpec, prompt_tokens: int, output_tokens: int | None, dialect: Dialect) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from mockserver import errors
 from mockserver.api.openai.responses import input_items
+from mockserver.api.openai.responses.prompt_fit import Fitted, read_context
 from mockserver.api.openai.schemas import ResponseCreateRequest
 from mockserver.api.routing import reply_sources
 from mockserver.engine import generation, tokens
@@ -28,7 +29,6 @@ from mockserver.engine.conversation import (
     function_tools,
     output_format,
     prompt_messages,
-    read_input,
     system_texts,
     tool_definition_tokens,
     tool_results,
@@ -42,7 +42,7 @@ from mockserver.service import output_limits, reasoning
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
 from mockserver.service.prompt_cache import NO_CACHE, CacheUse
-from mockserver.state.responses import StoredResponse, previous_response_not_found
+from mockserver.state.responses import StoredResponse
 
 ENCRYPTED_REASONING_INCLUDE = "reasoning.encrypted_content"
 
@@ -160,16 +160,20 @@ def plan_response(
     raw_body: dict[str, Any],
     previous: StoredResponse | None = None,
     exchange: Exchange | None = None,
+    fitted: Fitted | None = None,
 ) -> ResponsePlan:
     """Everything about the response, fixed up front. ``previous`` is the stored response
-    ``previous_response_id`` names, read beforehand by :func:`earlier_turn` (planning does not wait)."""
+    ``previous_response_id`` names, read beforehand by :func:`earlier_turn` (planning does not wait).
+    ``fitted`` is the conversation as the window check fitted it
+    (:mod:`mockserver.api.openai.responses.prompt_fit`): the model reads only the items it kept."""
     fixture = state.fixture
     output_limits.check_limit(admission, "max_output_tokens", body.max_output_tokens)
     if body.background and body.store is False:
         raise errors.background_without_store()
     if body.input is None and body.previous_response_id is None and body.prompt is None:
         raise errors.missing_parameter("input")
-    context = read_context(body.input, body.previous_response_id, previous)
+    sent = list(fitted.context) if fitted else read_context(body.input, body.previous_response_id, previous)
+    context = fitted.kept if fitted else sent
     tools = function_tools(body.tools)
     check_tool_choice(tools, body.tool_choice)
     prompt_texts = [body.instructions or "", *(text for _, text in context)]
@@ -247,12 +251,12 @@ def plan_response(
         duration=schedule.end - schedule.start,
         project=admission.account.project,
         echo=_echo(body, admission, fmt, reasoning.effort_for(fixture, admission, effort_param)),
-        input_tokens=count_input_tokens(body.instructions, context, body.tools),
+        input_tokens=fitted.input_tokens if fitted else count_input_tokens(body.instructions, context, body.tools),
         reasoning=reasoning_part,
         answers=answers,
         incomplete=incomplete,
         schedule=schedule,
-        conversation=(*context, *_output_items(reasoning_part, answers)),
+        conversation=(*sent, *_output_items(reasoning_part, answers)),
         input_items=tuple(input_items.input_items(body.input, state.ids.prefixed)),
         store=body.store is not False,
         background=bool(body.background),
@@ -266,20 +270,6 @@ async def earlier_turn(state: ServerState, project: str, previous_response_id: s
     if previous_response_id is None:
         return None
     return await state.responses.find(project, previous_response_id)
-
-
-def read_context(
-    raw_input: str | list[Any] | None, previous_response_id: str | None, previous: StoredResponse | None
-) -> list[ConversationItem]:
-    """What the model reads: the earlier turns of ``previous_response_id`` (``previous``, read by
-    :func:`earlier_turn`: None is the live API's 404), then this ``input``."""
-    items = read_input(raw_input)
-    history: tuple[ConversationItem, ...] = ()
-    if previous_response_id is not None:
-        if previous is None:
-            raise previous_response_not_found(previous_response_id)
-        history = previous.conversation
-    return [*history, *items]
 
 
 def count_input_tokens(

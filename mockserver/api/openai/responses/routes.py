@@ -8,7 +8,14 @@ from starlette.responses import Response
 from mockserver import errors
 from mockserver.api import replaying, serving
 from mockserver.api.middleware import exchange_of, request_headers
-from mockserver.api.openai.responses import cache_parts, event_stream, input_items, input_tokens, lifecycle
+from mockserver.api.openai.responses import (
+    cache_parts,
+    event_stream,
+    input_items,
+    input_tokens,
+    lifecycle,
+    prompt_fit,
+)
 from mockserver.api.openai.responses.replayed import stream_of_response
 from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
 from mockserver.api.routing import body_schema, parse_body, server_state
@@ -39,6 +46,7 @@ async def create_response(request: Request) -> Response:
     if replayed is not None:
         return replayed
     previous = await lifecycle.earlier_turn(state, account.project, body.previous_response_id)
+    prompt = prompt_fit.ConversationPrompt(body, raw, previous)
     admission, plan = await serving.admit_and_plan(
         request,
         account,
@@ -47,8 +55,11 @@ async def create_response(request: Request) -> Response:
         raw_body=raw,
         stream=stream,
         dialect=RESPONSES,
-        plan=lambda admitted: lifecycle.plan_response(state, admitted, body, raw, previous, exchange_of(request.scope)),
-        cache_parts=lambda: cache_parts.response_parts(body, raw, previous),
+        plan=lambda admitted: lifecycle.plan_response(
+            state, admitted, body, raw, previous, exchange_of(request.scope), prompt.fitted
+        ),
+        cache_parts=lambda: cache_parts.response_parts(body, raw, previous, dropped=prompt.dropped),
+        measure=prompt.measure,
     )
     await lifecycle.remember(state, plan)
     schedule, reply_body = lifecycle.first_reply(plan, stream=stream)
@@ -76,7 +87,7 @@ async def count_input_tokens(request: Request) -> Response:
     account = access.authenticate(state.fixture, request_headers(request.scope))
     body, _ = await parse_body(request, InputTokenCountRequest)
     previous = await lifecycle.earlier_turn(state, account.project, body.previous_response_id)
-    return JSONResponse(input_tokens.input_token_count(state, account, body, previous))
+    return JSONResponse(await input_tokens.input_token_count(state, account, body, previous))
 
 
 @router.get("/responses/{response_id}", response_model=None)

@@ -1,0 +1,125 @@
+"""A Responses request's conversation held to the model's context window, and ``truncation``.
+
+A request that continues a conversation (``previous_response_id``) is held to the window with the
+whole conversation it continues: the earlier turns (the stored response's conversation, read once by
+:func:`mockserver.api.openai.responses.lifecycle.earlier_turn`), its own input, the instructions and
+the tool definitions, each counted as ``usage.input_tokens`` counts them. Past the window (with the
+requested ``max_output_tokens``), ``truncation: "disabled"`` (the default) is the live 400
+``context_length_exceeded``; ``truncation: "auto"`` drops whole items from the conversation's
+beginning until it fits (:func:`mockserver.service.context_window.items_to_drop`: earlier turns first,
+then this input's oldest items, never the last user message; the instructions are no item and stay).
+The response then reads, and its usage counts, what was kept; the stored conversation keeps every
+item, so the next turn is held to the window the same way.
+
+The fit is made in :meth:`ConversationPrompt.measure`, when the request is admitted and before any
+rate window is charged, so a refused request costs nothing. A request without an earlier turn and
+without ``truncation: "auto"`` is measured as every other API's is
+(:func:`mockserver.service.context_window.measure`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mockserver import errors
+from mockserver.config.fixture import ModelSpec
+from mockserver.engine import prompt_count, tokens
+from mockserver.engine.conversation import ConversationItem, prompt_messages, read_input, tool_definition_tokens
+from mockserver.service import context_window
+from mockserver.state.responses import StoredResponse, previous_response_not_found
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """The conversation as the request sent it (earlier turns first), how many of its items the model
+    does not read (``truncation: "auto"``), and the input tokens of what it reads."""
+
+    context: tuple[ConversationItem, ...]
+    dropped: int
+    input_tokens: int
+
+    @property
+    def kept(self) -> list[ConversationItem]:
+        return list(self.context[self.dropped :])
+
+
+def read_context(
+    raw_input: str | list[Any] | None, previous_response_id: str | None, previous: StoredResponse | None
+) -> list[ConversationItem]:
+    """What the request sends: the earlier turns of ``previous_response_id`` (``previous``, read by
+    :func:`mockserver.api.openai.responses.lifecycle.earlier_turn`: None is the live API's 404), then
+    this ``input``."""
+    items = read_input(raw_input)
+    history: tuple[ConversationItem, ...] = ()
+    if previous_response_id is not None:
+        if previous is None:
+            raise previous_response_not_found(previous_response_id)
+        history = previous.conversation
+    return [*history, *items]
+
+
+async def fit(
+    model: ModelSpec,
+    raw_body: dict[str, Any],
+    context: Sequence[ConversationItem],
+    *,
+    instructions: str | None,
+    tools: Sequence[Any] | None,
+    truncation: str | None,
+) -> Fitted:
+    """``context`` held to ``model``'s window with the output ``raw_body`` asks for: the items to drop
+    with ``truncation: "auto"``, or the live 400 when it does not fit (or, with ``"auto"``, when even
+    the last user message and what follows it do not)."""
+    messages = prompt_messages(None, context)
+    counts = await prompt_count.count_each([message.text for message in messages])
+    items = [tokens.TOKENS_PER_MESSAGE + tokens.count(m.role) + n for m, n in zip(messages, counts, strict=True)]
+    fixed = tokens.count_messages(prompt_messages(instructions, ())) + tool_definition_tokens(tools)
+    output = context_window.requested_output(model, raw_body)
+    dropped = 0
+    if truncation == "auto":
+        users = [i for i, (kind, _) in enumerate(context) if kind == "user"]
+        keep_from = users[-1] if users else max(0, len(items) - 1)
+        window = model.context_window
+        fits = context_window.items_to_drop(items, fixed=fixed, output=output, window=window, keep_from=keep_from)
+        if fits is None:
+            raise context_window.exceeded(window, fixed + sum(items), output, "responses")
+        dropped = fits
+    else:
+        context_window.check(model, fixed + sum(items), output, "responses")
+    return Fitted(tuple(context), dropped, fixed + sum(items[dropped:]))
+
+
+class ConversationPrompt:
+    """One ``POST /v1/responses``'s prompt: :meth:`measure` is the window check the admission calls
+    (:func:`mockserver.api.serving.admit_and_plan`), :attr:`fitted` what it decided, for the plan."""
+
+    def __init__(self, body: Any, raw_body: dict[str, Any], previous: StoredResponse | None) -> None:
+        self.body = body
+        self.raw_body = raw_body
+        self.previous = previous
+        self.fitted: Fitted | None = None
+
+    @property
+    def dropped(self) -> int:
+        return self.fitted.dropped if self.fitted is not None else 0
+
+    async def measure(self, model: ModelSpec) -> int:
+        """The prompt tokens held to ``model``'s window (raising the live 400 past it)."""
+        body = self.body
+        if body.previous_response_id is None and body.truncation != "auto":
+            return (await context_window.measure(model, self.raw_body, "responses")).tokens
+        try:
+            context = read_context(body.input, body.previous_response_id, self.previous)
+        except errors.MockAPIError:  # refused by the planning, in its place among the checks
+            return (await context_window.measure(model, self.raw_body, "responses")).tokens
+        self.fitted = await fit(
+            model,
+            self.raw_body,
+            context,
+            instructions=body.instructions,
+            tools=body.tools,
+            truncation=body.truncation,
+        )
+        return self.fitted.input_tokens

@@ -86,3 +86,24 @@ def test_tool_definitions_count_toward_the_window(dialect: context_window.Dialec
     assert caught.value.code == ("context_length_exceeded" if dialect != "anthropic" else None)
     fits = ModelSpec(id="m", context_window=counted + definitions)
     assert asyncio.run(context_window.measure(fits, body, dialect)).tokens == counted + definitions
+
+
+def test_truncation_drops_nothing_when_the_conversation_fits() -> None:
+    assert context_window.items_to_drop([100, 200, 300], fixed=10, output=390, window=1000, keep_from=2) == 0
+
+
+def test_truncation_drops_the_oldest_items_until_prompt_and_output_fit() -> None:
+    # 10 + 100 + 200 + 300 + 400 = 1010 > 1000: the oldest item goes, and no more than that.
+    assert context_window.items_to_drop([100, 200, 300], fixed=10, output=400, window=1000, keep_from=2) == 1
+    # With a larger output, the next one goes too: 10 + 300 + 600 = 910.
+    assert context_window.items_to_drop([100, 200, 300], fixed=10, output=600, window=1000, keep_from=2) == 2
+    # No output limit: the prompt alone is held to the window.
+    assert context_window.items_to_drop([500, 400, 300], fixed=10, output=None, window=1000, keep_from=2) == 1
+
+
+def test_truncation_never_drops_the_last_user_message_or_what_follows() -> None:
+    # Items from keep_from on stay: past the window even then, it cannot fit (the caller's 400).
+    assert context_window.items_to_drop([100, 200, 700], fixed=10, output=400, window=1000, keep_from=2) is None
+    assert context_window.items_to_drop([100, 500, 100], fixed=10, output=400, window=1000, keep_from=1) is None
+    assert context_window.items_to_drop([100, 400, 100], fixed=10, output=400, window=1000, keep_from=1) == 1
+    assert context_window.items_to_drop([], fixed=1001, output=None, window=1000, keep_from=0) is None

@@ -72,9 +72,12 @@ def test_a_growing_chain_is_refused_at_the_turn_that_passes_the_window(server: M
         # The refused turn's prompt, as the count endpoint (and usage) count it, passes the window.
         would = client.responses.input_tokens.count(model=MODEL, input=TURN, previous_response_id=last.id)
         assert would.input_tokens + MAX_OUTPUT > WINDOW
-        assert client.responses.input_tokens.count(
-            model=MODEL, input=TURN, previous_response_id=served[-2].id
-        ).input_tokens == last.usage.input_tokens
+        assert (
+            client.responses.input_tokens.count(
+                model=MODEL, input=TURN, previous_response_id=served[-2].id
+            ).input_tokens
+            == last.usage.input_tokens
+        )
 
 
 def test_a_refused_turn_charges_no_rate_window_and_no_ledger() -> None:
@@ -133,7 +136,9 @@ def test_input_tokens_count_agrees_with_a_truncated_usage(server: MockServer) ->
         served, _ = grow_until_refused(client)
         previous = served[-1].id
         for _ in range(3):  # without an output limit, the prompt alone fills the window
-            response = client.responses.create(model=MODEL, input=TURN, previous_response_id=previous, truncation="auto")
+            response = client.responses.create(
+                model=MODEL, input=TURN, previous_response_id=previous, truncation="auto"
+            )
             counted = client.responses.input_tokens.count(
                 model=MODEL, input=TURN, previous_response_id=previous, truncation="auto"
             )

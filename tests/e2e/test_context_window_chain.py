@@ -22,11 +22,11 @@ MAX_OUTPUT = 40
 TURN = "Tell me more about the harbour." + " hello" * 40  # about 50 tokens a turn
 
 
-def small_window() -> Any:
+def small_window(**changes: Any) -> Any:
     data = load_fixture().model_dump()
     for model in data["models"]:
         model["context_window"] = WINDOW
-    return fixture(models=data["models"])
+    return fixture(models=data["models"], **changes)
 
 
 @pytest.fixture(scope="module")
@@ -39,14 +39,14 @@ def totals(server: MockServer) -> dict[str, Any]:
     return dict(httpx.get(f"{server.url}/_mock/usage", timeout=30).json()["totals"])
 
 
-def grow_until_refused(client: openai.OpenAI) -> tuple[list[Any], openai.BadRequestError]:
+def grow_until_refused(client: openai.OpenAI, turn: str = TURN) -> tuple[list[Any], openai.BadRequestError]:
     """Continue one conversation turn by turn until a turn is refused; the served turns and the refusal."""
     served: list[Any] = []
     previous: str | None = None
     for _ in range(40):
         try:
             response = client.responses.create(
-                model=MODEL, input=TURN, previous_response_id=previous, max_output_tokens=MAX_OUTPUT
+                model=MODEL, input=turn, previous_response_id=previous, max_output_tokens=MAX_OUTPUT
             )
         except openai.BadRequestError as refused:
             return served, refused
@@ -81,23 +81,28 @@ def test_a_growing_chain_is_refused_at_the_turn_that_passes_the_window(server: M
 
 
 def test_a_refused_turn_charges_no_rate_window_and_no_ledger() -> None:
-    # On the real clock (time scale 1; replies made instant), so that the rate windows keep what they charge.
+    # 5 requests a minute: the window gives one back every 12 s, so its count is exact here. On the real
+    # clock (time scale 1; replies made instant), so that the rate windows keep what they charge.
+    key = {"key": "sk-window", "organization": "org-window", "rate_limits": {"rpm": 5, "tpm": 100_000}}
+    long_turn = TURN + " hello" * 130  # about 180 tokens: the third turn passes the window
     with (
-        MockServer(time_scale=1, fixture=small_window()) as server,
-        sdk(server, KEY, default_headers=INSTANT) as client,
+        MockServer(time_scale=1, fixture=small_window(keys=[key])) as server,
+        sdk(server, "sk-window", default_headers=INSTANT) as client,
     ):
-        served, _ = grow_until_refused(client)
+        served, _ = grow_until_refused(client, long_turn)
+        assert len(served) == 2
         before = totals(server)
         first = client.responses.with_raw_response.create(model=MODEL, input="hi", max_output_tokens=MAX_OUTPUT)
         with pytest.raises(openai.BadRequestError):
             client.responses.create(
-                model=MODEL, input=TURN, previous_response_id=served[-1].id, max_output_tokens=MAX_OUTPUT
+                model=MODEL, input=long_turn, previous_response_id=served[-1].id, max_output_tokens=MAX_OUTPUT
             )
         second = client.responses.with_raw_response.create(model=MODEL, input="hi", max_output_tokens=MAX_OUTPUT)
         after = totals(server)
     assert after["requests"] == before["requests"] + 2  # the two served, not the refused one
+    # Two refused turns and four served: the window counts the four only.
     remaining = [int(raw.headers["x-ratelimit-remaining-requests"]) for raw in (first, second)]
-    assert remaining[1] == remaining[0] - 1
+    assert remaining == [2, 1]
     spent = int(first.headers["x-ratelimit-remaining-tokens"]) - int(second.headers["x-ratelimit-remaining-tokens"])
     assert spent < 200  # at most the second "hi" (the window refills meanwhile), not the refused turn's 550+
 

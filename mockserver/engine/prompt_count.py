@@ -21,7 +21,7 @@ cache's parts (:mod:`mockserver.service.prompt_cache`) do not count them again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
 from mockserver.engine import tokens
@@ -53,30 +53,17 @@ async def count_messages(texts: Sequence[str], limit: int | None = None) -> Prom
     if size <= PIECE_CHARS:
         return PromptCount(_counted_at_once(texts))
     total = tokens.TOKENS_PER_REPLY
-    counted: dict[str, int] = {}
+    counted: dict[str, int] = {}  # short ones too: thousands would overflow the remembered counts
     chars_done = 0
-    since_turn = 0  # texts shorter than a piece are counted together, a piece's worth between two turns
-    for index, text in enumerate(texts, 1):
-        total += tokens.TOKENS_PER_MESSAGE + 1  # a bare text's role is one token
-        if len(text) <= PIECE_CHARS:
-            own = counted[text] = tokens.count(text)  # short ones too: thousands would overflow the LRU
-            total += own
-            chars_done += len(text)
-            since_turn += len(text)
-            if since_turn >= PIECE_CHARS or index % MESSAGES_PER_TURN == 0:
-                since_turn = 0
-                await asyncio.sleep(0)
-        else:
-            own = 0
-            for piece in tokens.pieces(text, PIECE_CHARS):
-                own += tokens.count(piece)
-                chars_done += len(piece)
-                await asyncio.sleep(0)
-                if limit is not None and total + own > limit:
-                    break
-            else:
-                counted[text] = own
-            total += own
+
+    def past_limit(own: int) -> bool:
+        return limit is not None and total + own > limit
+
+    async for text, own, chars in _each(texts, past_limit):
+        total += tokens.TOKENS_PER_MESSAGE + 1 + own  # a bare text's role is one token
+        chars_done += chars
+        if chars == len(text):
+            counted[text] = own
         if limit is not None and total > limit and chars_done < size:
             rest = size - chars_done
             return PromptCount(total + round(rest * total / max(1, chars_done)), exact=False)
@@ -86,30 +73,40 @@ async def count_messages(texts: Sequence[str], limit: int | None = None) -> Prom
 
 async def count_each(texts: Sequence[str]) -> list[int]:
     """:func:`mockserver.engine.tokens.count` of each text (no framing), letting the loop run as
-    :func:`count_messages` does: long texts in pieces, short ones a piece's worth or
-    :data:`MESSAGES_PER_TURN` of them between two turns. The long texts' counts are remembered for
-    the rest of the request."""
+    :func:`count_messages` does, and remembering the counts for the rest of the request as it does."""
     counts: list[int] = []
     counted: dict[str, int] = {}
+    async for text, own, _ in _each(texts):
+        counted[text] = own
+        counts.append(own)
+    tokens.remember(counted)
+    return counts
+
+
+async def _each(
+    texts: Sequence[str], stop: Callable[[int], bool] = lambda own: False
+) -> AsyncIterator[tuple[str, int, int]]:
+    """Each text with its count and the characters counted, the loop getting its turn between the
+    pieces of a long text and after a piece's worth (or :data:`MESSAGES_PER_TURN`) of short ones.
+    A long text's counting stops part way once ``stop(its count so far)`` says so: fewer characters
+    counted than it has."""
     since_turn = 0
     for index, text in enumerate(texts, 1):
         if len(text) <= PIECE_CHARS:
-            own = tokens.count(text)
+            yield text, tokens.count(text), len(text)
             since_turn += len(text)
             if since_turn >= PIECE_CHARS or index % MESSAGES_PER_TURN == 0:
                 since_turn = 0
                 await asyncio.sleep(0)
-        else:
-            own = 0
-            for piece in tokens.pieces(text, PIECE_CHARS):
-                own += tokens.count(piece)
-                await asyncio.sleep(0)
-        if len(text) > tokens.REMEMBERED_CHARS:
-            counted[text] = own
-        counts.append(own)
-    if counted:
-        tokens.remember(counted)
-    return counts
+            continue
+        own = chars = 0
+        for piece in tokens.pieces(text, PIECE_CHARS):
+            own += tokens.count(piece)
+            chars += len(piece)
+            await asyncio.sleep(0)
+            if stop(own):
+                break
+        yield text, own, chars
 
 
 def _counted_at_once(texts: Sequence[str]) -> int:

@@ -26,8 +26,8 @@ exact token count of the longest one written, and the usage splits the prompt in
 what was written and the rest.
 
 Cost on the request path: a prompt counted under ``min_tokens`` (most requests) is skipped
-before anything is hashed (:func:`may_cache` is a comparison, plus the remembered count of the
-tools when there are some); the store is then not called. A long one is cut and hashed
+before anything is hashed (:func:`may_cache` is a comparison with the count the window check
+made, tool definitions included); the store is then not called. A long one is cut and hashed
 :data:`PARTS_PER_TURN` parts at a time, with the event loop's turn between (the API families give
 their parts one at a time). ``x-mock-prompt-cache: off``
 (:func:`wanted`) keeps one request out. docs/prompt-caching.md is the user's account of all this.

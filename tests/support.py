@@ -1,11 +1,13 @@
-"""Helpers for the account, capacity and ledger tests: fixtures with extra keys, and a record of attempts."""
+"""Helpers for the tests: fixtures with extra keys, a record of attempts, and the event loop's turns
+during a piece of work."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import openai
 
@@ -14,6 +16,31 @@ from mockserver.config.fixture import Fixture, load_fixture
 from mockserver.service.exchange import Exchange
 
 MESSAGES = [{"role": "user", "content": "Write a haiku about speed."}]
+T = TypeVar("T")
+
+
+def with_loop_turns(work: Callable[[], Awaitable[T]]) -> tuple[T, int]:
+    """``work()`` run to its end on a new event loop, and how many turns the loop gave another task
+    meanwhile: none for work that runs in one piece, one for each time it lets the loop run."""
+
+    async def run() -> tuple[T, int]:
+        turns = 0
+
+        async def other() -> None:
+            nonlocal turns
+            while True:
+                turns += 1
+                await asyncio.sleep(0)
+
+        ticker = asyncio.get_running_loop().create_task(other())
+        await asyncio.sleep(0)
+        turns = 0
+        try:
+            return await work(), turns
+        finally:
+            ticker.cancel()
+
+    return asyncio.run(run())
 
 
 def fixture(

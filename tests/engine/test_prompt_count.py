@@ -8,6 +8,7 @@ import asyncio
 import pytest
 
 from mockserver.engine import prompt_count, tokens
+from tests.support import with_loop_turns
 
 LONG = "Tokens are counted the way o200k counts them, 速度 and all. " * 5_000  # ~290k characters
 
@@ -21,21 +22,7 @@ def test_pieces_add_up_to_the_whole_count() -> None:
 
 
 def test_the_loop_gets_a_turn_between_pieces() -> None:
-    turns = 0
-
-    async def other() -> None:
-        nonlocal turns
-        while True:
-            turns += 1
-            await asyncio.sleep(0)
-
-    async def run() -> None:
-        ticker = asyncio.ensure_future(other())
-        await asyncio.sleep(0)
-        await prompt_count.count_messages([LONG])
-        ticker.cancel()
-
-    asyncio.run(run())
+    _, turns = with_loop_turns(lambda: prompt_count.count_messages([LONG]))
     assert turns >= len(LONG) // prompt_count.PIECE_CHARS
 
 
@@ -89,20 +76,6 @@ def test_a_prompt_counted_at_once_remembers_its_long_texts_for_the_request() -> 
 
 def test_the_loop_gets_a_turn_between_many_short_texts() -> None:
     texts = [f"Line {i} of the log." for i in range(5_000)]
-    turns = 0
-
-    async def other() -> None:
-        nonlocal turns
-        while True:
-            turns += 1
-            await asyncio.sleep(0)
-
-    async def run() -> prompt_count.PromptCount:
-        ticker = asyncio.ensure_future(other())
-        await asyncio.sleep(0)
-        counted = await prompt_count.count_messages(texts)
-        ticker.cancel()
-        return counted
-
-    assert asyncio.run(run()) == prompt_count.PromptCount(tokens.count_messages(texts))
+    counted, turns = with_loop_turns(lambda: prompt_count.count_messages(texts))
+    assert counted == prompt_count.PromptCount(tokens.count_messages(texts))
     assert turns >= len(texts) // prompt_count.MESSAGES_PER_TURN

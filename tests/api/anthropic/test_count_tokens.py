@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from mockserver.api.anthropic import messages
 from mockserver.api.anthropic.schemas import CountTokensRequest
 from mockserver.engine import prompt_count
+from tests.support import with_loop_turns
 
 
 def test_a_long_prompt_is_counted_exactly_with_the_loop_served_between_pieces() -> None:
@@ -16,22 +15,6 @@ def test_a_long_prompt_is_counted_exactly_with_the_loop_served_between_pieces() 
         {"model": "claude-fable-5", "system": "Be brief.", "messages": [{"role": "user", "content": text}]}
     )
 
-    async def count_while_ticking() -> tuple[int, int]:
-        ticks = 0
-
-        async def tick() -> None:
-            nonlocal ticks
-            while True:
-                ticks += 1
-                await asyncio.sleep(0)
-
-        ticker = asyncio.ensure_future(tick())
-        await asyncio.sleep(0)
-        ticks = 0
-        counted = await messages.counted_input_tokens(body)
-        ticker.cancel()
-        return counted, ticks
-
-    counted, ticks = asyncio.run(count_while_ticking())
+    counted, ticks = with_loop_turns(lambda: messages.counted_input_tokens(body))
     assert counted == messages.input_tokens(body)  # the same count as the usage of a reply
     assert ticks >= 10  # the other task ran between the pieces (counting it at once gives it none)

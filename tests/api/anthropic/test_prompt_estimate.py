@@ -15,6 +15,7 @@ from mockserver.engine import tokens
 from mockserver.engine.conversation import tool_definition_tokens
 from mockserver.errors import MockAPIError
 from mockserver.service import ratelimits
+from tests.support import with_loop_turns
 
 TEXT = "The supplier delivers within ten working days. "
 TOOLS = [{"name": "lookup", "input_schema": {"type": "object"}}]
@@ -68,22 +69,7 @@ def test_the_conversation_is_read_with_the_loops_turns_between_messages() -> Non
     lines = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"Line {i}."} for i in range(2_000)]
     marked = {"role": "user", "content": [{"type": "text", "text": "Sum up.", "cache_control": {"type": "ephemeral"}}]}
     body = MessagesRequest.model_validate({"model": "claude-opus-4-8", "max_tokens": 8, "messages": [*lines, marked]})
-    turns_taken = 0
-
-    async def other() -> None:
-        nonlocal turns_taken
-        while True:
-            turns_taken += 1
-            await asyncio.sleep(0)
-
-    async def run() -> turns.Reading:
-        ticker = asyncio.ensure_future(other())
-        await asyncio.sleep(0)
-        reading = await turns.read_ahead(body.system, body.messages)
-        ticker.cancel()
-        return reading
-
-    reading = asyncio.run(run())
+    reading, turns_taken = with_loop_turns(lambda: turns.read_ahead(body.system, body.messages))
     assert turns_taken >= len(body.messages) // turns.MESSAGES_PER_TURN
     assert reading.read().texts == turns.read(body.system, body.messages).texts
     parts = list(cache_parts.message_parts(body, reading))

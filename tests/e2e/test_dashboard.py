@@ -108,7 +108,8 @@ def test_three_tiers_appear_at_their_rates_and_leave_when_they_end(server: MockS
     ]
     page.wait_for_function("() => document.querySelectorAll('#streams tbody tr').length === 3", timeout=5000)
     appeared = time.monotonic() - started
-    assert appeared < 1.0, f"the three streams took {appeared:.2f} s to appear"
+    # Generous for a busy CI machine: the rows come while the standard stream still waits out its 3 s TTFT.
+    assert appeared < 2.5, f"the three streams took {appeared:.2f} s to appear"
     assert set(rows(page)) == set(TIER_RATES)
 
     time.sleep(max(0.0, started + 6.0 - time.monotonic()))  # the standard stream has run for about 3 s

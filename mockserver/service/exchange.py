@@ -133,24 +133,62 @@ class ExchangeHooks:
     on_response_start: list[HeaderHook] = field(default_factory=list)
     on_complete: list[CompleteHook] = field(default_factory=list)
 
-    async def headers_for(self, exchange: Exchange) -> dict[str, str]:
+    def headers_for(self, exchange: Exchange) -> dict[str, str] | Awaitable[dict[str, str]]:
+        """The headers the hooks add to ``exchange``'s reply: a dict, or something to await for it when a
+        hook has to wait (a shared store). Most requests need no coroutine at all, so none is made."""
         headers: dict[str, str] = {}
-        for hook in self.on_response_start:
+        hooks = self.on_response_start
+        for index, hook in enumerate(hooks):
             added = hook(exchange)
-            # Most hooks answer at once, with a dict; the others give something to await.
+            if not isinstance(added, dict):
+                return self._headers_from(exchange, headers, added, index + 1)
+            if added:
+                headers.update(added)
+        return headers
+
+    async def _headers_from(
+        self, exchange: Exchange, headers: dict[str, str], waiting: Awaitable[dict[str, str]], start: int
+    ) -> dict[str, str]:
+        headers.update(await waiting)
+        for hook in self.on_response_start[start:]:
+            added = hook(exchange)
             headers.update(added if isinstance(added, dict) else await added)
         return headers
 
-    async def complete(self, exchange: Exchange) -> None:
-        for hook in self.on_complete:
+    def complete(self, exchange: Exchange) -> Awaitable[None] | None:
+        """Tell every ``on_complete`` hook, in order: None once they are all done, or something to await
+        when a hook has to wait (a shared store), which runs the hooks after it too. Most requests need
+        no coroutine at all, so none is made."""
+        hooks = self.on_complete
+        for index, hook in enumerate(hooks):
             try:
                 done = hook(exchange)
-                if done is not None:  # a coroutine function's; a plain function's hook returns None
+            except Exception as exc:
+                _failed(exchange, exc)
+                continue
+            if done is not None:  # a coroutine function's; a plain function's hook returns None
+                return self._complete_from(exchange, done, index + 1)
+        return None
+
+    async def _complete_from(self, exchange: Exchange, waiting: Awaitable[None], start: int) -> None:
+        try:
+            await waiting
+        except Exception as exc:
+            _failed(exchange, exc)
+        for hook in self.on_complete[start:]:
+            try:
+                done = hook(exchange)
+                if done is not None:
                     await done
-            except errors.MockAPIError as exc:
-                # The reply is already going out: a record the shared store could not take (Redis is
-                # unreachable) is logged, and the reply is not turned into a failure.
-                logger.warning("could not record %s %s: %s", exchange.method, exchange.path, exc.message)
-            except Exception:
-                # Nor does a bug in one observer fail the reply or keep the others from their record.
-                logger.exception("recording %s %s failed", exchange.method, exchange.path)
+            except Exception as exc:
+                _failed(exchange, exc)
+
+
+def _failed(exchange: Exchange, exc: Exception) -> None:
+    if isinstance(exc, errors.MockAPIError):
+        # The reply is already going out: a record the shared store could not take (Redis is
+        # unreachable) is logged, and the reply is not turned into a failure.
+        logger.warning("could not record %s %s: %s", exchange.method, exchange.path, exc.message)
+    else:
+        # Nor does a bug in one observer fail the reply or keep the others from their record.
+        logger.exception("recording %s %s failed", exchange.method, exchange.path, exc_info=exc)

@@ -31,7 +31,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from mockserver import errors
 from mockserver.config.settings import DEFAULT_JOURNAL_BYTES, MAX_JSON_DEPTH
@@ -47,9 +47,11 @@ UNRECORDED_PREFIXES = ("/_mock/", "/health", "/metrics", "/docs", "/redoc", "/op
 SETTLE_TIMEOUT_S = 2.0
 
 
-@dataclass(frozen=True)
-class Record:
-    """One finished exchange as the in-memory journal holds it (shaped for readers by :func:`entry`)."""
+class Record(NamedTuple):
+    """One finished exchange as the in-memory journal holds it (shaped for readers by :func:`entry`).
+
+    A named tuple rather than a frozen dataclass: one is made for every request, and a frozen
+    dataclass sets each field through ``object.__setattr__``."""
 
     seq: int
     exchange: Exchange
@@ -141,6 +143,7 @@ class Settling:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._in_flight: dict[str | None, int] = {}
+        self._waiting = 0  # readers waiting in settle(): only then is a recorded exchange announced
 
     @staticmethod
     def recorded(path: str) -> bool:
@@ -161,12 +164,17 @@ class Settling:
                 self._in_flight[scope] = left
             else:
                 self._in_flight.pop(scope, None)
-        self._cond.notify_all()
+        if self._waiting:
+            self._cond.notify_all()
 
     def settle(self, test_id: str | None, timeout: float = SETTLE_TIMEOUT_S) -> None:
         """Wait (from another thread) until no exchange of this scope is in flight, or ``timeout``."""
         with self._cond:
-            self._cond.wait_for(lambda: not self._in_flight.get(test_id), timeout=timeout)
+            self._waiting += 1
+            try:
+                self._cond.wait_for(lambda: not self._in_flight.get(test_id), timeout=timeout)
+            finally:
+                self._waiting -= 1
 
 
 class Journal(Settling):

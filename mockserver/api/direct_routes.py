@@ -37,7 +37,6 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
-from starlette._exception_handler import _lookup_exception_handler
 from starlette._utils import is_async_callable
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -169,8 +168,8 @@ class DirectRoutes:
         status from then on (these routes always run inside it)."""
         statuses, classes = self.exception_handlers[1], self.exception_handlers[0]
         handler = statuses.get(exc.status_code) if isinstance(exc, HTTPException) else None
-        if handler is None:
-            handler = _lookup_exception_handler(classes, exc)
+        if handler is None:  # the handler of the exception's class, or of the nearest base class that has one
+            handler = next((classes[cls] for cls in type(exc).__mro__ if cls in classes), None)
         if handler is None:
             raise exc
         exchange = scope.get("state", {}).get("exchange")

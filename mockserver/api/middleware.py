@@ -119,18 +119,12 @@ class RequestContextMiddleware:
             if message["type"] == "http.response.start":
                 started = True
                 exchange.status = message["status"]
-                added = state.hooks.headers_for(exchange)
-                if not isinstance(added, dict):
-                    added = await added
-                # One list, encoded once: the reply's own headers, the request id, the observers' headers.
-                message = {
-                    **message,
-                    "headers": [
-                        *message.get("headers", ()),
-                        (_REQUEST_ID_HEADER_BYTES, exchange.request_id.encode()),
-                        *[(name.encode(), value.encode()) for name, value in added.items()],
-                    ],
-                }
+                # One list, each header encoded once: the reply's own, the request id, the observers'.
+                raw = [*message.get("headers", ()), (_REQUEST_ID_HEADER_BYTES, exchange.request_id.encode())]
+                waiting = state.hooks.add_headers(exchange, raw)
+                if waiting is not None:
+                    await waiting
+                message = {**message, "headers": raw}
             elif message["type"] == "http.response.body" and not message.get("more_body", False):
                 # Record before the client can see the end of the reply, so a test that asserts
                 # on the journal right after a call never misses it.

@@ -115,7 +115,7 @@ class RequestJournal(Protocol):
     called from another thread only (``MockServer``); the rest is read from the event loop.
     """
 
-    def on_response_start(self, exchange: Exchange) -> dict[str, str]: ...
+    def on_response_start(self, exchange: Exchange) -> tuple[()]: ...
 
     def on_complete(self, exchange: Exchange) -> Awaitable[None] | None: ...
 
@@ -149,13 +149,14 @@ class Settling:
     def recorded(path: str) -> bool:
         return not path.startswith(UNRECORDED_PREFIXES)
 
-    def on_response_start(self, exchange: Exchange) -> dict[str, str]:
+    def on_response_start(self, exchange: Exchange) -> tuple[()]:
+        """An ``on_response_start`` hook: counts the exchange as in flight; adds no header."""
         if self.recorded(exchange.path):
             scope = exchange.headers.get(TEST_ID_HEADER)
             with self._cond:
                 self._in_flight[scope] = self._in_flight.get(scope, 0) + 1
             exchange.extra["journal_in_flight"] = True
-        return {}
+        return ()
 
     def _settled(self, exchange: Exchange, scope: str | None) -> None:
         if exchange.extra.pop("journal_in_flight", False):

@@ -29,6 +29,7 @@ class ActiveStream:
         "events_sent",
         "failed_write",
         "late_period",
+        "limit_timer",
         "line",
         "on_drop",
         "over",
@@ -70,6 +71,7 @@ class ActiveStream:
         self.events_sent = 0
         self.run: Run | None = None  # a run of events part way through, from its frame ``at`` on
         self.at = 0
+        self.limit_timer: asyncio.TimerHandle | None = None  # ends the stream at the wall-clock limit
         # Where the schedule is anchored (see mockserver.engine.catch_up): every deadline
         # of the stream goes out ``shift`` later, fixed when its first deadline is met.
         self.anchored = False

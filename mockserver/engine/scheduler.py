@@ -83,7 +83,6 @@ from mockserver.engine.streaming import (
     Item,
     Run,
 )
-from mockserver.engine.time_limits import TimeLimits
 
 logger = logging.getLogger("mockserver")
 
@@ -117,7 +116,6 @@ class StreamScheduler(StreamWrites):
         self.lateness = Lateness()
         self._tick_now = -math.inf  # the tick's time while it runs: a stream due again by then waits for the next
         self._dead = 0  # about how many heap entries belong to streams that are over (see _close)
-        self._limits = TimeLimits()  # ends a stream at max_reply_s: one timer for every stream
 
     def __len__(self) -> int:
         return len(self.active)
@@ -156,13 +154,12 @@ class StreamScheduler(StreamWrites):
             self._finish(stream, _shutdown_event)
             return stream
         if self.max_reply_s is not None:
-            self._limits.watch(stream, self.max_reply_s, self._finish_at_limit)
+            limit = self.max_reply_s
+            stream.limit_timer = asyncio.get_running_loop().call_later(
+                limit, self._finish, stream, lambda s: s.dialect.time_limit_event(s.events_sent, limit)
+            )
         self._advance(stream, self.clock.now())
         return stream
-
-    def _finish_at_limit(self, stream: ActiveStream) -> None:
-        limit = self.max_reply_s or 0.0
-        self._finish(stream, lambda s: s.dialect.time_limit_event(s.events_sent, limit))
 
     def end_all(self) -> int:
         """End every open stream now with the ``server_shutting_down`` error event of its API, and

@@ -193,7 +193,10 @@ class StreamWrites:
         self._close(stream, DROPPED)
 
     def _close(self, stream: ActiveStream, outcome: str, error: BaseException | None = None) -> None:
-        stream.over = True  # its time limit, if it has one, passes it by (see .time_limits)
+        stream.over = True
+        if stream.limit_timer is not None:
+            stream.limit_timer.cancel()
+            stream.limit_timer = None
         self.active.discard(stream)
         if self.on_change is not None:
             self.on_change()

@@ -151,10 +151,11 @@ class Settling:
 
     def on_response_start(self, exchange: Exchange) -> tuple[()]:
         """An ``on_response_start`` hook: counts the exchange as in flight; adds no header."""
-        if self.recorded(exchange.path):
+        if not exchange.path.startswith(UNRECORDED_PREFIXES):  # self.recorded(), on every reply
             scope = exchange.headers.get(TEST_ID_HEADER)
+            in_flight = self._in_flight
             with self._cond:
-                self._in_flight[scope] = self._in_flight.get(scope, 0) + 1
+                in_flight[scope] = in_flight.get(scope, 0) + 1
             exchange.extra["journal_in_flight"] = True
         return ()
 
@@ -200,17 +201,19 @@ class Journal(Settling):
     # -- hooks (run on the server's event loop) --------------------------------------------
 
     def on_complete(self, exchange: Exchange) -> None:
-        if not self.recorded(exchange.path):
+        if exchange.path.startswith(UNRECORDED_PREFIXES):  # not self.recorded(), on every reply
             return
-        scope = exchange.headers.get(TEST_ID_HEADER)
-        key, finished = request_key(exchange.headers), self._wall_clock()
+        headers = exchange.headers
+        scope = headers.get(TEST_ID_HEADER)
+        key, finished = request_key(headers), self._wall_clock()
         size = self._slim(exchange)
+        records = self._records
         with self._cond:
             seq = next(self._seq)
-            self._records.append(Record(seq, exchange, key, scope, finished))
+            records.append(Record(seq, exchange, key, scope, finished))
             self.bytes += size
-            while len(self._records) > 1 and (len(self._records) > self._max_entries or self.bytes > self._max_bytes):
-                self.bytes -= len(self._records.popleft().exchange.request_body)
+            while len(records) > 1 and (len(records) > self._max_entries or self.bytes > self._max_bytes):
+                self.bytes -= len(records.popleft().exchange.request_body)
             self.last_seq = seq
             self._settled(exchange, scope)
 

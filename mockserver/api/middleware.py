@@ -243,6 +243,11 @@ def expose_connection_closer(app: Starlette) -> None:
         app.connection_setup = setup
 
 
+# What direct_body_writer reads of uvicorn's request cycle, and the classes of cycle it can write for.
+_CYCLE_FIELDS = ("transport", "flow", "chunked_encoding", "response_started", "response_complete", "disconnected")
+_USABLE_CYCLES: dict[type, bool] = {}
+
+
 def direct_body_writer(send: Send) -> Callable[[bytes], bool] | None:
     """For uvicorn's httptools server: ``write(body)`` puts one chunk of a chunked response body
     straight on the transport and returns True, exactly as uvicorn's ``send`` would for a
@@ -255,10 +260,15 @@ def direct_body_writer(send: Send) -> Callable[[bytes], bool] | None:
     None when the server is not uvicorn's httptools one (h11, a test client).
     """
     cycle = getattr(send, "__self__", None)
-    needed = ("transport", "flow", "chunked_encoding", "response_started", "response_complete", "disconnected")
-    if cycle is None or type(cycle).__module__ != "uvicorn.protocols.http.httptools_impl":
+    if cycle is None:
         return None
-    if not all(hasattr(cycle, name) for name in needed):
+    usable = _USABLE_CYCLES.get(type(cycle))
+    if usable is None:  # checked on the first request of each class of cycle (uvicorn sets these in __init__)
+        usable = type(cycle).__module__ == "uvicorn.protocols.http.httptools_impl" and all(
+            hasattr(cycle, name) for name in _CYCLE_FIELDS
+        )
+        _USABLE_CYCLES[type(cycle)] = usable
+    if not usable:
         return None
     transport, flow = cycle.transport, cycle.flow
 

@@ -34,7 +34,7 @@ from mockserver.service.prompt_cache import NO_CACHE, CacheUse
 from mockserver.service.reasoning import reasoning_tokens_for
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ChatCall:
     """One entry of a choice's ``tool_calls``: its arguments are ``text`` tokens ``start`` to ``end``."""
 
@@ -52,7 +52,7 @@ class ChatCall:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ChatChoice:
     index: int
     text: Text  # the message content, or every tool call's arguments one after another when ``calls`` is set
@@ -76,8 +76,12 @@ class ChatChoice:
         return entries
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ChatPlan:
+    """A request's reply, fixed before its first token. Made for every request and only read once made
+    (:meth:`shifted` makes another): not frozen, as a frozen dataclass sets each field through
+    ``object.__setattr__``, several times the cost to make."""
+
     id: str
     created: int
     model: str
@@ -163,14 +167,16 @@ def plan_chat_completion(
         limit=limit,
         limit_param="max_tokens" if body.max_completion_tokens is None and body.max_tokens else "max_completion_tokens",
     )
-    items = [(m.role, message_text(m)) for m in body.messages]
+    messages = body.messages
+    items = [(m.role, message_text(m)) for m in messages]
     texts = [text for _, text in items]
     tools = function_tools(body.tools)
     structured.check_tool_choice(tools, body.tool_choice)
     fmt = response_format(body.response_format, texts)
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
     cues = generation.cues_of(
-        [m.text() for m in body.messages if m.role == "user"],
+        # A message's text is its message_text unless it carries tool calls (a user message seldom does).
+        [m.text() if m.tool_calls else text for m, (role, text) in zip(messages, items, strict=True) if role == "user"],
         texts,
         system=conversation.system_texts(items),
         results=conversation.tool_results(items),
@@ -209,7 +215,7 @@ def plan_chat_completion(
         service_tier=reported_tier(fixture, admission.tier.tier),
         system_fingerprint=state.system_fingerprint,
         prompt_tokens=tokens.count_messages(
-            tokens.PromptMessage(m.role, message_text(m), m.name) for m in body.messages
+            tokens.PromptMessage(role, text, m.name) for m, (role, text) in zip(messages, items, strict=True)
         )
         + conversation.tool_definition_tokens(body.tools),
         choices=tuple(choices),

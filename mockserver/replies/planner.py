@@ -125,7 +125,7 @@ def plan(facts: Facts) -> Plan:
     output_format = facts.output_format or _TEXT
     choices = tuple(_said(facts, index, script, has_answer, output_format) for index in range(facts.choices))
     # Choices advance side by side: the longest reasoning, then the longest text.
-    total = max(c.reasoning for c in choices) + max(len(c.text) for c in choices)
+    total = max([c.reasoning for c in choices]) + max([len(c.text) for c in choices])
     language = facts.cues.language
     profile = admission.profile
     schedule = Schedule.build(

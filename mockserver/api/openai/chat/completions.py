@@ -9,7 +9,8 @@ request carry the same content.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -92,28 +93,23 @@ class ChatPlan:
     include_usage: bool
     schedule: Schedule
     cache: CacheUse = NO_CACHE
+    # The token counts of the choices, summed once when the plan is made: the usage, the stream and
+    # the exchange each read them.
+    reasoning_steps: int = field(init=False)  # token steps of reasoning before any text; choices think side by side
+    text_steps: int = field(init=False)  # token steps of visible text; choices advance side by side
+    reasoning_tokens: int = field(init=False)
+    completion_tokens: int = field(init=False)  # the text and the reasoning of every choice
+
+    def __post_init__(self) -> None:
+        reasoning = [c.reasoning_tokens for c in self.choices]
+        text = [len(c.text) for c in self.choices]
+        self.reasoning_steps, self.text_steps = max(reasoning, default=0), max(text, default=0)
+        self.reasoning_tokens = sum(reasoning)
+        self.completion_tokens = sum(text) + self.reasoning_tokens
 
     def shifted(self, seconds: float) -> ChatPlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
         return replace(self, schedule=self.schedule.shifted(seconds))
-
-    @property
-    def reasoning_steps(self) -> int:
-        """Token steps of reasoning before any text; choices think side by side."""
-        return max((c.reasoning_tokens for c in self.choices), default=0)
-
-    @property
-    def text_steps(self) -> int:
-        """Token steps of visible text; choices advance side by side, one token per step."""
-        return max((len(c.text) for c in self.choices), default=0)
-
-    @property
-    def reasoning_tokens(self) -> int:
-        return sum(c.reasoning_tokens for c in self.choices)
-
-    @property
-    def completion_tokens(self) -> int:
-        return sum(len(c.text) for c in self.choices) + self.reasoning_tokens
 
     def exchange_usage(self) -> Usage:
         cache = self.cache
@@ -267,12 +263,11 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     first = plan.reasoning_steps
     openings = []
     for c in plan.choices:
-        opening: dict[str, Any]
         if not c.calls:
-            opening = {"role": "assistant", "content": "", "refusal": None}
-        else:
-            # id, type and name go in the first fragment only: the SDK accumulators concatenate strings.
-            opening = {"role": "assistant", "content": None, "tool_calls": [c.calls[0].entry(0, "")]}
+            openings.append(head + _text_opening(c.index) + tail)
+            continue
+        # id, type and name go in the first fragment only: the SDK accumulators concatenate strings.
+        opening = {"role": "assistant", "content": None, "tool_calls": [c.calls[0].entry(0, "")]}
         openings.append(chunk([choice(c.index, opening)]))
     yield pacer.token_due(first)
     yield from openings
@@ -398,6 +393,14 @@ def response_format(fmt: dict[str, Any] | None, texts: list[str]) -> dict[str, A
 
 
 _SLOT = "\x00slot\x00"
+
+
+@lru_cache(maxsize=128)
+def _text_opening(index: int) -> bytes:
+    """The ``choices`` of a text choice's first chunk: the same for every stream, encoded once per index
+    (a request has at most 128 choices, ``n``'s bound in the schema)."""
+    delta = {"role": "assistant", "content": "", "refusal": None}
+    return orjson.dumps([{"index": index, "delta": delta, "logprobs": None, "finish_reason": None}])
 
 
 def _frame_around(event: bytes) -> tuple[bytes, bytes]:

@@ -242,6 +242,9 @@ class _Lookups:
             self.accounts.setdefault(account.key, account)
         for organization in fixture.organizations:
             self.organizations.setdefault(organization.id, organization)
+        for account in fixture.accounts:  # an undeclared one gets the defaults, made once (they never change)
+            if account.organization not in self.organizations:
+                self.organizations[account.organization] = Organization(id=account.organization)
 
     def built_from(self, fixture: Fixture) -> bool:
         models, accounts, organizations = self.sources

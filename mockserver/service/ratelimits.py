@@ -19,6 +19,7 @@ the same way, before any token is generated.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -60,11 +61,27 @@ def limits_for(fixture: Fixture, account: Account | None, model_id: str | None, 
 
 @dataclass(frozen=True)
 class Target:
-    """The two windows a reply's ``x-ratelimit-*`` headers describe."""
+    """The two windows a reply's ``x-ratelimit-*`` headers describe.
+
+    A target is worked out once per fixture, key, model and tier (:func:`model_target`), so it also
+    holds what every admission passes the store for it: the one-request allowance and the windows
+    reported.
+    """
 
     requests_bucket: str
     tokens_bucket: str
     limits: Limits
+    one_request: Allowance = dataclasses.field(init=False, repr=False, compare=False)
+    report: tuple[tuple[str, int], ...] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "one_request", Allowance(self.requests_bucket, self.limits.rpm, 1))
+        report = ((self.requests_bucket, self.limits.rpm), (self.tokens_bucket, self.limits.tpm))
+        object.__setattr__(self, "report", report)
+
+    def tokens(self, amount: int) -> Allowance:
+        """The allowance of ``amount`` tokens in the token window."""
+        return Allowance(self.tokens_bucket, self.limits.tpm, amount)
 
 
 def target_for(key: str, model_id: str, limits: Limits) -> Target:
@@ -91,17 +108,14 @@ def key_target(fixture: Fixture, account: Account) -> Target:
 
 def _remembered_target(fixture: Fixture, account: Account, model_id: str | None, tier: Tier | None) -> Target:
     """The windows of one model and tier, or with no model the key's overall ones."""
-
-    def work_out() -> tuple[Account, Target]:
-        limits = limits_for(fixture, account, model_id, tier)
-        return account, target_for(account.key, ALL_MODELS if model_id is None else model_id, limits)
-
     key = (account.key, model_id, tier)
-    owner, target = _TARGETS.get(fixture, key, work_out)
-    if owner is not account:  # worked out for an account the fixture no longer has: replaced
-        pair = work_out()
-        _TARGETS.put(fixture, key, pair)
-        owner, target = pair
+    found = _TARGETS.find(fixture, key)
+    if found is not None and found[0] is account:
+        return found[1]
+    # Not yet worked out, or for an account the fixture no longer has (replaced): worked out now.
+    limits = limits_for(fixture, account, model_id, tier)
+    target = target_for(account.key, ALL_MODELS if model_id is None else model_id, limits)
+    _TARGETS.put(fixture, key, (account, target))
     return target
 
 
@@ -131,17 +145,11 @@ async def take(
     overall = key_target(fixture, account)
     admitted = await store.admit(
         now,
-        [
-            Allowance(target.requests_bucket, limits.rpm, 1),
-            Allowance(target.tokens_bucket, limits.tpm, requested_tokens),
-        ],
+        [target.one_request, target.tokens(requested_tokens)],
         # Every admitted request also counts in the key's overall window, which replies that concern
         # no model report; it is not enforced here.
-        also=[
-            Allowance(overall.requests_bucket, overall.limits.rpm, 1),
-            Allowance(overall.tokens_bucket, overall.limits.tpm, requested_tokens),
-        ],
-        report=[(target.requests_bucket, limits.rpm), (target.tokens_bucket, limits.tpm)],
+        also=[overall.one_request, overall.tokens(requested_tokens)],
+        report=target.report,
         request_id=request_id,
     )
     shortfall = admitted.shortfall

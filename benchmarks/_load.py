@@ -13,7 +13,9 @@ which is how the client knows a stream is over.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
+import typing
 from dataclasses import dataclass, field
 
 import orjson
@@ -130,4 +132,38 @@ async def run_streams(port: int, requests: list[bytes], marker: bytes = CHAT_TEX
     await asyncio.gather(
         *(connect(i, request, done) for i, (request, done) in enumerate(zip(requests, futures, strict=True)))
     )
+    return list(await asyncio.gather(*futures))
+
+
+class _OpeningProtocol(asyncio.Protocol):
+    """Sends one request and resolves once the reply's head (status line and headers) is in."""
+
+    def __init__(self, request: bytes, opened: asyncio.Future[asyncio.Transport]) -> None:
+        self.request, self.opened, self.received = request, opened, b""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = typing.cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        transport.write(self.request)
+
+    def data_received(self, data: bytes) -> None:
+        self.received += data
+        if b"\r\n\r\n" in self.received and not self.opened.done():
+            if self.received.startswith(b"HTTP/1.1 200"):
+                self.opened.set_result(self.transport)
+            else:
+                self.opened.set_exception(RuntimeError(self.received.split(b"\r\n", 1)[0].decode()))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.opened.done():
+            self.opened.set_exception(ConnectionError(f"closed before the reply's head: {exc}"))
+
+
+async def open_streams(port: int, requests: list[bytes]) -> list[asyncio.Transport]:
+    """Open one connection per request, all at once, and return as soon as every reply's head
+    (a 200 and its headers) has come: the streams are open, and none of their events need have
+    come. The caller closes the transports (the client leaving)."""
+    loop = asyncio.get_running_loop()
+    futures: list[asyncio.Future[asyncio.Transport]] = [loop.create_future() for _ in requests]
+    for request, opened in zip(requests, futures, strict=True):
+        await loop.create_connection(functools.partial(_OpeningProtocol, request, opened), "127.0.0.1", port)
     return list(await asyncio.gather(*futures))

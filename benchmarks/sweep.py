@@ -29,7 +29,10 @@ Cells:
 - time scale 0: a 2,000-token reply, streamed and not, one request at a time;
 - a burst: 250 eight-token streams sent together, for the server CPU one request costs
   (``request_cost`` in the JSON): 250 of them must fit in the 200 ms TTFT for the
-  first tokens of a 250-stream burst to be on time.
+  first tokens of a 250-stream burst to be on time;
+- an opening (with the TTFT-0 cells): 150 streams with a 10 s TTFT sent together, the server's
+  CPU read as soon as every stream is open (``open_cost``): the CPU a request costs before its
+  stream opens, with none of its events and none of its ending in the figure.
 
 Per cell and server: the slowest and fastest stream's achieved rate over the target (each
 stream's from its first text event to its last), and the worst of either side,
@@ -80,7 +83,7 @@ sys.path.insert(0, str(HERE))
 
 import uvloop  # noqa: E402
 from _harness import free_port, wait_for_port  # noqa: E402
-from _load import CHAT_TEXT, Trace, request_bytes, run_streams  # noqa: E402
+from _load import CHAT_TEXT, Trace, open_streams, request_bytes, run_streams  # noqa: E402
 
 RESULTS = HERE / "results"
 PEERS = HERE / "peers"
@@ -100,6 +103,8 @@ STREAM_SECONDS = 2.0
 BURST_REQUESTS = 250  # request_cost(): one burst of this many short streams
 BURST_TOKENS = 8  # tokens in each of them
 BURST_ROUNDS = 5  # bursts measured; the median is given
+OPEN_REQUESTS = 150  # open_cost(): streams opened together, the most the goals are read at
+OPEN_TTFT_MS = 10_000  # their TTFT: no event falls due while the CPU is read
 SCALE0_TOKENS = 2000
 SCALE0_REQUESTS = 40
 
@@ -314,6 +319,34 @@ async def request_cost(server: Server, requests: int) -> dict[str, Any]:
     }
 
 
+async def open_cost(server: Server, requests: int) -> dict[str, Any]:
+    """The server CPU a request costs *before its stream opens*, which is how the goal on CPU per
+    request is worded: ``requests`` streams sent together with a TTFT of :data:`OPEN_TTFT_MS`, the
+    server's CPU read once every reply's head (its 200 and headers) has come, then every client
+    leaves. No event of any stream is due by then, so none is in the figure; nor is what the
+    server does when a stream ends. The median of :data:`BURST_ROUNDS` bursts, after one not
+    counted; every request has a prompt of its own."""
+    rounds = []
+    for burst in range(BURST_ROUNDS + 1):
+        batch = requests_for(server.name, server.port, ULTRAFAST, BURST_TOKENS, 1, requests, ttft_ms=OPEN_TTFT_MS)
+        cpu_before = server.cpu_seconds()
+        transports = await open_streams(server.port, batch)
+        await asyncio.sleep(0.02)  # the last head was written before the server's request task returned
+        cpu = server.cpu_seconds() - cpu_before
+        for transport in transports:
+            transport.close()
+        await asyncio.sleep(0.5)  # the server lets the streams go before the next burst
+        if burst:
+            rounds.append(cpu)
+    rounds_ms = [cpu / requests * 1000 for cpu in rounds]
+    return {
+        "requests": requests,
+        "ttft_ms": OPEN_TTFT_MS,
+        "cpu_ms_per_request": statistics.median(rounds_ms),
+        "cpu_ms_per_request_rounds": rounds_ms,
+    }
+
+
 def broken(row: dict[str, Any]) -> bool:
     return bool(row.get("failed")) or not row.get("rate_ratio_min", 0) >= 0.5
 
@@ -477,6 +510,12 @@ def main() -> int:
                 add_request_ratio(costs)
                 for name, cost in costs.items():
                     print(f"a burst of {BURST_REQUESTS} requests, {name}: {cost}", flush=True)
+                report["open_cost"] = opened = {
+                    name: uvloop.run(open_cost(server, OPEN_REQUESTS)) for name, server in servers.items()
+                }
+                add_request_ratio(opened)
+                for name, cost in opened.items():
+                    print(f"{OPEN_REQUESTS} streams opened together, {name}: {cost}", flush=True)
                 cells = [(ULTRAFAST, 1, n) for n in ttft0_levels]
                 report["phases"]["ttft_0"] = uvloop.run(sweep_phase(servers, cells, TTFT0_SECONDS, ttft_ms=0))
         for per_chunk in [] if args.ttft0_only else TOKENS_PER_CHUNK:

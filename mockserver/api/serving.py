@@ -27,7 +27,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from mockserver import errors
-from mockserver.api.middleware import exchange_of, request_headers
+from mockserver.api.middleware import exchange_of
 from mockserver.api.routing import server_state
 from mockserver.api.sse import EventStreamResponse
 from mockserver.config.fixture import Account, ModelSpec
@@ -86,7 +86,7 @@ async def admit_and_plan(
     """
     state = server_state(request)
     exchange = exchange_of(request.scope)
-    headers = request_headers(request.scope)
+    headers = exchange.headers  # the request's headers (:func:`mockserver.api.middleware.request_headers`)
     resolved = access.resolve(
         state.fixture,
         account,
@@ -146,14 +146,15 @@ async def admit_and_plan(
         raise ClientDisconnect() from None  # journalled as 499 by the middleware
     if cache.writes:  # admitted: its prompt is read, so cached (most requests have nothing to write)
         await cache.write(state.store, state.clock.now())
-    if admission.tier != resolved.tier:
+    downgraded = admission.tier is not resolved.tier  # take_resources returns the tier as it was, or a new one
+    if downgraded:
         admission = _with_prefill(exchange, admission, prompt_tokens)
         record_admission(request, admission, raw_body, stream)
     queued_ms = exchange.extra.get(capacity_queue.QUEUED_MS)
     if queued_ms and admission.received_at is not None:
         # The wait for a slot is part of the TTFT: the reply's schedule starts when the slot was had.
         admission = replace(admission, received_at=admission.received_at + queued_ms / 1000)
-    if admission.tier != resolved.tier:  # another tier's pace, prefill and reply: planned again
+    if downgraded:  # another tier's pace, prefill and reply: planned again
         planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(admission))
     elif queued_ms:  # the same reply, later: its schedule moves, nothing is planned twice
         planned = planned.shifted(queued_ms / 1000)

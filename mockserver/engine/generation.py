@@ -21,7 +21,7 @@ from faker import Faker
 
 from mockserver.config.fixture import DEFAULT_ZH_TOKENS_PER_CHARACTER
 from mockserver.engine import tokens
-from mockserver.engine.lengths import AnswerKind, StatedUnit, answer_kind, stated_size
+from mockserver.engine.lengths import AnswerKind, StatedUnit, cue_text, kind_of, size_of
 
 LOCALES = {"en": "en_US", "zh": "zh_CN"}
 
@@ -198,8 +198,15 @@ class TextGenerator:
                 return Text(tuple(_chinese(words, length, random.Random(seed), ratio)))
             return Text(_english(map(_spelled, words), length, random.Random(seed)))
         # English is lazy (see Text): the words are drawn as a stream reads them.
-        words_drawn = _word_draw(language, random.Random(seed), length)
-        return Text(source=_english_sentences(words_drawn, length, random.Random(seed)), length=length)
+        return Text(source=_english_blocks(language, seed, length), length=length)
+
+
+def _english_blocks(language: str, seed: int, length: int) -> Iterator[list[str]]:
+    """:func:`_english_sentences` of ``length`` tokens of Faker's words drawn with ``seed``. Its two
+    seeded generators (about 4 µs each to seed) are made when the first token is read, not when the
+    reply is planned: a stream's first token is due a time to first token later."""
+    words_drawn = _word_draw(language, random.Random(seed), length)
+    yield from _english_sentences(words_drawn, length, random.Random(seed))
 
 
 _FIRST_WORDS = 16  # words drawn for a reply's first sentences: enough for its first tokens
@@ -342,11 +349,14 @@ def language_of(texts: Sequence[str]) -> str:
     return "en"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Cues:
     """What the prompt says about the answer, for any API: its language, the kind of length
     asked for (:mod:`.lengths`), and every text of the conversation (where a JSON Schema for a
-    ``json_object`` answer may be described)."""
+    ``json_object`` answer may be described).
+
+    Made for every request and never changed: not frozen, as a frozen dataclass sets each field
+    through ``object.__setattr__`` (several times the cost, on every request's path)."""
 
     language: str
     kind: AnswerKind
@@ -366,15 +376,14 @@ def cues_of(
 ) -> Cues:
     """The cues of a conversation: the latest user text decides language, kind and stated size
     (the other texts when there is no user text)."""
-    latest = list(user_texts) or list(all_texts)
     # Each of the three reads the latest text that is not blank, and nothing else.
-    decisive = next((text for text in reversed(latest) if text.strip()), "")
+    decisive = next((text for text in reversed(user_texts or all_texts) if text.strip()), "")
     if len(decisive) <= _REMEMBERED_CUES_CHARS:
         language, kind, size = _remembered_cues(decisive)
     else:
         language, kind, size = _cues_of_text(decisive)
     said = decisive if user_texts else ""
-    return Cues(language, kind, tuple(all_texts), size, said, tuple(t for t in system if t), tuple(results))
+    return Cues(language, kind, tuple(all_texts), size, said, tuple(filter(None, system)), tuple(results))
 
 
 # The cues of prompts up to this long are remembered: a test run sends the same prompts again and
@@ -384,7 +393,11 @@ _REMEMBERED_CUES = 4_096
 
 
 def _cues_of_text(text: str) -> tuple[str, AnswerKind, tuple[int, StatedUnit] | None]:
-    return language_of([text]), answer_kind([text]), stated_size([text])
+    """The language, kind and stated size of one text that is not blank (or of none: ``""``)."""
+    if not text:
+        return "en", "default", None
+    cued = cue_text(text)
+    return ("zh" if tokens.is_chinese(text) else "en"), kind_of(cued), size_of(cued)
 
 
 _remembered_cues = lru_cache(maxsize=_REMEMBERED_CUES)(_cues_of_text)

@@ -70,12 +70,16 @@ def answer_kind(texts: Sequence[str]) -> AnswerKind:
     """The kind of answer the latest non-empty text asks for."""
     for text in reversed(texts):
         if text.strip():
-            text = cue_text(text)
-            if _SHORT.search(text):
-                return "short"
-            if _LONG.search(text):
-                return "long"
-            return "default"
+            return kind_of(cue_text(text))
+    return "default"
+
+
+def kind_of(cued: str) -> AnswerKind:
+    """The kind of answer one text asks for, given its :func:`cue_text`."""
+    if _SHORT.search(cued):
+        return "short"
+    if _LONG.search(cued):
+        return "long"
     return "default"
 
 
@@ -102,13 +106,18 @@ def stated_size(texts: Sequence[str]) -> tuple[int, StatedUnit] | None:
     """The size the latest non-empty text asks for ("500 words", "800字"), or None."""
     for text in reversed(texts):
         if text.strip():
-            match = _STATED.search(cue_text(text))
-            if match is None:
-                return None
-            number = int(match.group(1).replace(",", ""))
-            unit: StatedUnit = "words" if match["words"] else "tokens" if match["tokens"] else "zh_characters"
-            return (number, unit) if number > 0 else None
+            return size_of(cue_text(text))
     return None
+
+
+def size_of(cued: str) -> tuple[int, StatedUnit] | None:
+    """The size one text asks for, given its :func:`cue_text`, or None."""
+    match = _STATED.search(cued)
+    if match is None:
+        return None
+    number = int(match.group(1).replace(",", ""))
+    unit: StatedUnit = "words" if match["words"] else "tokens" if match["tokens"] else "zh_characters"
+    return (number, unit) if number > 0 else None
 
 
 def stated_tokens(size: tuple[int, StatedUnit], tokens_per_character: float | None) -> int:

@@ -100,9 +100,12 @@ class FakeClock:
             self._now = deadline + max(0.0, self._lateness())
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Schedule:
-    """When each token of one reply is due. Times are on the clock's scale, in seconds."""
+    """When each token of one reply is due. Times are on the clock's scale, in seconds.
+
+    Made for every reply and never changed (:meth:`shifted` makes another): not frozen, as a frozen
+    dataclass sets each field through ``object.__setattr__``, several times the cost to make."""
 
     start: float
     ttft: float
@@ -113,7 +116,7 @@ class Schedule:
 
     def __post_init__(self) -> None:
         # Read for every token; stored once rather than summed on each call.
-        object.__setattr__(self, "first_token_at", self.start + self.ttft)
+        self.first_token_at = self.start + self.ttft
 
     @classmethod
     def build(
@@ -143,7 +146,7 @@ class Schedule:
         offsets: Sequence[float] = ()
         if jitter > 0 and interval > 0 and total_tokens > 1:
             offsets = Jitter(0 if rng is None else rng, jitter * interval, total_tokens)
-        return cls(start=start, ttft=ttft * time_scale, interval=interval, total_tokens=total_tokens, offsets=offsets)
+        return cls(start, ttft * time_scale, interval, total_tokens, offsets)
 
     def shifted(self, seconds: float) -> Schedule:
         """The same schedule, ``seconds`` later: every deadline moves by as much, the jitter included."""

@@ -42,7 +42,7 @@ _JSON_FORMATS = ("json_schema", "json_object")
 _PARALLEL_SALT = 0x9A_2A11E1
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Call:
     """One function call of a reply: the function and its argument tokens."""
 
@@ -50,9 +50,10 @@ class Call:
     arguments: Text
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Reply:
-    """What one answer says: text, or one or more function calls (parallel tool calls)."""
+    """What one answer says: text, or one or more function calls (parallel tool calls). Made for
+    every answer and only read: not frozen, as a frozen dataclass costs several times as much to make."""
 
     text: Text  # the answer's tokens; with calls, every call's argument tokens one call after another
     calls: tuple[Call, ...] = ()
@@ -79,10 +80,11 @@ def _calls(calls: Sequence[Call]) -> Reply:
     return Reply(Text(tuple(token for call in calls for token in call.arguments.tokens)), tuple(calls))
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Writer:
     """What writing an answer reads of the server: the fixture (lengths, tokens per character,
-    parallel tool calls), the text generator, and the time scale a scripted error's retry waits follow."""
+    parallel tool calls), the text generator, and the time scale a scripted error's retry waits follow
+    (taken for every request and only read: not frozen, as a frozen dataclass costs more to make)."""
 
     fixture: Fixture
     generator: TextGenerator

@@ -34,19 +34,23 @@ from mockserver.service.exchange import Exchange
 from mockserver.service.reasoning import cut_output
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Sources:
     """What the server holds that a plan reads: how answers are written, the script rules with
-    their sequences' counters, and the clock the schedule starts on."""
+    their sequences' counters, and the clock the schedule starts on (taken for every request and
+    only read: not frozen for the cost of it, see :class:`Facts`)."""
 
     writer: Writer
     sequences: ScriptState
     clock: Clock
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Facts:
-    """One request, as the planner sees it, whatever API it came through."""
+    """One request, as the planner sees it, whatever API it came through.
+
+    Made for every request and only read: not frozen, as a frozen dataclass sets each of these
+    fields through ``object.__setattr__``, which costs several microseconds on every request's path."""
 
     sources: Sources
     admission: Admission  # the model, tier, account and timing profile served
@@ -67,9 +71,10 @@ class Facts:
     scripts_strict: bool = False  # a request that no script rule answers is a 400
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Said:
-    """What one choice says: the reply as written, and what of it is produced."""
+    """What one choice says: the reply as written, and what of it is produced (only read once made,
+    not frozen for the cost of it: see :class:`Facts`)."""
 
     reply: Reply  # the whole answer: its tokens, and the calls they belong to
     text: Text  # the tokens produced: after the stop sequence and the output limit
@@ -86,9 +91,10 @@ class Said:
         return self.reply.calls_within(len(self.text))
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Plan:
-    """What is said and when: every choice, and the schedule its tokens are due on."""
+    """What is said and when: every choice, and the schedule its tokens are due on (only read once
+    made, not frozen for the cost of it: see :class:`Facts`)."""
 
     choices: tuple[Said, ...]
     schedule: Schedule
@@ -114,9 +120,12 @@ def plan(facts: Facts) -> Plan:
         exchange=facts.exchange,
         strict=facts.scripts_strict,
     )
-    choices = tuple(_said(facts, index, script) for index in range(facts.choices))
+    # What every choice reads alike, found once.
+    has_answer = answered(facts.conversation)
+    output_format = facts.output_format or _TEXT
+    choices = tuple(_said(facts, index, script, has_answer, output_format) for index in range(facts.choices))
     # Choices advance side by side: the longest reasoning, then the longest text.
-    total = max(c.reasoning for c in choices) + max(len(c.text) for c in choices)
+    total = max([c.reasoning for c in choices]) + max([len(c.text) for c in choices])
     language = facts.cues.language
     profile = admission.profile
     schedule = Schedule.build(
@@ -144,7 +153,12 @@ def whole_reply_schedule(admission: Admission, clock: Clock, time_scale: float) 
     )
 
 
-def _said(facts: Facts, index: int, script: Scripted | None) -> Said:
+_TEXT: Mapping[str, Any] = {"type": "text"}  # the output format of a request that sets none
+
+
+def _said(
+    facts: Facts, index: int, script: Scripted | None, has_answer: bool, output_format: Mapping[str, Any]
+) -> Said:
     reply = write_reply(
         facts.sources.writer,
         facts.admission,
@@ -152,8 +166,8 @@ def _said(facts: Facts, index: int, script: Scripted | None) -> Said:
         cues=facts.cues,
         tools=facts.tools,
         tool_choice=facts.tool_choice,
-        answered=answered(facts.conversation),
-        output_format=facts.output_format or {"type": "text"},
+        answered=has_answer,
+        output_format=output_format,
         schema_param=facts.schema_param,
         script=script,
         parallel=facts.parallel,

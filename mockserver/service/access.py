@@ -15,13 +15,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from mockserver import errors
-from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelKind, ModelSpec, Tier, TimingProfile
+from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelKind, ModelSpec, TimingProfile
 from mockserver.engine.pacing import Clock
 from mockserver.service import accounts, capacity, capacity_queue, ratelimits
 from mockserver.service.accounts import bearer_key
 from mockserver.service.exchange import Exchange
+from mockserver.service.per_fixture import PerFixture
 from mockserver.service.prompt_cache import NO_CACHE, CacheUse
 from mockserver.service.tiers import Overrides, TierDecision, resolve_tier
 from mockserver.state.store import Store
@@ -102,6 +104,32 @@ class Admission:
         return self.received_at if self.received_at is not None else clock.now()
 
 
+class _Resolved:
+    """What :func:`resolve` finds for a key, a model id and a tier asked for.
+
+    ``applied`` is the profile with the overrides of the last request that came this way: a test run
+    sends the same ``x-mock-*`` headers request after request (:meth:`Overrides.from_headers` gives
+    the same object for the same values), and applying them looks the profile up by its hash, which
+    a pydantic model works out anew each time.
+    """
+
+    __slots__ = ("account", "applied", "model", "profile", "tier")
+
+    def __init__(self, account: Account, model: ModelSpec, tier: TierDecision, profile: TimingProfile) -> None:
+        self.account = account
+        self.model = model
+        self.tier = tier
+        self.profile = profile  # the tier's, before any overrides
+        self.applied: tuple[Overrides | None, TimingProfile] = (None, profile)
+
+
+# What resolve finds depends only on the fixture, the key, the model id and the tier asked for, so it
+# is worked out once per fixture rather than on every request. Bounded by what the fixture declares:
+# only a model the key may use and a tier it may have are kept (a refusal is raised again each time).
+# Each entry keeps the account it was found for, as the rate windows' do (:mod:`.ratelimits`).
+_RESOLVED: PerFixture[tuple[str, str, str | None, ModelAPI, ModelKind], _Resolved] = PerFixture()
+
+
 def resolve(
     fixture: Fixture,
     account: Account,
@@ -118,17 +146,24 @@ def resolve(
     Has no side effects: nothing is counted or held until :func:`take_resources`.
     """
     overrides = Overrides.from_headers(headers)
-    model = inference_model(fixture, account, model_id, api, kind)
-    decision = resolve_tier(fixture, account, model, service_tier)
-    profile = overrides.apply(fixture.profile(model, decision.tier))
-    return Admission(account, model, decision, profile, overrides, received_at)
+    key = (account.key, model_id, service_tier, api, kind)
+    found = _RESOLVED.find(fixture, key)
+    if found is None or found.account is not account:
+        model = inference_model(fixture, account, model_id, api, kind)
+        decision = resolve_tier(fixture, account, model, service_tier)
+        found = _Resolved(account, model, decision, fixture.profile(model, decision.tier))
+        _RESOLVED.put(fixture, key, found)
+    applied_for, profile = found.applied
+    if applied_for is not overrides:
+        profile = overrides.apply(found.profile)
+        found.applied = (overrides, profile)
+    return Admission(account, found.model, found.tier, profile, overrides, received_at)
 
 
-@dataclass(frozen=True)
-class Resources:
+class Resources(NamedTuple):
     """Where one request's admission is counted and held: its exchange (which keeps the rate-limit
     headers and the capacity slot), the server's store, its clock, and the time scale the waits of
-    refusals follow."""
+    refusals follow. (A named tuple: one is made for every request.)"""
 
     exchange: Exchange
     store: Store
@@ -159,7 +194,7 @@ async def take_resources(
     decision = await _take_shared_resources(
         request, fixture, admission.account, admission.model, admission.tier, queue, prompt_tokens, requested_tokens
     )
-    if decision == admission.tier:
+    if decision is admission.tier:  # the same object unless a downgrade made another
         return admission
     profile = admission.overrides.apply(fixture.profile(admission.model, decision.tier))
     return replace(admission, tier=decision, profile=profile)
@@ -197,13 +232,10 @@ async def _take_shared_resources(
     on the exchange until the reply ends (:func:`mockserver.api.serving.respond`).
     """
     exchange, store, now = request.exchange, request.store, request.clock.now()
-
-    def window(tier: Tier) -> ratelimits.Target:
-        return ratelimits.model_target(fixture, account, model.id, tier)
-
     slot = None
     try:
-        await accounts.check_quota(store, fixture, account)
+        if accounts.has_quota(fixture, account):  # most have none: no store call to await
+            await accounts.check_quota(store, fixture, account)
         if decision.tier == "ultrafast":
 
             def noted(outcome: capacity_queue.Outcome, waited: float) -> None:
@@ -226,7 +258,7 @@ async def _take_shared_resources(
             fixture,
             account,
             model.id,
-            window(decision.tier),
+            ratelimits.model_target(fixture, account, model.id, decision.tier),
             requested,
             time_scale=request.time_scale,
             request_id=exchange.request_id,
@@ -238,7 +270,8 @@ async def _take_shared_resources(
             await slot.released()
         if not exchange.rate_limit_headers:  # refused before the rate windows (a quota, a 413)
             with contextlib.suppress(errors.MockAPIError):  # the store may be what failed: no headers then
-                exchange.rate_limit_headers = await ratelimits.headers(store, now, window(decision.tier))
+                target = ratelimits.model_target(fixture, account, model.id, decision.tier)
+                exchange.rate_limit_headers = await ratelimits.headers(store, now, target)
         raise
     except BaseException:
         if slot is not None:  # cancelled, or a bug: the slot is not left taken behind the cap

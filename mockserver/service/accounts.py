@@ -19,6 +19,7 @@ organization ``region_blocked``               403     ``unsupported_country_regi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from mockserver import errors
@@ -31,8 +32,15 @@ PROJECT_HEADER = "openai-project"
 
 def bearer_key(headers: Mapping[str, str]) -> str | None:
     """The API key from ``Authorization: Bearer <key>``, or None when absent."""
-    value = headers.get("authorization", "").strip()
-    scheme, _, key = value.partition(" ")
+    return _bearer(headers.get("authorization", ""))
+
+
+# Each request's key is read several times (to label it, to authenticate it, for its reply's headers),
+# and a test run sends the same few keys: what a header value gives is remembered. Bounded, as the
+# values are the client's.
+@functools.lru_cache(maxsize=256)
+def _bearer(header: str) -> str | None:
+    scheme, _, key = header.strip().partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
         return None
     return key.strip()
@@ -67,6 +75,12 @@ def check_key(fixture: Fixture, account: Account, headers: Mapping[str, str]) ->
         raise errors.mismatched_project()
     if fixture.organization(account.organization).region_blocked:
         raise errors.unsupported_region()
+
+
+def has_quota(fixture: Fixture, account: Account) -> bool:
+    """Whether the key's organization has a quota (:func:`check_quota` has something to check)."""
+    quota = fixture.organization(account.organization).quota
+    return quota.spend_usd is not None or quota.tokens is not None
 
 
 async def check_quota(store: Store, fixture: Fixture, account: Account) -> None:

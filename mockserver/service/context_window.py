@@ -50,9 +50,10 @@ async def measure(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
     """Count the prompt of a parsed request ``body`` (at most one window of it), or raise the live 400
     when it does not fit ``model``'s window with the output the request asks for."""
     counted = await prompt_count.count_messages(ratelimits.prompt_texts(body), limit=model.context_window)
-    if isinstance(body, dict):
+    tools = body.get("tools") if isinstance(body, dict) else None
+    if tools:
         # Every API's usage counts the tool definitions as prompt tokens: so does the window.
-        counted = replace(counted, tokens=counted.tokens + conversation.tool_definition_tokens(body.get("tools")))
+        counted = replace(counted, tokens=counted.tokens + conversation.tool_definition_tokens(tools))
     check(model, counted.tokens, requested_output(model, body), dialect)
     return counted
 

@@ -35,8 +35,15 @@ class PerFixture(Generic[Key, Value]):
         value = table[key] = compute()
         return value
 
-    def put(self, fixture: Fixture, key: Key, value: Value) -> None:
-        """Remember ``value`` for ``key``, if ``fixture`` is still the one whose values are kept."""
+    def find(self, fixture: Fixture, key: Key) -> Value | None:
+        """The value remembered for ``key`` of ``fixture``, or None (a lookup that makes no closure)."""
         owner, table = self._current
-        if owner is fixture:
-            table[key] = value
+        return table.get(key) if owner is fixture else None
+
+    def put(self, fixture: Fixture, key: Key, value: Value) -> None:
+        """Remember ``value`` for ``key`` of ``fixture``, which becomes the one whose values are kept."""
+        owner, table = self._current
+        if owner is not fixture:
+            table = {}
+            self._current = (fixture, table)
+        table[key] = value

@@ -19,6 +19,7 @@ the same way, before any token is generated.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -60,16 +61,34 @@ def limits_for(fixture: Fixture, account: Account | None, model_id: str | None, 
 
 @dataclass(frozen=True)
 class Target:
-    """The two windows a reply's ``x-ratelimit-*`` headers describe."""
+    """The two windows a reply's ``x-ratelimit-*`` headers describe.
+
+    A target is worked out once per fixture, key, model and tier (:func:`model_target`), so it also
+    holds what every admission passes the store for it: the one-request allowance and the windows
+    reported.
+    """
 
     requests_bucket: str
     tokens_bucket: str
     limits: Limits
+    # A model's target: the key's overall windows, which each of its requests counts in too.
+    overall: Target | None = dataclasses.field(default=None, repr=False, compare=False)
+    one_request: Allowance = dataclasses.field(init=False, repr=False, compare=False)
+    report: tuple[tuple[str, int], ...] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "one_request", Allowance(self.requests_bucket, self.limits.rpm, 1))
+        report = ((self.requests_bucket, self.limits.rpm), (self.tokens_bucket, self.limits.tpm))
+        object.__setattr__(self, "report", report)
+
+    def tokens(self, amount: int) -> Allowance:
+        """The allowance of ``amount`` tokens in the token window."""
+        return Allowance(self.tokens_bucket, self.limits.tpm, amount)
 
 
-def target_for(key: str, model_id: str, limits: Limits) -> Target:
+def target_for(key: str, model_id: str, limits: Limits, overall: Target | None = None) -> Target:
     stem = f"{key}|{model_id}|{limits.scope}"
-    return Target(f"{stem}|requests", f"{stem}|tokens", limits)
+    return Target(f"{stem}|requests", f"{stem}|tokens", limits, overall)
 
 
 # Every admitted request counts against two pairs of windows, which depend only on the fixture, the
@@ -91,17 +110,17 @@ def key_target(fixture: Fixture, account: Account) -> Target:
 
 def _remembered_target(fixture: Fixture, account: Account, model_id: str | None, tier: Tier | None) -> Target:
     """The windows of one model and tier, or with no model the key's overall ones."""
-
-    def work_out() -> tuple[Account, Target]:
-        limits = limits_for(fixture, account, model_id, tier)
-        return account, target_for(account.key, ALL_MODELS if model_id is None else model_id, limits)
-
     key = (account.key, model_id, tier)
-    owner, target = _TARGETS.get(fixture, key, work_out)
-    if owner is not account:  # worked out for an account the fixture no longer has: replaced
-        pair = work_out()
-        _TARGETS.put(fixture, key, pair)
-        owner, target = pair
+    found = _TARGETS.find(fixture, key)
+    if found is not None and found[0] is account:
+        return found[1]
+    # Not yet worked out, or for an account the fixture no longer has (replaced): worked out now.
+    limits = limits_for(fixture, account, model_id, tier)
+    if model_id is None:
+        target = target_for(account.key, ALL_MODELS, limits)
+    else:
+        target = target_for(account.key, model_id, limits, key_target(fixture, account))
+    _TARGETS.put(fixture, key, (account, target))
     return target
 
 
@@ -128,20 +147,14 @@ async def take(
     limits = target.limits
     if requested_tokens > limits.tpm:
         raise errors.request_too_large(model_id, account.organization, limits.tpm, requested_tokens)
-    overall = key_target(fixture, account)
+    overall = target.overall or key_target(fixture, account)
     admitted = await store.admit(
         now,
-        [
-            Allowance(target.requests_bucket, limits.rpm, 1),
-            Allowance(target.tokens_bucket, limits.tpm, requested_tokens),
-        ],
+        [target.one_request, target.tokens(requested_tokens)],
         # Every admitted request also counts in the key's overall window, which replies that concern
         # no model report; it is not enforced here.
-        also=[
-            Allowance(overall.requests_bucket, overall.limits.rpm, 1),
-            Allowance(overall.tokens_bucket, overall.limits.tpm, requested_tokens),
-        ],
-        report=[(target.requests_bucket, limits.rpm), (target.tokens_bucket, limits.tpm)],
+        also=[overall.one_request, overall.tokens(requested_tokens)],
+        report=target.report,
         request_id=request_id,
     )
     shortfall = admitted.shortfall
@@ -223,7 +236,8 @@ def requested_tokens(fixture: Fixture, body: Any, prompt_tokens: int | None = No
         prompt_tokens = tokens.count_messages(prompt_texts(body))
     output = requested_output(body)
     output = fixture.output_tokens.max if output is None else output
-    choices = _positive_int(body.get("n")) or 1
+    n = body.get("n")
+    choices = (_positive_int(n) or 1) if n is not None else 1
     return prompt_tokens + output * choices
 
 
@@ -233,7 +247,9 @@ def prompt_texts(body: Any) -> list[str]:
         return []
     texts: list[str] = []
     for field in ("messages", "input"):
-        texts += _texts_of(body.get(field))
+        value = body.get(field)
+        if value is not None:  # a body has one of the two
+            texts += _texts_of(value)
     for field in ("instructions", "system"):
         value = body.get(field)
         if value and isinstance(value, str):  # an empty one is no message, as the usage counts it
@@ -248,8 +264,8 @@ def requested_output(body: Any) -> int | None:
     if not isinstance(body, dict):
         return None
     for field in _OUTPUT_LIMIT_FIELDS:  # a loop, not generators: it runs twice on every request's path
-        value = _positive_int(body.get(field))
-        if value is not None:
+        value = body.get(field)
+        if value is not None and (value := _positive_int(value)) is not None:
             return value
     return None
 

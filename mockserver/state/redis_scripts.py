@@ -6,7 +6,7 @@ from __future__ import annotations
 from mockserver.state.store import WINDOW_SECONDS
 
 # Shared by the window scripts: the server's clock in seconds, and a bucket's usage after
-# replenishing ``limit`` units per window since it was last updated (as ``_Bucket.level``).
+# replenishing ``limit`` units per window since it was last updated (as ``store._level``).
 # Numbers go back and forth as "%.17g" strings: Lua's own tostring keeps only 14 digits.
 _WINDOW_LIB = f"""
 local WINDOW = {WINDOW_SECONDS!r}

@@ -30,7 +30,7 @@ import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from mockserver.state.prompt_cache import MemoryPromptCache
 
@@ -38,8 +38,12 @@ WINDOW_SECONDS = 60.0
 MEMORY_STATE = "in memory, in this process (rate windows, capacity and the usage ledger start empty)"
 
 
-@dataclass(frozen=True)
-class Allowance:
+# Allowance, WindowState and Admitted are named tuples rather than frozen dataclasses: every admitted
+# request makes several of them, and a tuple is built in one step where a frozen dataclass sets each
+# field in turn. (A refusal's Shortfall is rare, and its ``index`` would hide ``tuple.index``.)
+
+
+class Allowance(NamedTuple):
     """One rate limit to check: ``amount`` more units in the window ``bucket`` holding at most ``limit``."""
 
     bucket: str
@@ -47,8 +51,7 @@ class Allowance:
     amount: int
 
 
-@dataclass(frozen=True)
-class WindowState:
+class WindowState(NamedTuple):
     """How much of one window is used at some moment."""
 
     limit: int
@@ -73,8 +76,7 @@ class Shortfall:
     retry_after: float
 
 
-@dataclass(frozen=True)
-class Admitted:
+class Admitted(NamedTuple):
     """What :meth:`Store.admit` found: the allowance that was short (None: all were taken), and the
     windows asked for, as they are after the step."""
 
@@ -204,15 +206,24 @@ class Store(Protocol):
         """Let go of connections and background work (the server is stopping)."""
 
 
-@dataclass
 class _Bucket:
-    used: float = 0.0
-    at: float = 0.0
+    """One window's usage as of its last update; updated in place (every admitted request updates four)."""
 
-    def level(self, now: float, limit: int) -> float:
-        """Usage left after replenishing ``limit`` units per window since the last update."""
-        elapsed = max(0.0, now - self.at)
-        return max(0.0, self.used - elapsed * limit / WINDOW_SECONDS)
+    __slots__ = ("at", "used")
+
+    def __init__(self, used: float, at: float) -> None:
+        self.used = used
+        self.at = at
+
+
+def _level(bucket: _Bucket | None, now: float, limit: int) -> float:
+    """Usage left in a window after replenishing ``limit`` units per window since its last update
+    (0 for a window never used)."""
+    if bucket is None:
+        return 0.0
+    elapsed = now - bucket.at
+    used = bucket.used - elapsed * limit / WINDOW_SECONDS if elapsed > 0.0 else bucket.used
+    return used if used > 0.0 else 0.0
 
 
 @dataclass
@@ -235,21 +246,6 @@ class MemoryStore:
 
     # -- rate windows -----------------------------------------------------------------------
 
-    def _consume(self, now: float, allowances: Sequence[Allowance]) -> Shortfall | None:
-        """Take every allowance, or none of them and say which one is short; with the lock held."""
-        levels = [self._level(a.bucket, now, a.limit) for a in allowances]
-        for index, (allowance, used) in enumerate(zip(allowances, levels, strict=True)):
-            excess = used + allowance.amount - allowance.limit
-            if excess > 0:
-                wait = excess * WINDOW_SECONDS / allowance.limit
-                return Shortfall(index, math.ceil(used - 1e-9), wait)
-        for allowance, used in zip(allowances, levels, strict=True):
-            self._set(allowance.bucket, used + allowance.amount, now)
-        return None
-
-    def _charge(self, now: float, bucket: str, limit: int, amount: int) -> None:
-        self._set(bucket, self._level(bucket, now, limit) + amount, now)
-
     async def admit(
         self,
         now: float,
@@ -259,30 +255,39 @@ class MemoryStore:
         report: Sequence[tuple[str, int]] = (),
         request_id: str = "",  # nothing to check in one process: no call here is ever retried
     ) -> Admitted:
+        # Every admitted request passes here with four windows: each is looked up once, and updated in place.
         with self._lock:
-            shortfall = self._consume(now, allowances)
-            if shortfall is None:
-                for allowance in also:
-                    self._charge(now, allowance.bucket, allowance.limit, allowance.amount)
-            windows = tuple([WindowState(limit, self._level(bucket, now, limit)) for bucket, limit in report])
-            return Admitted(shortfall, windows)
+            buckets = self._buckets
+            taken: list[tuple[str, _Bucket | None, float]] = []
+            for index, (name, limit, amount) in enumerate(allowances):
+                bucket = buckets.get(name)
+                used = _level(bucket, now, limit)
+                excess = used + amount - limit
+                if excess > 0:  # none is taken
+                    shortfall = Shortfall(index, math.ceil(used - 1e-9), excess * WINDOW_SECONDS / limit)
+                    return Admitted(shortfall, self._windows(now, report))
+                taken.append((name, bucket, used + amount))
+            for name, bucket, used in taken:
+                if bucket is None:
+                    buckets[name] = _Bucket(used, now)
+                else:
+                    bucket.used, bucket.at = used, now
+            for name, limit, amount in also:  # one after the other: two may name the same window
+                bucket = buckets.get(name)
+                if bucket is None:
+                    buckets[name] = _Bucket(float(amount), now)
+                else:
+                    bucket.used, bucket.at = _level(bucket, now, limit) + amount, now
+            return Admitted(None, self._windows(now, report))
+
+    def _windows(self, now: float, report: Sequence[tuple[str, int]]) -> tuple[WindowState, ...]:
+        """The windows of ``report`` as they are now; with the lock held."""
+        buckets = self._buckets
+        return tuple([WindowState(limit, _level(buckets.get(name), now, limit)) for name, limit in report])
 
     async def window(self, now: float, bucket: str, limit: int) -> WindowState:
         with self._lock:
-            return WindowState(limit, self._level(bucket, now, limit))
-
-    def _level(self, name: str, now: float, limit: int) -> float:
-        """:meth:`_Bucket.level` of window ``name``: 0 for one never used (every request passes here)."""
-        bucket = self._buckets.get(name)
-        return 0.0 if bucket is None else bucket.level(now, limit)
-
-    def _set(self, name: str, used: float, now: float) -> None:
-        """Window ``name`` holds ``used`` units as of ``now``; its bucket is updated in place."""
-        bucket = self._buckets.get(name)
-        if bucket is None:
-            self._buckets[name] = _Bucket(used, now)
-        else:
-            bucket.used, bucket.at = used, now
+            return WindowState(limit, _level(self._buckets.get(bucket), now, limit))
 
     # -- capacity pools ---------------------------------------------------------------------
 

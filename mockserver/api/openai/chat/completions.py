@@ -9,7 +9,8 @@ request carry the same content.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -34,7 +35,7 @@ from mockserver.service.prompt_cache import NO_CACHE, CacheUse
 from mockserver.service.reasoning import reasoning_tokens_for
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ChatCall:
     """One entry of a choice's ``tool_calls``: its arguments are ``text`` tokens ``start`` to ``end``."""
 
@@ -52,7 +53,7 @@ class ChatCall:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ChatChoice:
     index: int
     text: Text  # the message content, or every tool call's arguments one after another when ``calls`` is set
@@ -76,8 +77,12 @@ class ChatChoice:
         return entries
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ChatPlan:
+    """A request's reply, fixed before its first token. Made for every request and only read once made
+    (:meth:`shifted` makes another): not frozen, as a frozen dataclass sets each field through
+    ``object.__setattr__``, several times the cost to make."""
+
     id: str
     created: int
     model: str
@@ -88,28 +93,23 @@ class ChatPlan:
     include_usage: bool
     schedule: Schedule
     cache: CacheUse = NO_CACHE
+    # The token counts of the choices, summed once when the plan is made: the usage, the stream and
+    # the exchange each read them.
+    reasoning_steps: int = field(init=False)  # token steps of reasoning before any text; choices think side by side
+    text_steps: int = field(init=False)  # token steps of visible text; choices advance side by side
+    reasoning_tokens: int = field(init=False)
+    completion_tokens: int = field(init=False)  # the text and the reasoning of every choice
+
+    def __post_init__(self) -> None:
+        reasoning = [c.reasoning_tokens for c in self.choices]
+        text = [len(c.text) for c in self.choices]
+        self.reasoning_steps, self.text_steps = max(reasoning, default=0), max(text, default=0)
+        self.reasoning_tokens = sum(reasoning)
+        self.completion_tokens = sum(text) + self.reasoning_tokens
 
     def shifted(self, seconds: float) -> ChatPlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
         return replace(self, schedule=self.schedule.shifted(seconds))
-
-    @property
-    def reasoning_steps(self) -> int:
-        """Token steps of reasoning before any text; choices think side by side."""
-        return max((c.reasoning_tokens for c in self.choices), default=0)
-
-    @property
-    def text_steps(self) -> int:
-        """Token steps of visible text; choices advance side by side, one token per step."""
-        return max((len(c.text) for c in self.choices), default=0)
-
-    @property
-    def reasoning_tokens(self) -> int:
-        return sum(c.reasoning_tokens for c in self.choices)
-
-    @property
-    def completion_tokens(self) -> int:
-        return sum(len(c.text) for c in self.choices) + self.reasoning_tokens
 
     def exchange_usage(self) -> Usage:
         cache = self.cache
@@ -163,14 +163,16 @@ def plan_chat_completion(
         limit=limit,
         limit_param="max_tokens" if body.max_completion_tokens is None and body.max_tokens else "max_completion_tokens",
     )
-    items = [(m.role, message_text(m)) for m in body.messages]
+    messages = body.messages
+    items = [(m.role, message_text(m)) for m in messages]
     texts = [text for _, text in items]
     tools = function_tools(body.tools)
     structured.check_tool_choice(tools, body.tool_choice)
     fmt = response_format(body.response_format, texts)
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
     cues = generation.cues_of(
-        [m.text() for m in body.messages if m.role == "user"],
+        # A message's text is its message_text unless it carries tool calls (a user message seldom does).
+        [m.text() if m.tool_calls else text for m, (role, text) in zip(messages, items, strict=True) if role == "user"],
         texts,
         system=conversation.system_texts(items),
         results=conversation.tool_results(items),
@@ -209,7 +211,7 @@ def plan_chat_completion(
         service_tier=reported_tier(fixture, admission.tier.tier),
         system_fingerprint=state.system_fingerprint,
         prompt_tokens=tokens.count_messages(
-            tokens.PromptMessage(m.role, message_text(m), m.name) for m in body.messages
+            tokens.PromptMessage(role, text, m.name) for m, (role, text) in zip(messages, items, strict=True)
         )
         + conversation.tool_definition_tokens(body.tools),
         choices=tuple(choices),
@@ -261,12 +263,11 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     first = plan.reasoning_steps
     openings = []
     for c in plan.choices:
-        opening: dict[str, Any]
         if not c.calls:
-            opening = {"role": "assistant", "content": "", "refusal": None}
-        else:
-            # id, type and name go in the first fragment only: the SDK accumulators concatenate strings.
-            opening = {"role": "assistant", "content": None, "tool_calls": [c.calls[0].entry(0, "")]}
+            openings.append(head + _text_opening(c.index) + tail)
+            continue
+        # id, type and name go in the first fragment only: the SDK accumulators concatenate strings.
+        opening = {"role": "assistant", "content": None, "tool_calls": [c.calls[0].entry(0, "")]}
         openings.append(chunk([choice(c.index, opening)]))
     yield pacer.token_due(first)
     yield from openings
@@ -392,6 +393,14 @@ def response_format(fmt: dict[str, Any] | None, texts: list[str]) -> dict[str, A
 
 
 _SLOT = "\x00slot\x00"
+
+
+@lru_cache(maxsize=128)
+def _text_opening(index: int) -> bytes:
+    """The ``choices`` of a text choice's first chunk: the same for every stream, encoded once per index
+    (a request has at most 128 choices, ``n``'s bound in the schema)."""
+    delta = {"role": "assistant", "content": "", "refusal": None}
+    return orjson.dumps([{"index": index, "delta": delta, "logprobs": None, "finish_reason": None}])
 
 
 def _frame_around(event: bytes) -> tuple[bytes, bytes]:

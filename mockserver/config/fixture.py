@@ -213,7 +213,12 @@ class Fixture(_Strict):
         built again whenever the lists it was built from are not this fixture's own.
         """
         lookups: _Lookups | None = self.__dict__.get(_LOOKUPS)
-        if lookups is None or not lookups.built_from(self):
+        if (  # built from this fixture's own lists (checked inline: a request asks several times)
+            lookups is None
+            or lookups.sources[0] is not self.models
+            or lookups.sources[1] is not self.accounts
+            or lookups.sources[2] is not self.organizations
+        ):
             lookups = self.__dict__[_LOOKUPS] = _Lookups(self)
         return lookups
 
@@ -245,10 +250,6 @@ class _Lookups:
         for account in fixture.accounts:  # an undeclared one gets the defaults, made once (they never change)
             if account.organization not in self.organizations:
                 self.organizations[account.organization] = Organization(id=account.organization)
-
-    def built_from(self, fixture: Fixture) -> bool:
-        models, accounts, organizations = self.sources
-        return fixture.models is models and fixture.accounts is accounts and fixture.organizations is organizations
 
 
 # -- Loading ----------------------------------------------------------------------------------

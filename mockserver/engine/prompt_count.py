@@ -47,7 +47,7 @@ class PromptCount:
 async def count_messages(texts: Sequence[str], limit: int | None = None) -> PromptCount:
     """:func:`mockserver.engine.tokens.count_messages` of ``texts``, yielding to the loop between
     pieces, and stopping once past ``limit``. A prompt shorter than one piece is counted at once."""
-    size = sum(len(text) for text in texts)
+    size = sum(map(len, texts))
     if size <= tokens.REMEMBERED_CHARS:  # most prompts: every text's count is remembered across requests
         return PromptCount(tokens.count_messages(texts))
     if size <= PIECE_CHARS:

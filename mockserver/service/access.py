@@ -104,13 +104,23 @@ class Admission:
         return self.received_at if self.received_at is not None else clock.now()
 
 
-class _Resolved(NamedTuple):
-    """What :func:`resolve` finds for a key, a model id and a tier asked for, before the request's overrides."""
+class _Resolved:
+    """What :func:`resolve` finds for a key, a model id and a tier asked for.
 
-    account: Account
-    model: ModelSpec
-    tier: TierDecision
-    profile: TimingProfile
+    ``applied`` is the profile with the overrides of the last request that came this way: a test run
+    sends the same ``x-mock-*`` headers request after request (:meth:`Overrides.from_headers` gives
+    the same object for the same values), and applying them looks the profile up by its hash, which
+    a pydantic model works out anew each time.
+    """
+
+    __slots__ = ("account", "applied", "model", "profile", "tier")
+
+    def __init__(self, account: Account, model: ModelSpec, tier: TierDecision, profile: TimingProfile) -> None:
+        self.account = account
+        self.model = model
+        self.tier = tier
+        self.profile = profile  # the tier's, before any overrides
+        self.applied: tuple[Overrides | None, TimingProfile] = (None, profile)
 
 
 # What resolve finds depends only on the fixture, the key, the model id and the tier asked for, so it
@@ -143,7 +153,11 @@ def resolve(
         decision = resolve_tier(fixture, account, model, service_tier)
         found = _Resolved(account, model, decision, fixture.profile(model, decision.tier))
         _RESOLVED.put(fixture, key, found)
-    return Admission(account, found.model, found.tier, overrides.apply(found.profile), overrides, received_at)
+    applied_for, profile = found.applied
+    if applied_for is not overrides:
+        profile = overrides.apply(found.profile)
+        found.applied = (overrides, profile)
+    return Admission(account, found.model, found.tier, profile, overrides, received_at)
 
 
 class Resources(NamedTuple):

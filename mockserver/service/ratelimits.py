@@ -71,6 +71,8 @@ class Target:
     requests_bucket: str
     tokens_bucket: str
     limits: Limits
+    # A model's target: the key's overall windows, which each of its requests counts in too.
+    overall: Target | None = dataclasses.field(default=None, repr=False, compare=False)
     one_request: Allowance = dataclasses.field(init=False, repr=False, compare=False)
     report: tuple[tuple[str, int], ...] = dataclasses.field(init=False, repr=False, compare=False)
 
@@ -84,9 +86,9 @@ class Target:
         return Allowance(self.tokens_bucket, self.limits.tpm, amount)
 
 
-def target_for(key: str, model_id: str, limits: Limits) -> Target:
+def target_for(key: str, model_id: str, limits: Limits, overall: Target | None = None) -> Target:
     stem = f"{key}|{model_id}|{limits.scope}"
-    return Target(f"{stem}|requests", f"{stem}|tokens", limits)
+    return Target(f"{stem}|requests", f"{stem}|tokens", limits, overall)
 
 
 # Every admitted request counts against two pairs of windows, which depend only on the fixture, the
@@ -114,7 +116,10 @@ def _remembered_target(fixture: Fixture, account: Account, model_id: str | None,
         return found[1]
     # Not yet worked out, or for an account the fixture no longer has (replaced): worked out now.
     limits = limits_for(fixture, account, model_id, tier)
-    target = target_for(account.key, ALL_MODELS if model_id is None else model_id, limits)
+    if model_id is None:
+        target = target_for(account.key, ALL_MODELS, limits)
+    else:
+        target = target_for(account.key, model_id, limits, key_target(fixture, account))
     _TARGETS.put(fixture, key, (account, target))
     return target
 
@@ -142,7 +147,7 @@ async def take(
     limits = target.limits
     if requested_tokens > limits.tpm:
         raise errors.request_too_large(model_id, account.organization, limits.tpm, requested_tokens)
-    overall = key_target(fixture, account)
+    overall = target.overall or key_target(fixture, account)
     admitted = await store.admit(
         now,
         [target.one_request, target.tokens(requested_tokens)],
@@ -231,7 +236,8 @@ def requested_tokens(fixture: Fixture, body: Any, prompt_tokens: int | None = No
         prompt_tokens = tokens.count_messages(prompt_texts(body))
     output = requested_output(body)
     output = fixture.output_tokens.max if output is None else output
-    choices = _positive_int(body.get("n")) or 1
+    n = body.get("n")
+    choices = (_positive_int(n) or 1) if n is not None else 1
     return prompt_tokens + output * choices
 
 
@@ -241,7 +247,9 @@ def prompt_texts(body: Any) -> list[str]:
         return []
     texts: list[str] = []
     for field in ("messages", "input"):
-        texts += _texts_of(body.get(field))
+        value = body.get(field)
+        if value is not None:  # a body has one of the two
+            texts += _texts_of(value)
     for field in ("instructions", "system"):
         value = body.get(field)
         if value and isinstance(value, str):  # an empty one is no message, as the usage counts it
@@ -256,8 +264,8 @@ def requested_output(body: Any) -> int | None:
     if not isinstance(body, dict):
         return None
     for field in _OUTPUT_LIMIT_FIELDS:  # a loop, not generators: it runs twice on every request's path
-        value = _positive_int(body.get(field))
-        if value is not None:
+        value = body.get(field)
+        if value is not None and (value := _positive_int(value)) is not None:
             return value
     return None
 

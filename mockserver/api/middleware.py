@@ -133,26 +133,18 @@ class RequestContextMiddleware:
                     await recording
             await send(message)
 
-        async def send_error(error: errors.MockAPIError) -> None:
-            status, shaped = exchange.refuse(error)
-            body = orjson.dumps(shaped)
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-            headers += [(k.encode(), v.encode()) for k, v in error.headers.items()]
-            await send_with_headers({"type": "http.response.start", "status": status, "headers": headers})
-            await send_with_headers({"type": "http.response.body", "body": body})
-
         if unreachable is not None:
-            await send_error(unreachable)
+            await _send_error(exchange, send_with_headers, unreachable)
             return
         refused = guard.refusal(exchange.path, exchange.headers, state.settings.admin_token)
         if refused is not None:
-            await send_error(refused)
+            await _send_error(exchange, send_with_headers, refused)
             return
 
         declared = _content_length(headers)
         if declared is not None and declared > limit:
             # Refused before a byte of the body is read.
-            await send_error(errors.body_too_large(limit, declared))
+            await _send_error(exchange, send_with_headers, errors.body_too_large(limit, declared))
             return
 
         try:
@@ -166,7 +158,7 @@ class RequestContextMiddleware:
             logger.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
             if started:
                 raise
-            await send_error(errors.InternalServerError())
+            await _send_error(exchange, send_with_headers, errors.InternalServerError())
         finally:
             exchange.let_go()
             if exchange.capacity_slot is not None:
@@ -176,6 +168,16 @@ class RequestContextMiddleware:
             recording = finish()
             if recording is not None:
                 await recording
+
+
+async def _send_error(exchange: Exchange, send: Send, error: errors.MockAPIError) -> None:
+    """Answer ``error`` in the shape of the API the request speaks, through the middleware's ``send``."""
+    status, shaped = exchange.refuse(error)
+    body = orjson.dumps(shaped)
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += [(k.encode(), v.encode()) for k, v in error.headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _first_of_each(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:

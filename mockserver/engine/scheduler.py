@@ -154,12 +154,13 @@ class StreamScheduler(StreamWrites):
             self._finish(stream, _shutdown_event)
             return stream
         if self.max_reply_s is not None:
-            limit = self.max_reply_s
-            stream.limit_timer = asyncio.get_running_loop().call_later(
-                limit, self._finish, stream, lambda s: s.dialect.time_limit_event(s.events_sent, limit)
-            )
+            stream.limit_timer = asyncio.get_running_loop().call_later(self.max_reply_s, self._time_limit, stream)
         self._advance(stream, self.clock.now())
         return stream
+
+    def _time_limit(self, stream: ActiveStream) -> None:
+        limit = self.max_reply_s or 0.0  # its API's time-limit event: open for as long as the server allows
+        self._finish(stream, lambda s: s.dialect.time_limit_event(s.events_sent, limit))
 
     def end_all(self) -> int:
         """End every open stream now with the ``server_shutting_down`` error event of its API, and

@@ -37,7 +37,9 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
-from starlette._exception_handler import wrap_app_handling_exceptions
+from starlette._utils import is_async_callable
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute
@@ -49,20 +51,28 @@ ExceptionHandler = Callable[[Request, Exception], Any]
 class App(FastAPI):
     """FastAPI, whose own ``__call__`` the requests of the routes served directly skip as well: it asks
     OpenTelemetry, on every request, whether a tracer, a meter or a logger is configured (about 3 µs).
-    They go straight to the app's middleware stack, as Starlette's ``__call__`` would send them."""
+    Once the app's stack is built (at the first request), they go straight to the app's own middleware
+    over :class:`DirectRoutes`, after :attr:`connection_setup`; every other request takes Starlette's
+    ``__call__``, which builds the stack the first time."""
 
     served_directly: frozenset[tuple[str, str]] = frozenset()  # (method, path): set by serve_directly
+    direct_app: ASGIApp | None = None  # the app's own middleware over DirectRoutes: set when the stack is built
+    # What the outermost layer puts in the scope of every request (see middleware.expose_connection_closer).
+    connection_setup: Callable[[Scope, Send], None] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        stack = self.middleware_stack
+        direct = self.direct_app
         if (
-            stack is not None
+            direct is not None
             and scope["type"] == "http"
             and (scope["method"], scope["path"]) in self.served_directly
             and not self.root_path
+            and not scope.get("root_path")
         ):
             scope["app"] = self
-            await stack(scope, receive, send)
+            if self.connection_setup is not None:
+                self.connection_setup(scope, send)
+            await direct(scope, receive, send)
         else:
             await super().__call__(scope, receive, send)
 
@@ -84,6 +94,7 @@ def serve_directly(app: App, routes: Iterable[BaseRoute]) -> None:
         for cls, args, kwargs in reversed(app.user_middleware):
             inner = cls(inner, *args, **kwargs)
         table = direct.routes
+        app.direct_app = inner
 
         async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] == "http" and (scope["method"], scope["path"]) in table and not scope.get("root_path"):
@@ -119,8 +130,8 @@ def qualifies(route: APIRoute) -> bool:
 
 class DirectRoutes:
     """The ASGI app that runs the endpoint of the route a request's method and path name exactly,
-    as FastAPI would: the same scope keys, the same exception handlers, looked up by Starlette's own
-    code (``wrap_app_handling_exceptions``, which FastAPI's routes use too)."""
+    as FastAPI would: the same scope keys, the same exception handlers, found by Starlette's own
+    lookup, as ``wrap_app_handling_exceptions`` (which FastAPI's routes use) finds them."""
 
     def __init__(self, routes: Iterable[APIRoute], handlers: Mapping[Any, ExceptionHandler], router: Any) -> None:
         self.routes: dict[tuple[str, str], APIRoute] = {
@@ -145,9 +156,29 @@ class DirectRoutes:
         scope.setdefault("router", self.router)
         scope["starlette.exception_handlers"] = self.exception_handlers
         request = Request(scope, receive, send)
-
-        async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+        try:
             response: Response = await route.endpoint(request)
             await response(scope, receive, send)
+        except Exception as exc:
+            await self._handle(exc, request, scope, receive, send)
 
-        await wrap_app_handling_exceptions(endpoint, request)(scope, receive, send)
+    async def _handle(self, exc: Exception, request: Request, scope: Scope, receive: Receive, send: Send) -> None:
+        """What Starlette's ``wrap_app_handling_exceptions`` does with an exception, without wrapping ``send``
+        on every request to learn whether the reply started: the middleware outside has the exchange's
+        status from then on (these routes always run inside it)."""
+        statuses, classes = self.exception_handlers[1], self.exception_handlers[0]
+        handler = statuses.get(exc.status_code) if isinstance(exc, HTTPException) else None
+        if handler is None:  # the handler of the exception's class, or of the nearest base class that has one
+            handler = next((classes[cls] for cls in type(exc).__mro__ if cls in classes), None)
+        if handler is None:
+            raise exc
+        exchange = scope.get("state", {}).get("exchange")
+        if exchange is None or exchange.status is not None:
+            raise RuntimeError("Caught handled exception, but response already started.") from exc
+        if is_async_callable(handler):
+            response = await handler(request, exc)
+        else:
+            response = await run_in_threadpool(handler, request, exc)
+        if response is not None:
+            await response(scope, receive, send)
+        exc.__traceback__ = None  # as Starlette does: reused exception instances would pile up tracebacks

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 import orjson
 from starlette.applications import Starlette
@@ -22,7 +22,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockserver import errors
-from mockserver.api import arrival, guard
+from mockserver.api import arrival, direct_routes, guard
 from mockserver.engine.dialects import Dialect
 from mockserver.server_state import ServerState
 from mockserver.service import accounts
@@ -104,28 +104,33 @@ class RequestContextMiddleware:
                     exchange.request_body = bytes(received)
             return message
 
-        async def finish() -> None:
+        def finish() -> Awaitable[None] | None:
+            # The observers' work to await, if any of them has some (a shared store's write).
             nonlocal finished
-            if not finished:
-                finished = True
-                exchange.finished_at = state.clock.now()
-                exchange.route = getattr(scope.get("route"), "path", None)
-                await state.hooks.complete(exchange)
+            if finished:
+                return None
+            finished = True
+            exchange.finished_at = state.clock.now()
+            exchange.route = getattr(scope.get("route"), "path", None)
+            return state.hooks.complete(exchange)
 
         async def send_with_headers(message: Message) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
                 exchange.status = message["status"]
-                raw = list(message.get("headers", ()))
-                raw.append((_REQUEST_ID_HEADER_BYTES, exchange.request_id.encode()))
-                added = await state.hooks.headers_for(exchange)
-                raw += [(name.encode(), value.encode()) for name, value in added.items()]
+                # One list, each header encoded once: the reply's own, the request id, the observers'.
+                raw = [*message.get("headers", ()), (_REQUEST_ID_HEADER_BYTES, exchange.request_id.encode())]
+                waiting = state.hooks.add_headers(exchange, raw)
+                if waiting is not None:
+                    await waiting
                 message = {**message, "headers": raw}
             elif message["type"] == "http.response.body" and not message.get("more_body", False):
                 # Record before the client can see the end of the reply, so a test that asserts
                 # on the journal right after a call never misses it.
-                await finish()
+                recording = finish()
+                if recording is not None:
+                    await recording
             await send(message)
 
         async def send_error(error: errors.MockAPIError) -> None:
@@ -164,10 +169,13 @@ class RequestContextMiddleware:
             await send_error(errors.InternalServerError())
         finally:
             exchange.let_go()
-            await exchange.capacity_released()
+            if exchange.capacity_slot is not None:
+                await exchange.capacity_released()
             if not finished and started:
                 exchange.disconnected = True  # the reply never ended: the client left, or a fault closed it
-            await finish()
+            recording = finish()
+            if recording is not None:
+                await recording
 
 
 def _first_of_each(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
@@ -208,22 +216,36 @@ def expose_connection_closer(app: Starlette) -> None:
     build = app.build_middleware_stack
     ready_at = time.monotonic()  # the app is built: requests that came before waited for it, not for others
 
+    def setup(scope: Scope, send: Send) -> None:
+        cycle = getattr(send, "__self__", None)
+        transport = getattr(cycle, "transport", None)
+        close = getattr(transport, "close", None)
+        state = scope.get("state")
+        if state is None:
+            state = scope["state"] = {}
+        state["close_connection"] = close if callable(close) else None
+        state["server_send"] = send
+        state["write_body"] = direct_body_writer(send)
+        state[arrival.WAITED] = arrival.kernel_wait(transport, ready_at)
+
     def build_with_closer() -> ASGIApp:
         inner = build()
 
         async def outer(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] == "http":
-                transport = getattr(getattr(send, "__self__", None), "transport", None)
-                close = getattr(transport, "close", None)
-                scope.setdefault("state", {})["close_connection"] = close if callable(close) else None
-                scope["state"]["server_send"] = send
-                scope["state"]["write_body"] = direct_body_writer(send)
-                scope["state"][arrival.WAITED] = arrival.kernel_wait(transport, ready_at)
+                setup(scope, send)
             await inner(scope, receive, send)
 
         return outer
 
     app.build_middleware_stack = build_with_closer  # type: ignore[method-assign]
+    if isinstance(app, direct_routes.App):  # its direct requests skip the stack: they get the same, first
+        app.connection_setup = setup
+
+
+# What direct_body_writer reads of uvicorn's request cycle, and the classes of cycle it can write for.
+_CYCLE_FIELDS = ("transport", "flow", "chunked_encoding", "response_started", "response_complete", "disconnected")
+_USABLE_CYCLES: dict[type, bool] = {}
 
 
 def direct_body_writer(send: Send) -> Callable[[bytes], bool] | None:
@@ -238,10 +260,15 @@ def direct_body_writer(send: Send) -> Callable[[bytes], bool] | None:
     None when the server is not uvicorn's httptools one (h11, a test client).
     """
     cycle = getattr(send, "__self__", None)
-    needed = ("transport", "flow", "chunked_encoding", "response_started", "response_complete", "disconnected")
-    if cycle is None or type(cycle).__module__ != "uvicorn.protocols.http.httptools_impl":
+    if cycle is None:
         return None
-    if not all(hasattr(cycle, name) for name in needed):
+    usable = _USABLE_CYCLES.get(type(cycle))
+    if usable is None:  # checked on the first request of each class of cycle (uvicorn sets these in __init__)
+        usable = type(cycle).__module__ == "uvicorn.protocols.http.httptools_impl" and all(
+            hasattr(cycle, name) for name in _CYCLE_FIELDS
+        )
+        _USABLE_CYCLES[type(cycle)] = usable
+    if not usable:
         return None
     transport, flow = cycle.transport, cycle.flow
 

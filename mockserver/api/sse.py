@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
 
 from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.scheduler import StreamScheduler
@@ -27,8 +28,8 @@ class EventStreamResponse(Response):
     """A ``text/event-stream`` reply whose events the server's scheduler plays.
 
     The handler sends the start, registers the stream, and waits for it to be over; a
-    small task meanwhile listens for the client going away, which cancels the stream at
-    once (even while it waits for a deadline or a stall), so nothing keeps running behind it.
+    :class:`DisconnectWatch` meanwhile listens for the client going away, which cancels the stream
+    at once (even while it waits for a deadline or a stall), so nothing keeps running behind it.
     """
 
     media_type = "text/event-stream"
@@ -77,20 +78,80 @@ class EventStreamResponse(Response):
         if stream.done.done():  # everything was due at once (time scale 0): no need to watch the client
             stream.done.result()
             return
-        watcher = asyncio.get_running_loop().create_task(_watch_for_disconnect(receive))
-        watcher.add_done_callback(lambda _: self.scheduler.cancel(stream))
+        watch = DisconnectWatch(receive, lambda: self.scheduler.cancel(stream))
         try:
             outcome = await stream.done
             if outcome == DROPPED:
                 # Let the server see the closed connection before returning, so it doesn't log
                 # a reply that ended without completing.
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(asyncio.shield(watcher), DROP_GRACE_S)
+                    await asyncio.wait_for(watch.left(), DROP_GRACE_S)
         finally:
-            watcher.cancel()
+            watch.stop()
             self.scheduler.cancel(stream)
 
 
-async def _watch_for_disconnect(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
+class DisconnectWatch:
+    """Calls ``on_gone()`` once, when ``receive`` says the client went away (``http.disconnect``), or fails.
+
+    Why not a task awaiting ``receive()``: that is a task per stream, made before the stream's first
+    token, and two more turns of the event loop, for a wait that almost always ends with the stream.
+    This steps the ``receive()`` coroutine in place, as a task would, and again from a callback on
+    the future it waits for (as :mod:`mockserver.engine.stream_writes` does with a held-back write).
+    :meth:`stop` closes it, so nothing of it outlives the reply.
+    """
+
+    __slots__ = ("_coro", "_left", "_on_gone", "_receive", "_waiting", "gone")
+
+    def __init__(self, receive: Receive, on_gone: Callable[[], None]) -> None:
+        self._receive = receive
+        self._on_gone = on_gone
+        self._coro: Coroutine[Any, Any, Message] | None = None
+        self._waiting: asyncio.Future[Any] | None = None
+        self._left: asyncio.Future[None] | None = None
+        self.gone = False
+        self._step(None)
+
+    def _step(self, _: object) -> None:
+        self._waiting = None
+        while True:
+            if self._coro is None:
+                self._coro = self._receive()  # type: ignore[assignment]
+            try:
+                waiting = self._coro.send(None)  # type: ignore[union-attr]
+            except StopIteration as stop:
+                self._coro = None
+                if stop.value["type"] == "http.disconnect":
+                    break
+                continue  # a message other than the end (more of a body nobody reads): wait for the next
+            except (Exception, asyncio.CancelledError):
+                self._coro = None
+                break  # receive failed: the connection is no use any more
+            if waiting is None:  # a bare yield (``asyncio.sleep(0)``): on at the loop's next turn
+                asyncio.get_running_loop().call_soon(self._step, None)
+            else:  # a future: on when it is done. Clear its "awaited" mark, as a task would.
+                waiting._asyncio_future_blocking = False
+                waiting.add_done_callback(self._step)
+                self._waiting = waiting
+            return
+        self.gone = True
+        if self._left is not None and not self._left.done():
+            self._left.set_result(None)
+        self._on_gone()
+
+    def left(self) -> asyncio.Future[None]:
+        """A future that is done once the client has gone."""
+        if self._left is None:
+            self._left = asyncio.get_running_loop().create_future()
+            if self.gone:
+                self._left.set_result(None)
+        return self._left
+
+    def stop(self) -> None:
+        """Stop watching: the ``receive()`` under way is closed (its ``finally`` blocks run)."""
+        if self._waiting is not None:
+            self._waiting.remove_done_callback(self._step)
+            self._waiting = None
+        if self._coro is not None:
+            coro, self._coro = self._coro, None
+            coro.close()

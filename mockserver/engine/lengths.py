@@ -35,20 +35,25 @@ AnswerKind = Literal["long", "short", "default"]
 # are searched at every position of a prompt, and this way a position is given up at its first
 # character or two instead of after a try of every phrase (4x faster for _SHORT). The phrases
 # one per line are in tests/engine/test_lengths.py, which checks that these match the same texts.
+# Each pattern opens with a look at the first character: the first characters its phrases can start
+# with (the same case-insensitive way), so that most positions are given up after one class test,
+# before the word boundary and the groups are tried (about 1.5x faster on a short prompt).
 _LONG = re.compile(
-    r"\b(?:stor(?:y|ies)|e(?:ssays?|laborate)|a(?:rticles?|t length)|reports?|c(?:hapters?|omprehensive)"
+    r"(?=[seacrnftbldi\d故文报论小长详深])"
+    r"(?:\b(?:stor(?:y|ies)|e(?:ssays?|laborate)|a(?:rticles?|t length)|reports?|c(?:hapters?|omprehensive)"
     r"|novel(?:la)?s?|fairy ?tales?|t(?:ales?|horough(?:ly)?)|blog posts?|l(?:ong|engthy)"
     r"|in(?: (?:(?:great |full )?detail|depth)|-depth)|detailed|\d[\d,]*\s*(?:words|paragraphs|pages))\b"
-    r"|故事|文章|报告|论文|小说|长篇|详[细尽]|深入|\d+\s*字",
+    r"|故事|文章|报告|论文|小说|长篇|详[细尽]|深入|\d+\s*字)",
     re.IGNORECASE,
 )
 _SHORT = re.compile(
-    r"\b(?:o(?:ne(?:[ -]word|[- ]liner?\b)|nly the (?:number|name|answer)\b)"
+    r"(?=[osbiyktcj1一简是只])"
+    r"(?:\b(?:o(?:ne(?:[ -]word|[- ]liner?\b)|nly the (?:number|name|answer)\b)"
     r"|s(?:ingle[ -]word|hort answer\b)|1[ -]word|yes(?: or no|/no)\b"
     r"|b(?:rief(?:ly\b|(?:ly)? answer\b)|e (?:brief|concise)\b)"
     r"|in (?:one|a single|1) (?:sentence|line|word)\b|keep it short\b|concisely\b|tl;?dr\b"
     r"|just the (?:number|name|answer)\b)"
-    r"|一个[词字]|简[短要]|简单回答|一句话|是(?:或|还是)否|只回答",
+    r"|一个[词字]|简[短要]|简单回答|一句话|是(?:或|还是)否|只回答)",
     re.IGNORECASE,
 )
 

@@ -133,14 +133,14 @@ def create_app(
     return app
 
 
-def _board_starter(state: ServerState) -> Callable[[object], dict[str, str]]:
+def _board_starter(state: ServerState) -> Callable[[object], tuple[()]]:
     """A hook that starts posting this process's streams for the dashboard on the first reply it serves."""
     board = state.live_board
 
-    def start(_: object) -> dict[str, str]:
+    def start(_: object) -> tuple[()]:
         if board is not None:
             board.start(state.live_post, lambda: state.streams.stopping)
-        return {}
+        return ()
 
     return start
 

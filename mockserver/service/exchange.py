@@ -120,9 +120,14 @@ class Exchange:
             await self.capacity_slot.released()
 
 
+# Reply headers as the server sends them: (name, value) pairs of bytes.
+RawHeaders = list[tuple[bytes, bytes]]
+# What a header hook adds: encoded pairs (the hooks of every reply answer so, at once, so nothing is
+# encoded twice), a dict of names and values, or something to await for either.
+AddedHeaders = RawHeaders | tuple[tuple[bytes, bytes], ...] | dict[str, str]
 # A hook is a plain function or a coroutine function: the ledger and a shared journal write to
 # the store, which may be across the network.
-HeaderHook = Callable[[Exchange], dict[str, str] | Awaitable[dict[str, str]]]
+HeaderHook = Callable[[Exchange], AddedHeaders | Awaitable[AddedHeaders]]
 CompleteHook = Callable[[Exchange], Awaitable[None] | None]
 
 
@@ -133,24 +138,71 @@ class ExchangeHooks:
     on_response_start: list[HeaderHook] = field(default_factory=list)
     on_complete: list[CompleteHook] = field(default_factory=list)
 
-    async def headers_for(self, exchange: Exchange) -> dict[str, str]:
-        headers: dict[str, str] = {}
-        for hook in self.on_response_start:
+    def add_headers(self, exchange: Exchange, raw: RawHeaders) -> Awaitable[None] | None:
+        """Add the headers the hooks give for ``exchange``'s reply to ``raw``, in the hooks' order: at once
+        and returning None, or returning something to await when a hook has to wait (a shared store).
+        Most replies need no coroutine at all, so none is made."""
+        hooks = self.on_response_start
+        for index, hook in enumerate(hooks):
             added = hook(exchange)
-            # Most hooks answer at once, with a dict; the others give something to await.
-            headers.update(added if isinstance(added, dict) else await added)
-        return headers
+            kind = type(added)
+            if kind is list or kind is tuple:
+                raw += added  # type: ignore[arg-type]
+            elif isinstance(added, dict):
+                raw += encoded(added)
+            else:
+                return self._add_headers_from(exchange, raw, added, index + 1)  # type: ignore[arg-type]
+        return None
 
-    async def complete(self, exchange: Exchange) -> None:
-        for hook in self.on_complete:
+    async def _add_headers_from(
+        self, exchange: Exchange, raw: RawHeaders, waiting: Awaitable[AddedHeaders], start: int
+    ) -> None:
+        raw += encoded(await waiting)
+        for hook in self.on_response_start[start:]:
+            added = hook(exchange)
+            raw += encoded(added if isinstance(added, list | tuple | dict) else await added)
+
+    def complete(self, exchange: Exchange) -> Awaitable[None] | None:
+        """Tell every ``on_complete`` hook, in order: None once they are all done, or something to await
+        when a hook has to wait (a shared store), which runs the hooks after it too. Most requests need
+        no coroutine at all, so none is made."""
+        hooks = self.on_complete
+        for index, hook in enumerate(hooks):
             try:
                 done = hook(exchange)
-                if done is not None:  # a coroutine function's; a plain function's hook returns None
+            except Exception as exc:
+                _failed(exchange, exc)
+                continue
+            if done is not None:  # a coroutine function's; a plain function's hook returns None
+                return self._complete_from(exchange, done, index + 1)
+        return None
+
+    async def _complete_from(self, exchange: Exchange, waiting: Awaitable[None], start: int) -> None:
+        try:
+            await waiting
+        except Exception as exc:
+            _failed(exchange, exc)
+        for hook in self.on_complete[start:]:
+            try:
+                done = hook(exchange)
+                if done is not None:
                     await done
-            except errors.MockAPIError as exc:
-                # The reply is already going out: a record the shared store could not take (Redis is
-                # unreachable) is logged, and the reply is not turned into a failure.
-                logger.warning("could not record %s %s: %s", exchange.method, exchange.path, exc.message)
-            except Exception:
-                # Nor does a bug in one observer fail the reply or keep the others from their record.
-                logger.exception("recording %s %s failed", exchange.method, exchange.path)
+            except Exception as exc:
+                _failed(exchange, exc)
+
+
+def _failed(exchange: Exchange, exc: Exception) -> None:
+    if isinstance(exc, errors.MockAPIError):
+        # The reply is already going out: a record the shared store could not take (Redis is
+        # unreachable) is logged, and the reply is not turned into a failure.
+        logger.warning("could not record %s %s: %s", exchange.method, exchange.path, exc.message)
+    else:
+        # Nor does a bug in one observer fail the reply or keep the others from their record.
+        logger.exception("recording %s %s failed", exchange.method, exchange.path, exc_info=exc)
+
+
+def encoded(headers: AddedHeaders) -> RawHeaders | tuple[tuple[bytes, bytes], ...]:
+    """``headers`` as encoded pairs."""
+    if isinstance(headers, dict):
+        return [(name.encode(), value.encode()) for name, value in headers.items()]
+    return headers

@@ -28,41 +28,44 @@ from mockserver import errors
 from mockserver.config.fixture import Fixture
 from mockserver.engine.pacing import Clock
 from mockserver.service import ratelimits
-from mockserver.service.exchange import Exchange, HeaderHook
+from mockserver.service.exchange import AddedHeaders, Exchange, HeaderHook, RawHeaders, encoded
 from mockserver.state.store import Store
 
 OPENAI_VERSION = "2020-10-01"
 
 
 def openai_headers(store: Store, clock: Clock, fixture: Callable[[], Fixture]) -> HeaderHook:
-    """An ``on_response_start`` hook adding the headers above."""
+    """An ``on_response_start`` hook adding the headers above, encoded (see :class:`ExchangeHooks`)."""
 
-    def hook(exchange: Exchange) -> dict[str, str] | Awaitable[dict[str, str]]:
+    def hook(exchange: Exchange) -> AddedHeaders | Awaitable[AddedHeaders]:
         if exchange.api == ANTHROPIC:
-            return {}
+            return ()
         now = clock.now()
-        headers = {
-            "openai-version": OPENAI_VERSION,
-            "openai-processing-ms": str(max(0, round((now - exchange.started_at) * 1000))),
-        }
+        raw = [_VERSION, (_PROCESSING_MS, str(max(0, round((now - exchange.started_at) * 1000))).encode())]
         account = exchange.account
         if account is not None:
-            headers["openai-organization"] = account.organization
-            headers["openai-project"] = account.project
+            raw.append((_ORGANIZATION, account.organization.encode()))
+            raw.append((_PROJECT, account.project.encode()))
         if exchange.rate_limit_headers is not None:
             # Known since admission, as for every admitted request: answered without a coroutine.
-            headers.update(exchange.rate_limit_headers)
-            return headers
-        return _with_rate_limit_headers(headers, store, now, fixture(), exchange)
+            raw += [(name.encode(), value.encode()) for name, value in exchange.rate_limit_headers.items()]
+            return raw
+        return _with_rate_limit_headers(raw, store, now, fixture(), exchange)
 
     return hook
 
 
+_VERSION = (b"openai-version", OPENAI_VERSION.encode())
+_PROCESSING_MS = b"openai-processing-ms"
+_ORGANIZATION = b"openai-organization"
+_PROJECT = b"openai-project"
+
+
 async def _with_rate_limit_headers(
-    headers: dict[str, str], store: Store, now: float, fixture: Fixture, exchange: Exchange
-) -> dict[str, str]:
-    headers.update(await _rate_limit_headers(store, now, fixture, exchange))
-    return headers
+    raw: RawHeaders, store: Store, now: float, fixture: Fixture, exchange: Exchange
+) -> AddedHeaders:
+    raw += encoded(await _rate_limit_headers(store, now, fixture, exchange))
+    return raw
 
 
 async def _rate_limit_headers(store: Store, now: float, fixture: Fixture, exchange: Exchange) -> dict[str, str]:
@@ -96,12 +99,12 @@ def anthropic_headers(
     so the three token families carry the same figures.
     """
 
-    def hook(exchange: Exchange) -> dict[str, str] | Awaitable[dict[str, str]]:
+    def hook(exchange: Exchange) -> AddedHeaders | Awaitable[AddedHeaders]:
         if exchange.api != ANTHROPIC:
-            return {}
+            return ()
         return anthropic_hook(exchange)
 
-    async def anthropic_hook(exchange: Exchange) -> dict[str, str]:
+    async def anthropic_hook(exchange: Exchange) -> AddedHeaders:
         headers = {"request-id": exchange.request_id}
         if exchange.account is not None:
             headers["anthropic-organization-id"] = exchange.account.organization

@@ -31,7 +31,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from mockserver import errors
 from mockserver.config.settings import DEFAULT_JOURNAL_BYTES, MAX_JSON_DEPTH
@@ -47,9 +47,11 @@ UNRECORDED_PREFIXES = ("/_mock/", "/health", "/metrics", "/docs", "/redoc", "/op
 SETTLE_TIMEOUT_S = 2.0
 
 
-@dataclass(frozen=True)
-class Record:
-    """One finished exchange as the in-memory journal holds it (shaped for readers by :func:`entry`)."""
+class Record(NamedTuple):
+    """One finished exchange as the in-memory journal holds it (shaped for readers by :func:`entry`).
+
+    A named tuple rather than a frozen dataclass: one is made for every request, and a frozen
+    dataclass sets each field through ``object.__setattr__``."""
 
     seq: int
     exchange: Exchange
@@ -113,7 +115,7 @@ class RequestJournal(Protocol):
     called from another thread only (``MockServer``); the rest is read from the event loop.
     """
 
-    def on_response_start(self, exchange: Exchange) -> dict[str, str]: ...
+    def on_response_start(self, exchange: Exchange) -> tuple[()]: ...
 
     def on_complete(self, exchange: Exchange) -> Awaitable[None] | None: ...
 
@@ -141,18 +143,21 @@ class Settling:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._in_flight: dict[str | None, int] = {}
+        self._waiting = 0  # readers waiting in settle(): only then is a recorded exchange announced
 
     @staticmethod
     def recorded(path: str) -> bool:
         return not path.startswith(UNRECORDED_PREFIXES)
 
-    def on_response_start(self, exchange: Exchange) -> dict[str, str]:
-        if self.recorded(exchange.path):
+    def on_response_start(self, exchange: Exchange) -> tuple[()]:
+        """An ``on_response_start`` hook: counts the exchange as in flight; adds no header."""
+        if not exchange.path.startswith(UNRECORDED_PREFIXES):  # self.recorded(), on every reply
             scope = exchange.headers.get(TEST_ID_HEADER)
+            in_flight = self._in_flight
             with self._cond:
-                self._in_flight[scope] = self._in_flight.get(scope, 0) + 1
+                in_flight[scope] = in_flight.get(scope, 0) + 1
             exchange.extra["journal_in_flight"] = True
-        return {}
+        return ()
 
     def _settled(self, exchange: Exchange, scope: str | None) -> None:
         if exchange.extra.pop("journal_in_flight", False):
@@ -161,12 +166,17 @@ class Settling:
                 self._in_flight[scope] = left
             else:
                 self._in_flight.pop(scope, None)
-        self._cond.notify_all()
+        if self._waiting:
+            self._cond.notify_all()
 
     def settle(self, test_id: str | None, timeout: float = SETTLE_TIMEOUT_S) -> None:
         """Wait (from another thread) until no exchange of this scope is in flight, or ``timeout``."""
         with self._cond:
-            self._cond.wait_for(lambda: not self._in_flight.get(test_id), timeout=timeout)
+            self._waiting += 1
+            try:
+                self._cond.wait_for(lambda: not self._in_flight.get(test_id), timeout=timeout)
+            finally:
+                self._waiting -= 1
 
 
 class Journal(Settling):
@@ -191,17 +201,19 @@ class Journal(Settling):
     # -- hooks (run on the server's event loop) --------------------------------------------
 
     def on_complete(self, exchange: Exchange) -> None:
-        if not self.recorded(exchange.path):
+        if exchange.path.startswith(UNRECORDED_PREFIXES):  # not self.recorded(), on every reply
             return
-        scope = exchange.headers.get(TEST_ID_HEADER)
-        key, finished = request_key(exchange.headers), self._wall_clock()
+        headers = exchange.headers
+        scope = headers.get(TEST_ID_HEADER)
+        key, finished = request_key(headers), self._wall_clock()
         size = self._slim(exchange)
+        records = self._records
         with self._cond:
             seq = next(self._seq)
-            self._records.append(Record(seq, exchange, key, scope, finished))
+            records.append(Record(seq, exchange, key, scope, finished))
             self.bytes += size
-            while len(self._records) > 1 and (len(self._records) > self._max_entries or self.bytes > self._max_bytes):
-                self.bytes -= len(self._records.popleft().exchange.request_body)
+            while len(records) > 1 and (len(records) > self._max_entries or self.bytes > self._max_bytes):
+                self.bytes -= len(records.popleft().exchange.request_body)
             self.last_seq = seq
             self._settled(exchange, scope)
 

@@ -55,9 +55,13 @@ class Record(NamedTuple):
 
     seq: int
     exchange: Exchange
-    key: str | None
     test_id: str | None
     finished_wall: float
+
+    @property
+    def key(self) -> str | None:
+        """The API key the request carried: found when the journal is read, not on every request."""
+        return request_key(self.exchange.headers)
 
 
 def key_digest(key: str | None) -> str | None:
@@ -138,10 +142,12 @@ class Settling:
     """The part both journals share: which exchanges of each scope (test id) are still being
     recorded, so a reader in another thread can wait for the reply it has just read (:meth:`settle`).
     Only exchanges this process serves are tracked; a subclass calls :meth:`_settled` with
-    ``self._cond`` held once it has recorded one."""
+    ``self._lock`` held once it has recorded one."""
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
+        # The condition's lock, taken directly where no one waits: Condition's own ``with`` is Python code.
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
         self._in_flight: dict[str | None, int] = {}
         self._waiting = 0  # readers waiting in settle(): only then is a recorded exchange announced
 
@@ -154,7 +160,7 @@ class Settling:
         if not exchange.path.startswith(UNRECORDED_PREFIXES):  # self.recorded(), on every reply
             scope = exchange.headers.get(TEST_ID_HEADER)
             in_flight = self._in_flight
-            with self._cond:
+            with self._lock:
                 in_flight[scope] = in_flight.get(scope, 0) + 1
             exchange.extra["journal_in_flight"] = True
         return ()
@@ -203,14 +209,13 @@ class Journal(Settling):
     def on_complete(self, exchange: Exchange) -> None:
         if exchange.path.startswith(UNRECORDED_PREFIXES):  # not self.recorded(), on every reply
             return
-        headers = exchange.headers
-        scope = headers.get(TEST_ID_HEADER)
-        key, finished = request_key(headers), self._wall_clock()
+        scope = exchange.headers.get(TEST_ID_HEADER)
+        finished = self._wall_clock()
         size = self._slim(exchange)
         records = self._records
-        with self._cond:
+        with self._lock:
             seq = next(self._seq)
-            records.append(Record(seq, exchange, key, scope, finished))
+            records.append(Record(seq, exchange, scope, finished))
             self.bytes += size
             while len(records) > 1 and (len(records) > self._max_entries or self.bytes > self._max_bytes):
                 self.bytes -= len(records.popleft().exchange.request_body)
@@ -356,7 +361,8 @@ def _masked(masker: Masker, value: str | None) -> str | None:
 def entry(record: Record, known_keys: Iterable[str]) -> dict[str, Any]:
     """One journal entry as shown to users: JSON-ready, every key masked."""
     ex = record.exchange
-    masker = Masker([record.key, *known_keys])
+    key = record.key
+    masker = Masker([key, *known_keys])
     duration = None if ex.finished_at is None else round((ex.finished_at - ex.started_at) * 1000, 3)
     usage = None
     if ex.usage is not None:
@@ -377,7 +383,7 @@ def entry(record: Record, known_keys: Iterable[str]) -> dict[str, Any]:
         "method": ex.method,
         "path": masker.text(ex.path),
         "headers": masker.headers(ex.headers),
-        "key": masker.secret_value(record.key) if record.key else None,
+        "key": masker.secret_value(key) if key else None,
         "organization": ex.account.organization if ex.account else None,
         "project": ex.account.project if ex.account else None,
         "body": masker.body(request_body(ex)),

@@ -91,14 +91,14 @@ class SharedJournal(Settling):
                 logger.warning("the journal records again; %d exchanges were not recorded meanwhile", self._lost)
                 self._lost = 0
         finally:
-            with self._cond:
+            with self._lock:
                 self._settled(exchange, scope)
 
     def stored(self, exchange: Exchange, scope: str | None) -> tuple[bytes, bytes]:
         """What Redis keeps of an exchange: its head (test id and the fields the filters read) and
         its entry, shaped and masked as readers get it."""
         key, known = request_key(exchange.headers), list(self._known_keys())
-        shaped = entry(Record(0, exchange, key, scope, self._wall_clock()), known)
+        shaped = entry(Record(0, exchange, scope, self._wall_clock()), known)
         del shaped["seq"]  # given by Redis when stored
         fields = {
             "key": key_digest(key),

@@ -164,7 +164,7 @@ async def admit_and_plan(
 def _with_prefill(exchange: Exchange, admission: Admission, prompt_tokens: int) -> Admission:
     """The admission with the prompt's prefill in its TTFT (:mod:`mockserver.service.prefill`), journalled."""
     admission, seconds = prefill.with_prefill(admission, prompt_tokens, admission.cache.cached_tokens)
-    exchange.extra[prefill.PREFILL_MS] = round(seconds * 1000, 3)
+    exchange.extra[prefill.PREFILL_MS] = round(seconds * 1000, 3) if seconds else 0.0  # most have none: no round()
     return admission
 
 

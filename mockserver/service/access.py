@@ -86,9 +86,14 @@ def inference_model(
     return model
 
 
-@dataclass(frozen=True)
+@dataclass
 class Admission:
-    """Everything decided about a request before any token is produced."""
+    """Everything decided about a request before any token is produced.
+
+    Never changed once made (:func:`dataclasses.replace` makes another), but not a frozen dataclass:
+    one is made for every request, and a frozen one sets each of its fields through
+    ``object.__setattr__``, which costs several times as much.
+    """
 
     account: Account
     model: ModelSpec

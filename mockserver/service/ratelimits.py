@@ -284,6 +284,6 @@ def _texts_of(value: Any) -> list[str]:
     for item in value:
         if isinstance(item, str):
             texts.append(item)
-        elif isinstance(item, Mapping):
-            texts.append(text_of(item.get("content", item.get("output"))))
+        elif isinstance(item, Mapping):  # its content, or a tool output's output
+            texts.append(text_of(item["content"] if "content" in item else item.get("output")))
     return texts

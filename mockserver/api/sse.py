@@ -101,7 +101,7 @@ class DisconnectWatch:
     :meth:`stop` closes it, so nothing of it outlives the reply.
     """
 
-    __slots__ = ("_coro", "_left", "_on_gone", "_receive", "_waiting", "gone")
+    __slots__ = ("_coro", "_left", "_on_gone", "_receive", "_stopped", "_waiting", "gone")
 
     def __init__(self, receive: Receive, on_gone: Callable[[], None]) -> None:
         self._receive = receive
@@ -109,10 +109,13 @@ class DisconnectWatch:
         self._coro: Coroutine[Any, Any, Message] | None = None
         self._waiting: asyncio.Future[Any] | None = None
         self._left: asyncio.Future[None] | None = None
+        self._stopped = False
         self.gone = False
         self._step(None)
 
     def _step(self, _: object) -> None:
+        if self._stopped:  # a step the loop had already scheduled when the watch was stopped
+            return
         self._waiting = None
         while True:
             if self._coro is None:
@@ -148,7 +151,9 @@ class DisconnectWatch:
         return self._left
 
     def stop(self) -> None:
-        """Stop watching: the ``receive()`` under way is closed (its ``finally`` blocks run)."""
+        """Stop watching: the ``receive()`` under way is closed (its ``finally`` blocks run), and a step
+        already scheduled (its future was done just before) does nothing: no other ``receive()`` starts."""
+        self._stopped = True
         if self._waiting is not None:
             self._waiting.remove_done_callback(self._step)
             self._waiting = None

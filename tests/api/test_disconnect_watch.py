@@ -70,3 +70,27 @@ def test_stopping_closes_the_receive_under_way() -> None:
         return closed, gone
 
     assert asyncio.run(scenario()) == (["closed"], [])
+
+
+def test_a_message_that_came_just_before_stopping_starts_no_other_receive() -> None:
+    # The reply ends (uvicorn then wakes its receive) and the watch is stopped before the loop has
+    # stepped the watch on: the step already scheduled must not start a receive() that nobody closes.
+    async def scenario() -> tuple[int, list[str], bool]:
+        event = asyncio.Event()
+        calls: list[int] = []
+
+        async def receive() -> dict[str, Any]:
+            calls.append(1)
+            await event.wait()
+            event.clear()  # as uvicorn's receive does
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        gone: list[str] = []
+        watch = DisconnectWatch(receive, lambda: gone.append("gone"))
+        event.set()  # the waiting future is done: the watch's next step is scheduled
+        watch.stop()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        return len(calls), gone, watch.gone
+
+    assert asyncio.run(scenario()) == (1, [], False)

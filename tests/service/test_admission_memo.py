@@ -10,10 +10,12 @@ another fixture, and that every cache has its bound.
 from __future__ import annotations
 
 import httpx
+import pytest
 
+from mockserver import errors
 from mockserver.config.fixture import Account, Fixture, RateLimits, load_fixture
 from mockserver.engine import generation, tokens
-from mockserver.service import ratelimits, tiers
+from mockserver.service import access, ratelimits, tiers
 from mockserver.service.per_fixture import PerFixture
 from mockserver.testing.handle import MockServerHandle
 
@@ -101,3 +103,26 @@ def test_timing_profiles_of_header_overrides_are_remembered_in_bounded_number() 
     # The output length a header sets is no part of the profile: it makes no entry of its own.
     assert tiers.Overrides(tokens_per_second=900.0, ttft_ms=10.0, output_tokens=7).apply(profile) is applied
     assert tiers.Overrides(ttft_ms=10.0).apply(profile).tokens_per_second == profile.tokens_per_second
+
+
+def test_each_request_gets_the_profile_of_its_own_overrides_and_refusals_are_never_remembered() -> None:
+    preview, standard = FIXTURE.account("sk-mock-preview"), FIXTURE.account("sk-mock-standard")
+    assert preview is not None and standard is not None
+    base = FIXTURE.profile(FIXTURE.model(MODEL), "default")  # type: ignore[arg-type]
+
+    def ttft(headers: dict[str, str], account: Account = preview, tier: str | None = None) -> float:
+        return access.resolve(FIXTURE, account, headers, MODEL, tier).profile.ttft_ms
+
+    # Alternating overrides on the same key and model: each request has its own, none is left behind.
+    for _ in range(2):
+        assert ttft({"x-mock-ttft-ms": "7"}) == 7
+        assert ttft({}) == base.ttft_ms
+        assert ttft({"x-mock-ttft-ms": "9", "x-mock-tokens-per-second": "33"}) == 9
+        assert ttft({"x-mock-tokens-per-second": "33"}) == base.ttft_ms
+    # Another account on the same model gets its own entry (and its own refusal).
+    assert ttft({}, standard) == base.ttft_ms
+    assert access.resolve(FIXTURE, preview, {}, MODEL, "ultrafast").tier.tier == "ultrafast"
+    for _ in range(2):  # refused again each time: a refusal is not remembered
+        with pytest.raises(errors.MockAPIError) as refused:
+            access.resolve(FIXTURE, standard, {}, MODEL, "ultrafast")
+        assert refused.value.code == "service_tier_not_available"

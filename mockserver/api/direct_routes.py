@@ -45,6 +45,8 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mockserver.server_state import ServerState
+
 ExceptionHandler = Callable[[Request, Exception], Any]
 
 
@@ -53,8 +55,14 @@ class App(FastAPI):
     OpenTelemetry, on every request, whether a tracer, a meter or a logger is configured (about 3 µs).
     Once the app's stack is built (at the first request), they go straight to the app's own middleware
     over :class:`DirectRoutes`, after :attr:`connection_setup`; every other request takes Starlette's
-    ``__call__``, which builds the stack the first time."""
+    ``__call__``, which builds the stack the first time.
 
+    It also holds the running server's state as a typed attribute, :attr:`mock_state`, which every
+    request reads (:func:`mockserver.api.routing.server_state`): ``app.state.mock`` holds the same
+    object, but reaches it through Starlette's ``State.__getattr__`` after the ordinary lookup fails.
+    """
+
+    mock_state: ServerState  # the running server's state, also at ``app.state.mock``: set by create_app
     served_directly: frozenset[tuple[str, str]] = frozenset()  # (method, path): set by serve_directly
     direct_app: ASGIApp | None = None  # the app's own middleware over DirectRoutes: set when the stack is built
     # What the outermost layer puts in the scope of every request (see middleware.expose_connection_closer).

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import ClientDisconnect
 
 from mockserver import errors
+from mockserver.api.direct_routes import App
 from mockserver.engine import jsonbody
 from mockserver.errors import validation
 from mockserver.replies.content import Writer
@@ -27,21 +28,42 @@ YIELD_S = 0.001
 
 
 def server_state(request: Request) -> ServerState:
-    """The running server's state (``app.state.mock``).
+    """The running server's state: the app's :attr:`~mockserver.api.direct_routes.App.mock_state`
+    (also at ``app.state.mock``, which Starlette's ``State.__getattr__`` reaches only after the
+    ordinary lookup has failed, about 1 µs, and a request's path asks for it several times)."""
+    app: App = request.scope["app"]
+    return app.mock_state
 
-    Read from the ``State``'s own mapping: ``app.state.mock`` reaches it through Starlette's
-    ``State.__getattr__``, after the ordinary lookup has failed (about 1 µs), and a request's
-    path asks for it several times.
-    """
-    state: ServerState = request.app.state._state["mock"]
-    return state
+
+# The planner's view of the server made last (see reply_sources): one, so nothing grows.
+_last_sources: Sources | None = None
 
 
 def reply_sources(state: ServerState) -> Sources:
-    """What the reply planner reads of the running server, as it is now (a reset or a patch replaces
-    the fixture, so this is taken per request)."""
+    """What the reply planner reads of the running server, as it is now.
+
+    Made again only when one of its parts is no longer the server's: a reset, a patch or a preset
+    replaces the fixture (and a patch may replace the settings, whose ``time_scale`` it reads). Every
+    request reads it, and most come while the same fixture is in force, so the last one made is kept
+    (one object, whatever the server or fixture: a process serving several servers makes it again
+    when they alternate).
+    """
+    global _last_sources
+    sources = _last_sources
+    if sources is not None:
+        writer = sources.writer
+        if (
+            writer.fixture is state.fixture
+            and writer.time_scale == state.settings.time_scale
+            and writer.generator is state.generator
+            and sources.sequences is state.script_state
+            and sources.clock is state.clock
+        ):
+            return sources
     writer = Writer(state.fixture, state.generator, state.settings.time_scale)
-    return Sources(writer, state.script_state, state.clock)
+    sources = Sources(writer, state.script_state, state.clock)
+    _last_sources = sources
+    return sources
 
 
 async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[str, Any]]:

@@ -40,9 +40,12 @@ def summary_tokens(summary: str | None, reasoning_tokens: int) -> int:
     return min(reasoning_tokens, SUMMARY_TOKENS.get(summary, SUMMARY_TOKENS["auto"]))
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class OutputCut:
     """Where an output limit ends one answer: reasoning first, then the visible tokens.
+
+    Made for every choice and only read: not frozen, as a frozen dataclass sets each field through
+    ``object.__setattr__``, several times the cost to make.
 
     ``max_output_tokens`` (Responses) and ``max_completion_tokens`` / ``max_tokens`` (Chat)
     count reasoning tokens too, as on the live API, so a low limit can end an answer inside

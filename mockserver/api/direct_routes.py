@@ -37,7 +37,6 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
-from starlette._utils import is_async_callable
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -183,7 +182,7 @@ class DirectRoutes:
         exchange = scope.get("state", {}).get("exchange")
         if exchange is None or exchange.status is not None:
             raise RuntimeError("Caught handled exception, but response already started.") from exc
-        if is_async_callable(handler):
+        if inspect.iscoroutinefunction(handler):
             response = await handler(request, exc)
         else:
             response = await run_in_threadpool(handler, request, exc)

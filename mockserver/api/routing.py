@@ -7,7 +7,6 @@ from typing import Any, TypeVar
 
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
-from starlette.requests import ClientDisconnect
 
 from mockserver import errors
 from mockserver.api.direct_routes import App
@@ -89,28 +88,8 @@ async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[st
 
 
 async def read_body(request: Request) -> bytes:
-    """The request's whole body, as ``await request.body()`` reads it (and keeps it, for a later call).
-
-    Read from ``receive`` here: Starlette's ``Request.body`` goes through an async generator in a
-    closing context, which costs more than reading a small body, and every inference request is read.
-    """
-    if hasattr(request, "_body"):  # read already
-        return await request.body()
-    receive = request.receive
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.request":
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        elif message["type"] == "http.disconnect":
-            request._is_disconnected = True
-            raise ClientDisconnect()
-    body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    request._body = body
-    request._stream_consumed = True
-    return body
+    """The request's whole body (Starlette keeps it, so a later ``await request.body()`` gets it too)."""
+    return await request.body()
 
 
 # Schemas referenced by bodies that parse_body documents; create_app adds them to the OpenAPI components.

@@ -100,6 +100,44 @@ def prompt_messages(instructions: str | None, items: Sequence[ConversationItem])
     return messages
 
 
+def chat_message(message: Any) -> tokens.PromptMessage:
+    """One Chat Completions message (as sent, unchecked) as ``usage.prompt_tokens`` counts it: its role,
+    :func:`chat_text` and its ``name``. The window check reads the request with it before the body is
+    checked; the reply's usage reads the checked messages through :func:`chat_text` too."""
+    if not isinstance(message, Mapping):
+        return tokens.PromptMessage("", "")
+    role, name, calls = message.get("role"), message.get("name"), message.get("tool_calls")
+    pairs = []
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(function, Mapping):
+            pairs.append((_string(function.get("name")), _string(function.get("arguments"))))
+    text = chat_text(message.get("content"), pairs)
+    return tokens.PromptMessage(_string(role), text, name if isinstance(name, str) and name else None)
+
+
+def chat_text(content: Any, tool_calls: Sequence[tuple[str, str]]) -> str:
+    """What a Chat message adds to the prompt besides its role and name: its content's text
+    (:func:`text_of`: parts' text; images, audio and files add nothing), then each tool call it carries
+    as its function's name followed by its arguments."""
+    text = text_of(content)
+    for name, arguments in tool_calls:
+        text += f"{name}{arguments}"
+    return text
+
+
+def responses_prompt(instructions: Any, raw_input: Any) -> list[tokens.PromptMessage] | None:
+    """A Responses request's prompt (as sent) as ``usage.input_tokens`` counts it (:func:`read_input`,
+    :func:`prompt_messages`); None when ``input`` is malformed (the request is refused for it later)."""
+    if raw_input is not None and not isinstance(raw_input, (str, list)):
+        return None
+    try:
+        items = read_input(raw_input)
+    except errors.MockAPIError:
+        return None
+    return prompt_messages(instructions if isinstance(instructions, str) else None, items)
+
+
 def text_of(content: Any) -> str:
     """The text of an unchecked ``content``, for estimates: a string as it is, or what each part of a
     list adds to the prompt (:func:`block_text`). :func:`content_text` checks it instead."""

@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
 from mockserver.engine import tokens
+from mockserver.engine.tokens import PromptMessage
 
 # About 1 ms of counting on this kind of machine: the longest the loop waits for a prompt being counted.
 PIECE_CHARS = 16_384
@@ -44,14 +45,16 @@ class PromptCount:
     exact: bool = True
 
 
-async def count_messages(texts: Sequence[str], limit: int | None = None) -> PromptCount:
-    """:func:`mockserver.engine.tokens.count_messages` of ``texts``, yielding to the loop between
-    pieces, and stopping once past ``limit``. A prompt shorter than one piece is counted at once."""
-    size = sum(map(len, texts))
+async def count_messages(messages: Sequence[PromptMessage | str], limit: int | None = None) -> PromptCount:
+    """:func:`mockserver.engine.tokens.count_messages` of ``messages``, yielding to the loop between
+    pieces, and stopping once past ``limit``. A prompt shorter than one piece is counted at once.
+    A message's role, text and name are each counted as one text (:func:`tokens.message_parts`)."""
+    size = sum(map(_chars, messages))
     if size <= tokens.REMEMBERED_CHARS:  # most prompts: every text's count is remembered across requests
-        return PromptCount(tokens.count_messages(texts))
+        return PromptCount(tokens.count_messages(messages))
+    parts = [part for message in messages for part in tokens.message_parts(message)]
     if size <= PIECE_CHARS:
-        return PromptCount(_counted_at_once(texts))
+        return PromptCount(_counted_at_once(parts))
     total = tokens.TOKENS_PER_REPLY
     counted: dict[str, int] = {}  # short ones too: thousands would overflow the remembered counts
     chars_done = 0
@@ -59,8 +62,10 @@ async def count_messages(texts: Sequence[str], limit: int | None = None) -> Prom
     def past_limit(own: int) -> bool:
         return limit is not None and total + own > limit
 
-    async for text, own, chars in _each(texts, past_limit):
-        total += tokens.TOKENS_PER_MESSAGE + 1 + own  # a bare text's role is one token
+    index = 0
+    async for text, own, chars in _each([text for text, _ in parts], past_limit):
+        total += parts[index][1] + own  # the framing that comes with this text
+        index += 1
         chars_done += chars
         if chars == len(text):
             counted[text] = own
@@ -109,15 +114,22 @@ async def _each(
         yield text, own, chars
 
 
-def _counted_at_once(texts: Sequence[str]) -> int:
-    """:func:`mockserver.engine.tokens.count_messages` of ``texts``, remembering the long ones' counts."""
+def _chars(message: PromptMessage | str) -> int:
+    if isinstance(message, str):
+        return len(message)
+    return len(message.role) + len(message.text) + (len(message.name) if message.name else 0)
+
+
+def _counted_at_once(parts: Sequence[tuple[str, int]]) -> int:
+    """:func:`mockserver.engine.tokens.count_messages` of the messages' ``parts``, remembering the long
+    texts' counts."""
     total = tokens.TOKENS_PER_REPLY
     counted: dict[str, int] = {}
-    for text in texts:
+    for text, framing in parts:
         own = tokens.count(text)
         if len(text) > tokens.REMEMBERED_CHARS:
             counted[text] = own
-        total += tokens.TOKENS_PER_MESSAGE + 1 + own  # a bare text's role is one token
+        total += framing + own
     if counted:
         tokens.remember(counted)
     return total

@@ -169,13 +169,28 @@ def count_messages(messages: Iterable[PromptMessage | str]) -> int:
     role is one token, as ``user``, ``system``, ``assistant`` and ``developer`` each are."""
     total = TOKENS_PER_REPLY
     for message in messages:
-        if isinstance(message, str):
-            total += TOKENS_PER_MESSAGE + 1 + count(message)
-            continue
-        total += TOKENS_PER_MESSAGE + count(message.role) + count(message.text)
-        if message.name:
-            total += TOKENS_PER_NAME + count(message.name)
+        for text, framing in message_parts(message):
+            total += framing + count(text)
     return total
+
+
+def framing_tokens(message: PromptMessage) -> int:
+    """A message's tokens in :func:`count_messages` besides its text: its framing, role and name."""
+    role, _text, *name = message_parts(message)
+    return sum(framing + count(text) for text, framing in (role, *name))
+
+
+def message_parts(message: PromptMessage | str) -> list[tuple[str, int]]:
+    """The texts :func:`count_messages` counts for one message, each with the framing tokens that come
+    with it: its role (with the message's framing), its text, and its name (with one more). Counting
+    each text and adding its framing gives the message's share of :func:`count_messages`; the prompt
+    counted in pieces (:mod:`mockserver.engine.prompt_count`) reads a message so."""
+    if isinstance(message, str):
+        return [(message, TOKENS_PER_MESSAGE + 1)]  # a bare text's role is one token
+    parts = [(message.role, TOKENS_PER_MESSAGE), (message.text, 0)]
+    if message.name:
+        parts.append((message.name, TOKENS_PER_NAME))
+    return parts
 
 
 def _readable(token_bytes: list[bytes]) -> list[str]:

@@ -14,6 +14,12 @@ refuses it as too large, :mod:`.output_limits`), worded per API:
 - Anthropic's Messages API: "prompt is too long: M tokens > N maximum", or with ``max_tokens``
   "input length and `max_tokens` exceed context limit: A + B > N, ...".
 
+The count is the one the reply's usage reports (``prompt_tokens``, ``input_tokens``), read by the same
+functions (:func:`prompt_messages`): on Chat Completions each message's role, its ``name``, its content
+parts' text and its tool calls' names and arguments; on the Responses API each input item as
+``usage.input_tokens`` reads it (a ``function_call`` item's name and arguments, a
+``function_call_output``'s output), and the instructions. Images, audio and files add nothing.
+
 The count includes the tool definitions, as every API's usage does. On the Messages API it is what
 ``usage.input_tokens`` and ``count_tokens`` report: every block's text as
 :func:`mockserver.engine.conversation.block_text` reads it (earlier tool calls' ``input`` and thinking
@@ -37,7 +43,7 @@ from typing import Any, Literal
 
 from mockserver import errors
 from mockserver.config.fixture import ModelSpec
-from mockserver.engine import conversation, prompt_count
+from mockserver.engine import conversation, prompt_count, tokens
 from mockserver.engine.prompt_count import PromptCount
 from mockserver.service import ratelimits
 
@@ -49,13 +55,29 @@ RESPONSES_MESSAGE = "Your input exceeds the context window of this model. Please
 async def measure(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
     """Count the prompt of a parsed request ``body`` (at most one window of it), or raise the live 400
     when it does not fit ``model``'s window with the output the request asks for."""
-    counted = await prompt_count.count_messages(ratelimits.prompt_texts(body), limit=model.context_window)
+    counted = await prompt_count.count_messages(prompt_messages(body, dialect), limit=model.context_window)
     tools = body.get("tools") if isinstance(body, dict) else None
     if tools:
         # Every API's usage counts the tool definitions as prompt tokens: so does the window.
         counted = replace(counted, tokens=counted.tokens + conversation.tool_definition_tokens(tools))
     check(model, counted.tokens, requested_output(model, body), dialect)
     return counted
+
+
+def prompt_messages(body: Any, dialect: Dialect) -> Sequence[tokens.PromptMessage | str]:
+    """The messages of a parsed request ``body`` as its reply's usage counts them: read by the same
+    functions the usage reads them with (:func:`mockserver.engine.conversation.chat_message` on Chat
+    Completions, :func:`mockserver.engine.conversation.responses_prompt` on the Responses API; the
+    Messages API's blocks as :func:`mockserver.service.ratelimits.prompt_texts` reads them)."""
+    if isinstance(body, dict) and dialect == "chat":
+        messages = body.get("messages")
+        if isinstance(messages, list):
+            return [conversation.chat_message(message) for message in messages]
+    if isinstance(body, dict) and dialect == "responses":
+        read = conversation.responses_prompt(body.get("instructions"), body.get("input"))
+        if read is not None:
+            return read
+    return ratelimits.prompt_texts(body)  # the Messages API, or a body refused later for its shape
 
 
 def requested_output(model: ModelSpec, body: Any) -> int | None:

@@ -21,6 +21,19 @@ def test_pieces_add_up_to_the_whole_count() -> None:
     assert "".join(tokens.pieces(LONG, 1000)) == LONG
 
 
+@pytest.mark.parametrize("size", [300, 9_000, len(LONG)])  # remembered, counted at once, in pieces
+def test_messages_with_roles_and_names_count_as_their_usage(size: int) -> None:
+    messages = [
+        tokens.PromptMessage("developer", LONG[:size]),
+        tokens.PromptMessage("user", "short", "ann"),
+        tokens.PromptMessage("tool", LONG[:1000], "a_long_tool_name"),
+        "bare",
+    ]
+    counted = asyncio.run(prompt_count.count_messages(messages))
+    assert counted == prompt_count.PromptCount(tokens.count_messages(messages))
+    assert tokens.framing_tokens(messages[1]) == tokens.TOKENS_PER_MESSAGE + 1 + tokens.TOKENS_PER_NAME + 1
+
+
 def test_the_loop_gets_a_turn_between_pieces() -> None:
     _, turns = with_loop_turns(lambda: prompt_count.count_messages([LONG]))
     assert turns >= len(LONG) // prompt_count.PIECE_CHARS

@@ -344,12 +344,11 @@ def _message(c: ChatChoice) -> dict[str, Any]:
 
 
 def message_text(message: ChatMessage) -> str:
-    """What a message contributes to the prompt: its text, plus any tool calls it carries."""
-    text = message.text()
-    for call in message.tool_calls or []:
-        if call.function is not None:
-            text += f"{call.function.name}{call.function.arguments}"
-    return text
+    """What a message contributes to the prompt: its text, plus any tool calls it carries, read as the
+    window check reads the request (:func:`mockserver.engine.conversation.chat_text`)."""
+    functions = [call.function for call in message.tool_calls or ()]
+    calls = [(function.name, function.arguments) for function in functions if function is not None]
+    return conversation.chat_text(message.content, calls)
 
 
 def function_tools(tools: list[dict[str, Any]] | None) -> list[FunctionSpec]:

@@ -72,9 +72,10 @@ async def fit(
     """``context`` held to ``model``'s window with the output ``raw_body`` asks for: the items to drop
     with ``truncation: "auto"``, or the live 400 when it does not fit (or, with ``"auto"``, when even
     the last user message and what follows it do not)."""
+    # Each item's tokens as usage.input_tokens counts them (tokens.count_messages), its text counted in pieces.
     messages = prompt_messages(None, context)
     counts = await prompt_count.count_each([message.text for message in messages])
-    items = [tokens.TOKENS_PER_MESSAGE + tokens.count(m.role) + n for m, n in zip(messages, counts, strict=True)]
+    items = [tokens.framing_tokens(m) + n for m, n in zip(messages, counts, strict=True)]
     fixed = tokens.count_messages(prompt_messages(instructions, ())) + tool_definition_tokens(tools)
     output = context_window.requested_output(model, raw_body)
     dropped = 0

@@ -104,16 +104,20 @@ def chat_message(message: Any) -> tokens.PromptMessage:
     """One Chat Completions message (as sent, unchecked) as ``usage.prompt_tokens`` counts it: its role,
     :func:`chat_text` and its ``name``. The window check reads the request with it before the body is
     checked; the reply's usage reads the checked messages through :func:`chat_text` too."""
-    if not isinstance(message, Mapping):
+    if type(message) is not dict:  # a parsed JSON body's objects are dicts (exact type checks: every message)
         return tokens.PromptMessage("", "")
-    role, name, calls = message.get("role"), message.get("name"), message.get("tool_calls")
-    pairs = []
-    for call in calls if isinstance(calls, list) else ():
-        function = call.get("function") if isinstance(call, Mapping) else None
-        if isinstance(function, Mapping):
-            pairs.append((_string(function.get("name")), _string(function.get("arguments"))))
-    text = chat_text(message.get("content"), pairs)
-    return tokens.PromptMessage(_string(role), text, name if isinstance(name, str) and name else None)
+    content, calls = message.get("content"), message.get("tool_calls")
+    if calls:
+        pairs = []
+        for call in calls if isinstance(calls, list) else ():
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                pairs.append((_string(function.get("name")), _string(function.get("arguments"))))
+        text = chat_text(content, pairs)
+    else:
+        text = content if type(content) is str else text_of(content)
+    role, name = message.get("role"), message.get("name")
+    return tokens.PromptMessage(role if type(role) is str else "", text, name if type(name) is str and name else None)
 
 
 def chat_text(content: Any, tool_calls: Sequence[tuple[str, str]]) -> str:

@@ -52,7 +52,7 @@ async def count_messages(messages: Sequence[PromptMessage | str], limit: int | N
     size = sum(map(_chars, messages))
     if size <= tokens.REMEMBERED_CHARS:  # most prompts: every text's count is remembered across requests
         return PromptCount(tokens.count_messages(messages))
-    parts = [part for message in messages for part in tokens.message_parts(message)]
+    parts = _parts(messages)
     if size <= PIECE_CHARS:
         return PromptCount(_counted_at_once(parts))
     total = tokens.TOKENS_PER_REPLY
@@ -112,6 +112,21 @@ async def _each(
             if stop(own):
                 break
         yield text, own, chars
+
+
+def _parts(messages: Sequence[PromptMessage | str]) -> list[tuple[str, int]]:
+    """The texts to count, each with the framing tokens that come with it: a message's text with its
+    framing, role and name (short, their counts remembered), or, when its role or name is long, each
+    of them as a text of its own (:func:`mockserver.engine.tokens.message_parts`)."""
+    parts: list[tuple[str, int]] = []
+    for message in messages:
+        if isinstance(message, str):
+            parts.append((message, tokens.TOKENS_PER_MESSAGE + 1))  # a bare text's role is one token
+        elif len(message.role) <= tokens.REMEMBERED_CHARS and len(message.name or "") <= tokens.REMEMBERED_CHARS:
+            parts.append((message.text, tokens.framing_tokens(message)))
+        else:
+            parts += tokens.message_parts(message)
+    return parts
 
 
 def _chars(message: PromptMessage | str) -> int:

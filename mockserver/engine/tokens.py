@@ -169,15 +169,21 @@ def count_messages(messages: Iterable[PromptMessage | str]) -> int:
     role is one token, as ``user``, ``system``, ``assistant`` and ``developer`` each are."""
     total = TOKENS_PER_REPLY
     for message in messages:
-        for text, framing in message_parts(message):
-            total += framing + count(text)
+        if isinstance(message, str):
+            total += TOKENS_PER_MESSAGE + 1 + count(message)
+        else:
+            total += framing_tokens(message) + count(message.text)
     return total
 
 
 def framing_tokens(message: PromptMessage) -> int:
-    """A message's tokens in :func:`count_messages` besides its text: its framing, role and name."""
-    role, _text, *name = message_parts(message)
-    return sum(framing + count(text) for text, framing in (role, *name))
+    """A message's tokens in :func:`count_messages` besides its text: its framing, role and name
+    (the texts and framing :func:`message_parts` gives, but the message's text)."""
+    role = message.role  # short (a role), so its count is remembered; a long one is counted as a text
+    tokens = _count_remembered(role) if len(role) <= REMEMBERED_CHARS else count(role)
+    if message.name:
+        return TOKENS_PER_MESSAGE + tokens + TOKENS_PER_NAME + count(message.name)
+    return TOKENS_PER_MESSAGE + tokens
 
 
 def message_parts(message: PromptMessage | str) -> list[tuple[str, int]]:

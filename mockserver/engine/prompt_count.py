@@ -48,21 +48,22 @@ class PromptCount:
 async def count_messages(messages: Sequence[PromptMessage | str], limit: int | None = None) -> PromptCount:
     """:func:`mockserver.engine.tokens.count_messages` of ``messages``, yielding to the loop between
     pieces, and stopping once past ``limit``. A prompt shorter than one piece is counted at once.
-    A message's role, text and name are each counted as one text (:func:`tokens.message_parts`)."""
+    A message's text is counted with its framing, role and name (:func:`_parts`)."""
     size = sum(map(_chars, messages))
     if size <= tokens.REMEMBERED_CHARS:  # most prompts: every text's count is remembered across requests
         return PromptCount(tokens.count_messages(messages))
     parts = _parts(messages)
     if size <= PIECE_CHARS:
         return PromptCount(_counted_at_once(parts))
+    size = sum(len(text) for text, _ in parts)  # the characters counted below (a short role's are not)
     total = tokens.TOKENS_PER_REPLY
     counted: dict[str, int] = {}  # short ones too: thousands would overflow the remembered counts
     chars_done = 0
+    index = 0  # the part being counted
 
-    def past_limit(own: int) -> bool:
-        return limit is not None and total + own > limit
+    def past_limit(own: int) -> bool:  # ``own``: the tokens counted so far of the text at ``index``
+        return limit is not None and total + parts[index][1] + own > limit
 
-    index = 0
     async for text, own, chars in _each([text for text, _ in parts], past_limit):
         total += parts[index][1] + own  # the framing that comes with this text
         index += 1

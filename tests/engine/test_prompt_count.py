@@ -30,7 +30,10 @@ def test_messages_with_roles_and_names_count_as_their_usage(size: int) -> None:
         "bare",
     ]
     counted = asyncio.run(prompt_count.count_messages(messages))
-    assert counted == prompt_count.PromptCount(tokens.count_messages(messages))
+    whole = tokens.count_messages(messages)
+    assert counted == prompt_count.PromptCount(whole)
+    # Counted to its end when it ends just past the limit: the exact count, no estimate.
+    assert asyncio.run(prompt_count.count_messages(messages, limit=whole - 1)) == counted
     assert tokens.framing_tokens(messages[1]) == tokens.TOKENS_PER_MESSAGE + 1 + tokens.TOKENS_PER_NAME + 1
 
 

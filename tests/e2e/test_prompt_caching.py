@@ -32,6 +32,17 @@ CHAT = {"model": "gpt-5.6-sol", "messages": MESSAGES}
 RESPONSES = {"model": "gpt-5.6-sol", "instructions": SYSTEM, "input": "Can I fly business?"}
 
 
+def write_then_read(server: MockServer) -> tuple[Any, Any]:
+    """:data:`CHAT` sent twice: the usage of the first (which writes the prefix) and of the second (which
+    reads it), each with its ``prompt_tokens_details``."""
+    with sdk(server) as client:
+        first = client.chat.completions.create(**CHAT)
+        second = client.chat.completions.create(**CHAT)
+    assert first.usage is not None and first.usage.prompt_tokens_details is not None
+    assert second.usage is not None and second.usage.prompt_tokens_details is not None
+    return first.usage, second.usage
+
+
 @pytest.fixture
 def server() -> Iterator[MockServer]:
     with MockServer(time_scale=0) as running:
@@ -39,17 +50,13 @@ def server() -> Iterator[MockServer]:
 
 
 def test_chat_reports_cached_tokens_on_the_second_request(server: MockServer) -> None:
-    with sdk(server) as client:
-        first = client.chat.completions.create(**CHAT)
-        second = client.chat.completions.create(**CHAT)
-    assert first.usage is not None and second.usage is not None
-    assert first.usage.prompt_tokens >= 1100
-    assert first.usage.prompt_tokens_details is not None and second.usage.prompt_tokens_details is not None
-    assert first.usage.prompt_tokens_details.cached_tokens == 0
-    cached = second.usage.prompt_tokens_details.cached_tokens
+    first, second = write_then_read(server)
+    assert first.prompt_tokens >= 1100
+    assert first.prompt_tokens_details.cached_tokens == 0
+    cached = second.prompt_tokens_details.cached_tokens
     assert cached is not None and cached >= 1024 and cached % 128 == 0
-    assert cached <= second.usage.prompt_tokens == first.usage.prompt_tokens  # still counted as prompt tokens
-    assert first.usage.prompt_tokens_details.cache_write_tokens == cached  # the first one wrote what the second read
+    assert cached <= second.prompt_tokens == first.prompt_tokens  # still counted as prompt tokens
+    assert first.prompt_tokens_details.cache_write_tokens == cached  # the first one wrote what the second read
 
 
 def test_chat_streams_report_cached_tokens_through_the_stream_helper(server: MockServer) -> None:
@@ -216,13 +223,9 @@ def test_chat_refuses_a_retention_the_live_api_does_not_know_and_accepts_cache_o
 
 
 def test_the_journal_shows_the_cached_and_written_prompt_tokens(server: MockServer) -> None:
-    with sdk(server) as client:
-        first = client.chat.completions.create(**CHAT)
-        second = client.chat.completions.create(**CHAT)
-    assert first.usage is not None and first.usage.prompt_tokens_details is not None
-    assert second.usage is not None and second.usage.prompt_tokens_details is not None
+    first, second = write_then_read(server)
     entries = httpx.get(f"{server.url}/_mock/requests", params={"path": "/v1/chat/completions"}).json()["data"]
     shown = [(e["usage"]["cached_tokens"], e["usage"]["cache_write_tokens"]) for e in entries]
-    cached = second.usage.prompt_tokens_details.cached_tokens
+    cached = second.prompt_tokens_details.cached_tokens
     assert cached is not None and cached >= 1024
-    assert shown == [(0, first.usage.prompt_tokens_details.cache_write_tokens), (cached, 0)]
+    assert shown == [(0, first.prompt_tokens_details.cache_write_tokens), (cached, 0)]

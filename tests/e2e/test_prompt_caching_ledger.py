@@ -16,7 +16,7 @@ import pytest
 
 from mockserver import MockServer
 from mockserver.config.fixture import load_fixture_data, parse_fixture
-from tests.e2e.test_prompt_caching import CHAT, RESPONSES
+from tests.e2e.test_prompt_caching import CHAT, RESPONSES, write_then_read
 from tests.e2e.test_prompt_caching_anthropic import QUESTION, system
 from tests.processes import ServerProcess
 from tests.redis_server import RedisServer
@@ -49,18 +49,14 @@ def claude(url: str) -> anthropic.Anthropic:
 
 
 def test_a_chat_write_then_read_is_counted_in_the_row_and_the_totals(server: MockServer) -> None:
-    with sdk(server) as client:
-        first = client.chat.completions.create(**CHAT)
-        second = client.chat.completions.create(**CHAT)
-    assert first.usage is not None and first.usage.prompt_tokens_details is not None
-    assert second.usage is not None and second.usage.prompt_tokens_details is not None
-    written = first.usage.prompt_tokens_details.cache_write_tokens
-    read = second.usage.prompt_tokens_details.cached_tokens
+    first, second = write_then_read(server)
+    written = first.prompt_tokens_details.cache_write_tokens
+    read = second.prompt_tokens_details.cached_tokens
     assert written is not None and read is not None and written >= 1024 and read == written
     report = ledger(server.url, model="gpt-5.6-sol")
     (row,) = report["rows"]
     assert (row["requests"], row["cached_tokens"], row["cache_write_tokens"]) == (2, read, written)
-    assert row["input_tokens"] == first.usage.prompt_tokens + second.usage.prompt_tokens  # cached ones included
+    assert row["input_tokens"] == first.prompt_tokens + second.prompt_tokens  # cached ones included
     assert row["total_tokens"] == row["input_tokens"] + row["output_tokens"]  # the existing fields as they were
     for totals in (report["totals"], report["by_model"]["gpt-5.6-sol"], report["by_tier"]["default"]):
         assert (totals["cached_tokens"], totals["cache_write_tokens"]) == (read, written)

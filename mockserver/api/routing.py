@@ -70,7 +70,7 @@ async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[st
 
     Returns the validated model and the raw mapping, which seeds generated content.
     """
-    raw = await read_body(request)
+    raw = await request.body()
     if len(raw) > LARGE_BODY_BYTES:
         await asyncio.sleep(YIELD_S)
     data = jsonbody.loads(raw, server_state(request).settings.max_json_depth) if raw else None
@@ -85,11 +85,6 @@ async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[st
         return validated, data
     except ValidationError as exc:
         raise validation.to_api_error([{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]) from None
-
-
-async def read_body(request: Request) -> bytes:
-    """The request's whole body (Starlette keeps it, so a later ``await request.body()`` gets it too)."""
-    return await request.body()
 
 
 # Schemas referenced by bodies that parse_body documents; create_app adds them to the OpenAPI components.

@@ -1,0 +1,68 @@
+"""mapped: the same list as a plain loop, with the event loop's turns between pieces."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any
+
+import pytest
+
+from mockserver.engine import in_turns
+from mockserver.engine.in_turns import ITEMS_PER_TURN, mapped
+
+
+def turns_taken(work: Coroutine[Any, Any, Any]) -> tuple[Any, int]:
+    """What ``work`` returns, and how many times another task ran while it did."""
+    ran = 0
+    done = False
+
+    async def both() -> Any:
+        nonlocal ran, done
+        task = asyncio.create_task(other())
+        await asyncio.sleep(0)
+        ran = 0
+        try:
+            return await work
+        finally:
+            done = True
+            await task
+
+    async def other() -> None:
+        nonlocal ran
+        while not done:
+            ran += 1
+            await asyncio.sleep(0)
+
+    result = asyncio.run(both())
+    return result, ran
+
+
+@pytest.mark.parametrize("size", [0, 1, ITEMS_PER_TURN, ITEMS_PER_TURN + 1, 10 * ITEMS_PER_TURN + 3])
+def test_the_same_list_as_a_plain_loop(size: int) -> None:
+    items = list(range(size))
+    assert asyncio.run(mapped(lambda n: n * 2, items)) == [n * 2 for n in items]
+
+
+def test_a_short_list_takes_no_turn() -> None:
+    _, ran = turns_taken(mapped(str, list(range(ITEMS_PER_TURN))))
+    assert ran == 0
+
+
+def test_a_long_list_gives_the_loop_a_turn_each_piece() -> None:
+    items = list(range(10 * ITEMS_PER_TURN))
+    result, ran = turns_taken(mapped(str, items))
+    assert result == [str(n) for n in items]
+    assert ran >= 9  # one turn between each two of the ten pieces
+
+
+def test_an_exception_ends_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(in_turns, "ITEMS_PER_TURN", 4)
+
+    def fail_at_nine(n: int) -> int:
+        if n == 9:
+            raise ValueError(n)
+        return n
+
+    with pytest.raises(ValueError, match="9"):
+        asyncio.run(mapped(fail_at_nine, list(range(20))))

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mockserver import errors
-from mockserver.engine import tokens
+from mockserver.engine import in_turns, tokens
 from mockserver.engine.structured import FunctionSpec, dumps
 from mockserver.errors.validation import describe
 
@@ -32,6 +32,14 @@ def read_input(raw: str | list[Any] | None) -> list[ConversationItem]:
     if isinstance(raw, str):
         return [("user", raw)]
     return [_read_item(item, f"input[{i}]") for i, item in enumerate(raw)]
+
+
+async def read_input_in_turns(raw: str | list[Any] | None) -> list[ConversationItem]:
+    """:func:`read_input`, the event loop getting its turn between pieces of a long ``input``
+    (:func:`mockserver.engine.in_turns.mapped`): the same items, the same error for the first bad one."""
+    if not isinstance(raw, list) or len(raw) <= in_turns.ITEMS_PER_TURN:
+        return read_input(raw)
+    return await in_turns.mapped(lambda i: _read_item(raw[i], f"input[{i}]"), range(len(raw)))
 
 
 def _read_item(item: Any, where: str) -> ConversationItem:
@@ -130,16 +138,28 @@ def chat_text(content: Any, tool_calls: Sequence[tuple[str, str]]) -> str:
     return text
 
 
-def responses_prompt(instructions: Any, raw_input: Any) -> list[tokens.PromptMessage] | None:
+async def responses_prompt(instructions: Any, raw_input: Any) -> list[tokens.PromptMessage] | None:
     """A Responses request's prompt (as sent) as ``usage.input_tokens`` counts it (:func:`read_input`,
-    :func:`prompt_messages`); None when ``input`` is malformed (the request is refused for it later)."""
+    :func:`prompt_messages`); None when ``input`` is malformed (the request is refused for it later).
+    A long ``input`` is read in pieces, the event loop getting its turn between two."""
     if raw_input is not None and not isinstance(raw_input, (str, list)):
         return None
     try:
-        items = read_input(raw_input)
+        items = await read_input_in_turns(raw_input)
     except errors.MockAPIError:
         return None
-    return prompt_messages(instructions if isinstance(instructions, str) else None, items)
+    return await prompt_messages_in_turns(instructions if isinstance(instructions, str) else None, items)
+
+
+async def prompt_messages_in_turns(
+    instructions: str | None, items: Sequence[ConversationItem]
+) -> list[tokens.PromptMessage]:
+    """:func:`prompt_messages`, the event loop getting its turn between pieces of many ``items``."""
+    if len(items) <= in_turns.ITEMS_PER_TURN:
+        return prompt_messages(instructions, items)
+    messages = prompt_messages(instructions, ())
+    messages += await in_turns.joined(functools.partial(prompt_messages, None), items)
+    return messages
 
 
 def text_of(content: Any) -> str:

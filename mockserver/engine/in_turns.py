@@ -33,3 +33,30 @@ async def mapped(function: Callable[[Item], Result], items: Sequence[Item]) -> l
             await asyncio.sleep(0)
         results += [function(item) for item in items[start : start + ITEMS_PER_TURN]]
     return results
+
+
+async def joined(function: Callable[[Sequence[Item]], list[Result]], items: Sequence[Item]) -> list[Result]:
+    """``function(items)`` for a ``function`` that reads a list item by item (its result for the list
+    is its results for consecutive pieces of it, joined), read :data:`ITEMS_PER_TURN` items at a time
+    with a turn of the event loop between two pieces. A short list is read at once."""
+    if len(items) <= ITEMS_PER_TURN:
+        return function(items)
+    results: list[Result] = []
+    for start in range(0, len(items), ITEMS_PER_TURN):
+        if start:
+            await asyncio.sleep(0)
+        results += function(items[start : start + ITEMS_PER_TURN])
+    return results
+
+
+async def summed(function: Callable[[Sequence[Item]], int], items: Sequence[Item]) -> int:
+    """``function(items)`` for a ``function`` that adds up over a list's items (its result for the list
+    is the sum of its results for consecutive pieces of it), read as :func:`joined` reads."""
+    if len(items) <= ITEMS_PER_TURN:
+        return function(items)
+    total = 0
+    for start in range(0, len(items), ITEMS_PER_TURN):
+        if start:
+            await asyncio.sleep(0)
+        total += function(items[start : start + ITEMS_PER_TURN])
+    return total

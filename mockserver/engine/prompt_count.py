@@ -6,7 +6,9 @@ the loop just the same. A large prompt is therefore counted in pieces of :data:`
 characters (about a millisecond each), and the loop gets its turn between pieces: other
 requests, streams and ``/health`` wait at most one piece. Short texts are counted together, at
 most a piece's worth of characters or :data:`MESSAGES_PER_TURN` of them between two turns, so a
-conversation of many thousand one-line messages is cut in pieces too.
+conversation of many thousand one-line messages is cut in pieces too. So is the reading of the
+messages before any counting (their sizes, their texts and framing: :mod:`mockserver.engine.in_turns`),
+whichever way they are then counted.
 
 Counting stops once the count passes ``limit`` (the model's context window): the request will
 be refused anyway, so a body at the size limit costs no more than counting one window. The
@@ -21,10 +23,10 @@ cache's parts (:mod:`mockserver.service.prompt_cache`) do not count them again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from mockserver.engine import tokens
+from mockserver.engine import in_turns, tokens
 from mockserver.engine.tokens import PromptMessage
 
 # About 1 ms of counting on this kind of machine: the longest the loop waits for a prompt being counted.
@@ -49,13 +51,13 @@ async def count_messages(messages: Sequence[PromptMessage | str], limit: int | N
     """:func:`mockserver.engine.tokens.count_messages` of ``messages``, yielding to the loop between
     pieces, and stopping once past ``limit``. A prompt shorter than one piece is counted at once.
     A message's text is counted with its framing, role and name (:func:`_parts`)."""
-    size = sum(map(_chars, messages))
+    size = await in_turns.summed(_chars_of, messages)
     if size <= tokens.REMEMBERED_CHARS:  # most prompts: every text's count is remembered across requests
-        return PromptCount(tokens.count_messages(messages))
-    parts = _parts(messages)
+        return PromptCount(tokens.TOKENS_PER_REPLY + await in_turns.summed(_message_tokens, messages))
+    parts = await in_turns.joined(_parts, messages)
     if size <= PIECE_CHARS:
-        return PromptCount(_counted_at_once(parts))
-    size = sum(len(text) for text, _ in parts)  # the characters counted below (a short role's are not)
+        return PromptCount(await _counted_at_once(parts))
+    size = await in_turns.summed(_text_chars, parts)  # the characters counted below (a short role's are not)
     total = tokens.TOKENS_PER_REPLY
     counted: dict[str, int] = {}  # short ones too: thousands would overflow the remembered counts
     chars_done = 0
@@ -64,7 +66,7 @@ async def count_messages(messages: Sequence[PromptMessage | str], limit: int | N
     def past_limit(own: int) -> bool:  # ``own``: the tokens counted so far of the text at ``index``
         return limit is not None and total + parts[index][1] + own > limit
 
-    async for text, own, chars in _each([text for text, _ in parts], past_limit):
+    async for text, own, chars in _each((text for text, _ in parts), past_limit):
         total += parts[index][1] + own  # the framing that comes with this text
         index += 1
         chars_done += chars
@@ -90,7 +92,7 @@ async def count_each(texts: Sequence[str]) -> list[int]:
 
 
 async def _each(
-    texts: Sequence[str], stop: Callable[[int], bool] = lambda own: False
+    texts: Iterable[str], stop: Callable[[int], bool] = lambda own: False
 ) -> AsyncIterator[tuple[str, int, int]]:
     """Each text with its count and the characters counted, the loop getting its turn between the
     pieces of a long text and after a piece's worth (or :data:`MESSAGES_PER_TURN`) of short ones.
@@ -130,22 +132,42 @@ def _parts(messages: Sequence[PromptMessage | str]) -> list[tuple[str, int]]:
     return parts
 
 
+def _chars_of(messages: Sequence[PromptMessage | str]) -> int:
+    """The characters of the messages' roles, texts and names."""
+    return sum(map(_chars, messages))
+
+
 def _chars(message: PromptMessage | str) -> int:
     if isinstance(message, str):
         return len(message)
     return len(message.role) + len(message.text) + (len(message.name) if message.name else 0)
 
 
-def _counted_at_once(parts: Sequence[tuple[str, int]]) -> int:
-    """:func:`mockserver.engine.tokens.count_messages` of the messages' ``parts``, remembering the long
-    texts' counts."""
-    total = tokens.TOKENS_PER_REPLY
+def _message_tokens(messages: Sequence[PromptMessage | str]) -> int:
+    """:func:`mockserver.engine.tokens.count_messages` of ``messages`` without the reply's priming: what
+    they add to a prompt's count."""
+    return tokens.count_messages(messages) - tokens.TOKENS_PER_REPLY
+
+
+def _text_chars(parts: Sequence[tuple[str, int]]) -> int:
+    return sum(len(text) for text, _ in parts)
+
+
+async def _counted_at_once(parts: Sequence[tuple[str, int]]) -> int:
+    """:func:`mockserver.engine.tokens.count_messages` of the messages' ``parts`` (their texts counted
+    whole, the loop getting its turn between pieces of many parts), remembering the long texts' counts."""
     counted: dict[str, int] = {}
-    for text, framing in parts:
-        own = tokens.count(text)
-        if len(text) > tokens.REMEMBERED_CHARS:
-            counted[text] = own
-        total += framing + own
+
+    def tokens_of(piece: Sequence[tuple[str, int]]) -> int:
+        total = 0
+        for text, framing in piece:
+            own = tokens.count(text)
+            if len(text) > tokens.REMEMBERED_CHARS:
+                counted[text] = own
+            total += framing + own
+        return total
+
+    total = tokens.TOKENS_PER_REPLY + await in_turns.summed(tokens_of, parts)
     if counted:
         tokens.remember(counted)
     return total

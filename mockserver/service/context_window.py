@@ -37,13 +37,15 @@ says how many whole items to drop from the conversation's beginning so that it f
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import accumulate
 from typing import Any, Literal
 
 from mockserver import errors
 from mockserver.config.fixture import ModelSpec
-from mockserver.engine import conversation, prompt_count, tokens
+from mockserver.engine import conversation, in_turns, prompt_count, tokens
 from mockserver.engine.prompt_count import PromptCount
 from mockserver.service import ratelimits
 
@@ -55,7 +57,7 @@ RESPONSES_MESSAGE = "Your input exceeds the context window of this model. Please
 async def measure(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
     """Count the prompt of a parsed request ``body`` (at most one window of it), or raise the live 400
     when it does not fit ``model``'s window with the output the request asks for."""
-    counted = await prompt_count.count_messages(prompt_messages(body, dialect), limit=model.context_window)
+    counted = await prompt_count.count_messages(await prompt_messages(body, dialect), limit=model.context_window)
     tools = body.get("tools") if isinstance(body, dict) else None
     if tools:
         # Every API's usage counts the tool definitions as prompt tokens: so does the window.
@@ -64,20 +66,22 @@ async def measure(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
     return counted
 
 
-def prompt_messages(body: Any, dialect: Dialect) -> Sequence[tokens.PromptMessage | str]:
+async def prompt_messages(body: Any, dialect: Dialect) -> Sequence[tokens.PromptMessage | str]:
     """The messages of a parsed request ``body`` as its reply's usage counts them: read by the same
     functions the usage reads them with (:func:`mockserver.engine.conversation.chat_message` on Chat
     Completions, :func:`mockserver.engine.conversation.responses_prompt` on the Responses API; the
-    Messages API's blocks as :func:`mockserver.service.ratelimits.prompt_texts` reads them)."""
+    Messages API's blocks as :func:`mockserver.service.ratelimits.prompt_texts` reads them). Many
+    messages are read in pieces, the event loop getting its turn between two
+    (:mod:`mockserver.engine.in_turns`)."""
     if isinstance(body, dict) and dialect == "chat":
         messages = body.get("messages")
         if isinstance(messages, list):
-            return [conversation.chat_message(message) for message in messages]
+            return await in_turns.mapped(conversation.chat_message, messages)
     if isinstance(body, dict) and dialect == "responses":
-        read = conversation.responses_prompt(body.get("instructions"), body.get("input"))
+        read = await conversation.responses_prompt(body.get("instructions"), body.get("input"))
         if read is not None:
             return read
-    return ratelimits.prompt_texts(body)  # the Messages API, or a body refused later for its shape
+    return await ratelimits.prompt_texts_in_turns(body)  # the Messages API, or a body refused later for its shape
 
 
 def requested_output(model: ModelSpec, body: Any) -> int | None:
@@ -96,14 +100,11 @@ def items_to_drop(items: Sequence[int], *, fixed: int, output: int | None, windo
     and ``output`` fit ``window``; none when they already fit. Items from ``keep_from`` on (the last
     user message and what follows it) are never dropped: None when even they do not fit."""
     budget = window - (output or 0) - fixed
-    total = sum(items)
-    dropped = 0
-    while total > budget:
-        if dropped >= min(keep_from, len(items)):
-            return None
-        total -= items[dropped]
-        dropped += 1
-    return dropped
+    # The tokens dropped with the first d items, for each d (counts are never negative: non-decreasing),
+    # made and searched at C speed, as a conversation can hold many thousand items.
+    dropped_tokens = [0, *accumulate(items)]
+    dropped = bisect_left(dropped_tokens, dropped_tokens[-1] - budget)
+    return dropped if dropped <= min(keep_from, len(items)) else None
 
 
 def check(model: ModelSpec, prompt_tokens: int, output_tokens: int | None, dialect: Dialect) -> None:

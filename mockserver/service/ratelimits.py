@@ -27,7 +27,7 @@ from typing import Any
 
 from mockserver import errors
 from mockserver.config.fixture import DEFAULT_RATE_LIMITS, Account, Fixture, Limit, Tier
-from mockserver.engine import tokens
+from mockserver.engine import in_turns, tokens
 from mockserver.engine.conversation import system_text, text_of
 from mockserver.service.per_fixture import PerFixture
 from mockserver.state.store import Allowance, Store, WindowState
@@ -250,6 +250,26 @@ def prompt_texts(body: Any) -> list[str]:
         value = body.get(field)
         if value is not None:  # a body has one of the two
             texts += _texts_of(value)
+    return _with_instructions(texts, body)
+
+
+async def prompt_texts_in_turns(body: Any) -> list[str]:
+    """:func:`prompt_texts`, the event loop getting its turn between pieces of many messages
+    (:func:`mockserver.engine.in_turns.joined`)."""
+    if not isinstance(body, dict):
+        return []
+    texts: list[str] = []
+    for field in ("messages", "input"):
+        value = body.get(field)
+        if isinstance(value, list):
+            texts += await in_turns.joined(_texts_of, value)
+        elif value is not None:
+            texts += _texts_of(value)
+    return _with_instructions(texts, body)
+
+
+def _with_instructions(texts: list[str], body: dict[str, Any]) -> list[str]:
+    """``texts`` followed by the body's instructions or system prompt."""
     for field in ("instructions", "system"):
         value = body.get(field)
         if value and isinstance(value, str):  # an empty one is no message, as the usage counts it

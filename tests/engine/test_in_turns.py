@@ -66,3 +66,17 @@ def test_an_exception_ends_it(monkeypatch: pytest.MonkeyPatch) -> None:
 
     with pytest.raises(ValueError, match="9"):
         asyncio.run(mapped(fail_at_nine, list(range(20))))
+
+
+@pytest.mark.parametrize("size", [0, 1, ITEMS_PER_TURN, ITEMS_PER_TURN + 1, 10 * ITEMS_PER_TURN + 3])
+def test_joined_and_summed_read_a_list_piece_by_piece_as_in_one_go(size: int) -> None:
+    items = list(range(size))
+    assert asyncio.run(in_turns.joined(lambda piece: [n for n in piece if n % 3], items)) == [n for n in items if n % 3]
+    assert asyncio.run(in_turns.summed(sum, items)) == sum(items)
+
+
+def test_joined_and_summed_give_the_loop_a_turn_each_piece() -> None:
+    items = list(range(10 * ITEMS_PER_TURN))
+    assert turns_taken(in_turns.joined(list, items)) == (items, 9)
+    assert turns_taken(in_turns.summed(len, items)) == (len(items), 9)
+    assert turns_taken(in_turns.summed(len, items[:ITEMS_PER_TURN]))[1] == 0

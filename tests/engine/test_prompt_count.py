@@ -95,3 +95,32 @@ def test_the_loop_gets_a_turn_between_many_short_texts() -> None:
     counted, turns = with_loop_turns(lambda: prompt_count.count_messages(texts))
     assert counted == prompt_count.PromptCount(tokens.count_messages(texts))
     assert turns >= len(texts) // prompt_count.MESSAGES_PER_TURN
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        [""] * 20_000,  # under the remembered counts' size: counted at once
+        ["a"] * 10_000,  # short of one piece: counted at once
+        [f"Line {i} of the log." for i in range(20_000)],  # in pieces, but stopped at the first message
+    ],
+    ids=["remembered", "at-once", "stopped"],
+)
+def test_many_messages_are_read_with_the_loops_turns_before_any_counting(texts: list[str]) -> None:
+    counted, turns = with_loop_turns(lambda: prompt_count.count_messages(texts, limit=10))
+    whole = tokens.count_messages(texts)
+    assert counted.tokens == whole or not counted.exact  # the same count, or an estimate once past the limit
+    assert turns >= len(texts) // prompt_count.MESSAGES_PER_TURN // 2
+
+
+def test_many_messages_counted_at_once_remember_their_long_texts() -> None:
+    long_text = "policy " * 600
+    messages = [tokens.PromptMessage("user", "a")] * 1_000 + [tokens.PromptMessage("user", long_text)]
+
+    async def main() -> None:
+        counted = await prompt_count.count_messages(messages)
+        assert counted == prompt_count.PromptCount(tokens.count_messages(messages))
+        remembered = tokens._COUNTED.get()
+        assert remembered is not None and set(remembered) == {long_text}
+
+    asyncio.run(main())

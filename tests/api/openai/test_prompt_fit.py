@@ -4,6 +4,7 @@ prompt-cache parts of a truncated prompt."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,8 @@ from mockserver.api.openai.responses import cache_parts, lifecycle, prompt_fit
 from mockserver.api.openai.schemas import ResponseCreateRequest
 from mockserver.config.fixture import ModelSpec
 from mockserver.engine.conversation import ConversationItem
+from mockserver.engine.in_turns import ITEMS_PER_TURN
+from tests.support import with_loop_turns
 
 CONTEXT: list[ConversationItem] = [
     ("user", "first question" + " word" * 100),
@@ -56,3 +59,27 @@ def test_the_cache_parts_of_a_truncated_prompt_leave_out_the_dropped_items() -> 
     cut = list(cache_parts.response_parts(body, raw, None, dropped=2))
     assert len(cut) == len(whole) - 2
     assert cut[0] == whole[0] and cut[1:] == whole[3:]  # the head stays; the first two items are gone
+
+
+def test_a_long_conversation_is_fitted_as_in_one_go_with_the_loops_turns() -> None:
+    context: list[ConversationItem] = [
+        ("user" if i % 2 == 0 else "assistant", f"Line {i} of the log.") for i in range(20_000)
+    ]
+    total = lifecycle.count_input_tokens("Be brief.", context, None)
+    model = ModelSpec(id="m", context_window=total // 2)
+
+    def fit() -> Any:
+        return prompt_fit.fit(model, {}, context, instructions="Be brief.", tools=None, truncation="auto")
+
+    cut, turns = with_loop_turns(fit)
+    assert 0 < cut.dropped < len(context)
+    assert cut.input_tokens == lifecycle.count_input_tokens("Be brief.", context[cut.dropped :], None)
+    assert cut.input_tokens <= total // 2 < lifecycle.count_input_tokens("Be brief.", context[cut.dropped - 1 :], None)
+    assert turns >= len(context) // ITEMS_PER_TURN
+
+
+def test_a_long_input_continuing_a_conversation_is_read_with_the_loops_turns() -> None:
+    raw = [{"role": "user", "content": f"Line {i} of the log."} for i in range(20_000)]
+    read, turns = with_loop_turns(lambda: prompt_fit.read_context_in_turns(raw, None, None))
+    assert read == prompt_fit.read_context(raw, None, None)
+    assert turns >= len(raw) // ITEMS_PER_TURN - 1

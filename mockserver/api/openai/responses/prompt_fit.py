@@ -25,8 +25,15 @@ from typing import Any
 
 from mockserver import errors
 from mockserver.config.fixture import ModelSpec
-from mockserver.engine import prompt_count, tokens
-from mockserver.engine.conversation import ConversationItem, prompt_messages, read_input, tool_definition_tokens
+from mockserver.engine import in_turns, prompt_count, tokens
+from mockserver.engine.conversation import (
+    ConversationItem,
+    prompt_messages,
+    prompt_messages_in_turns,
+    read_input,
+    read_input_in_turns,
+    tool_definition_tokens,
+)
 from mockserver.service import context_window
 from mockserver.state.responses import StoredResponse, previous_response_not_found
 
@@ -51,7 +58,19 @@ def read_context(
     """What the request sends: the earlier turns of ``previous_response_id`` (``previous``, read by
     :func:`mockserver.api.openai.responses.lifecycle.earlier_turn`: None is the live API's 404), then
     this ``input``."""
-    items = read_input(raw_input)
+    return _after_history(read_input(raw_input), previous_response_id, previous)
+
+
+async def read_context_in_turns(
+    raw_input: str | list[Any] | None, previous_response_id: str | None, previous: StoredResponse | None
+) -> list[ConversationItem]:
+    """:func:`read_context`, the event loop getting its turn between pieces of a long ``input``."""
+    return _after_history(await read_input_in_turns(raw_input), previous_response_id, previous)
+
+
+def _after_history(
+    items: list[ConversationItem], previous_response_id: str | None, previous: StoredResponse | None
+) -> list[ConversationItem]:
     history: tuple[ConversationItem, ...] = ()
     if previous_response_id is not None:
         if previous is None:
@@ -73,15 +92,16 @@ async def fit(
     with ``truncation: "auto"``, or the live 400 when it does not fit (or, with ``"auto"``, when even
     the last user message and what follows it do not)."""
     # Each item's tokens as usage.input_tokens counts them (tokens.count_messages), its text counted in pieces.
-    messages = prompt_messages(None, context)
-    counts = await prompt_count.count_each([message.text for message in messages])
-    items = [tokens.framing_tokens(m) + n for m, n in zip(messages, counts, strict=True)]
+    # Many items are read in pieces, the event loop getting its turn between two (in_turns).
+    messages = await prompt_messages_in_turns(None, context)
+    counts = await prompt_count.count_each(await in_turns.mapped(_text, messages))
+    items = await in_turns.mapped(lambda i: tokens.framing_tokens(messages[i]) + counts[i], range(len(messages)))
     fixed = tokens.count_messages(prompt_messages(instructions, ())) + tool_definition_tokens(tools)
     output = context_window.requested_output(model, raw_body)
     dropped = 0
     if truncation == "auto":
-        users = [i for i, (kind, _) in enumerate(context) if kind == "user"]
-        keep_from = users[-1] if users else max(0, len(items) - 1)
+        last_user = next((i for i in range(len(context) - 1, -1, -1) if context[i][0] == "user"), None)
+        keep_from = last_user if last_user is not None else max(0, len(items) - 1)
         window = model.context_window
         fits = context_window.items_to_drop(items, fixed=fixed, output=output, window=window, keep_from=keep_from)
         if fits is None:
@@ -90,6 +110,10 @@ async def fit(
     else:
         context_window.check(model, fixed + sum(items), output, "responses")
     return Fitted(tuple(context), dropped, fixed + sum(items[dropped:]))
+
+
+def _text(message: tokens.PromptMessage) -> str:
+    return message.text
 
 
 class ConversationPrompt:
@@ -112,7 +136,7 @@ class ConversationPrompt:
         if body.previous_response_id is None and body.truncation != "auto":
             return (await context_window.measure(model, self.raw_body, "responses")).tokens
         try:
-            context = read_context(body.input, body.previous_response_id, self.previous)
+            context = await read_context_in_turns(body.input, body.previous_response_id, self.previous)
         except errors.MockAPIError:  # refused by the planning, in its place among the checks
             return (await context_window.measure(model, self.raw_body, "responses")).tokens
         self.fitted = await fit(

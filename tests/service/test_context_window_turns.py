@@ -1,0 +1,130 @@
+"""A long prompt read for the window check: the same messages and counts as reading it in one go, with
+the event loop's turns between pieces of the reading (other requests and streams run meanwhile)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from mockserver import errors
+from mockserver.config.fixture import ModelSpec
+from mockserver.engine import conversation, prompt_count, tokens
+from mockserver.engine.in_turns import ITEMS_PER_TURN
+from mockserver.engine.prompt_count import PromptCount
+from mockserver.service import context_window, ratelimits
+from tests.support import with_loop_turns
+
+DIALECTS: list[context_window.Dialect] = ["chat", "responses", "anthropic"]
+LONG = 20_000
+
+
+def request(dialect: context_window.Dialect, n: int) -> dict[str, Any]:
+    """A request of ``n`` one-line messages, with a name, a tool call and (Responses) its result among them."""
+    lines: list[dict[str, Any]] = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"Line {i} of the log."} for i in range(n)
+    ]
+    if dialect == "chat":
+        for i in range(0, n, 7):
+            lines[i]["name"] = "ann"
+        call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "x"}'}}
+        lines[1] = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return {"model": "m", "messages": lines}
+    if dialect == "responses":
+        lines[1] = {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": '{"q": "x"}'}
+        lines[2] = {"type": "function_call_output", "call_id": "c1", "output": "found it"}
+        return {"model": "m", "instructions": "Be brief.", "input": lines}
+    lines[-1] = {"role": "user", "content": [{"type": "text", "text": "Sum it up."}]}
+    return {"model": "m", "max_tokens": 8, "system": "Be brief.", "messages": lines}
+
+
+def read_at_once(body: dict[str, Any], dialect: context_window.Dialect) -> list[Any]:
+    """The prompt's messages read in one go, by the functions the reply's usage reads them with."""
+    if dialect == "chat":
+        return [conversation.chat_message(message) for message in body["messages"]]
+    if dialect == "responses":
+        return conversation.prompt_messages(body["instructions"], conversation.read_input(body["input"]))
+    return ratelimits.prompt_texts(body)
+
+
+def refused(model: ModelSpec, body: dict[str, Any], dialect: context_window.Dialect) -> errors.MockAPIError:
+    with pytest.raises(errors.InvalidRequestError) as caught:
+        asyncio.run(context_window.measure(model, body, dialect))
+    return caught.value
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("n", [3, ITEMS_PER_TURN + 1, 3_000, LONG])
+def test_the_messages_and_count_are_those_read_at_once(dialect: context_window.Dialect, n: int) -> None:
+    body = request(dialect, n)
+    messages = asyncio.run(context_window.prompt_messages(body, dialect))
+    assert messages == read_at_once(body, dialect)
+    counted = asyncio.run(context_window.measure(ModelSpec(id="m", context_window=10_000_000), body, dialect))
+    assert counted == PromptCount(tokens.count_messages(messages))
+
+
+# Past the window, counting stops and estimates the rest: the estimates the reading in one go gave.
+ESTIMATES = [
+    ("chat", 3_000, 1_000, 37_155),
+    ("chat", LONG, 50_000, 249_188),
+    ("chat", LONG, 10, 381_234),
+    ("responses", 3_000, 1_000, 36_281),
+    ("responses", LONG, 50_000, 243_331),
+    ("responses", LONG, 10, 333_579),
+    ("anthropic", 3_000, 1_000, 36_146),
+    ("anthropic", LONG, 50_000, 243_313),
+    ("anthropic", LONG, 10, 333_579),
+]
+
+
+@pytest.mark.parametrize(("dialect", "n", "window", "estimate"), ESTIMATES)
+def test_past_the_window_the_estimate_is_unchanged(
+    dialect: context_window.Dialect, n: int, window: int, estimate: int
+) -> None:
+    body = request(dialect, n)
+
+    async def count() -> PromptCount:
+        return await prompt_count.count_messages(await context_window.prompt_messages(body, dialect), limit=window)
+
+    assert asyncio.run(count()) == PromptCount(estimate, exact=False)
+    refusal = refused(ModelSpec(id="m", context_window=window), body, dialect)
+    wording = {"chat": f"resulted in {estimate} tokens", "anthropic": f"prompt is too long: {estimate} tokens"}
+    assert wording.get(dialect, context_window.RESPONSES_MESSAGE) in refusal.message
+
+
+def test_a_malformed_responses_item_is_counted_as_the_rate_limits_count_it() -> None:
+    body = request("responses", LONG)
+    body["input"][5_000] = 42  # refused later, for its shape, in its place among the checks
+    messages = asyncio.run(context_window.prompt_messages(body, "responses"))
+    assert messages == ratelimits.prompt_texts(body)
+    counted = asyncio.run(context_window.measure(ModelSpec(id="m", context_window=10_000_000), body, "responses"))
+    assert counted == PromptCount(tokens.count_messages(ratelimits.prompt_texts(body)))
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_reading_a_long_prompt_gives_the_loop_turns(dialect: context_window.Dialect) -> None:
+    body = request(dialect, LONG)
+    messages, turns = with_loop_turns(lambda: context_window.prompt_messages(body, dialect))
+    assert len(messages) >= LONG
+    assert turns >= LONG // ITEMS_PER_TURN - 1
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_long_prompt_refused_at_its_first_message_is_read_with_the_loop_s_turns(
+    dialect: context_window.Dialect,
+) -> None:
+    # A window of 10 tokens: counting stops at the first message, so the turns are the reading's own.
+    body = request(dialect, LONG)
+    tiny = ModelSpec(id="m", context_window=10)
+
+    async def measure() -> errors.MockAPIError | None:
+        try:
+            await context_window.measure(tiny, body, dialect)
+        except errors.InvalidRequestError as refusal:
+            return refusal
+        return None
+
+    refusal, turns = with_loop_turns(measure)
+    assert isinstance(refusal, errors.InvalidRequestError)
+    assert turns >= LONG // ITEMS_PER_TURN // 2

@@ -6,9 +6,10 @@ import asyncio
 from typing import Any, TypeVar
 
 from fastapi import Request
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from mockserver import errors
+from mockserver.api import validated_body
 from mockserver.api.direct_routes import App
 from mockserver.engine import jsonbody
 from mockserver.errors import validation
@@ -73,18 +74,17 @@ async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[st
     raw = await request.body()
     if len(raw) > LARGE_BODY_BYTES:
         await asyncio.sleep(YIELD_S)
-    data = jsonbody.loads(raw, server_state(request).settings.max_json_depth) if raw else None
+    data = await jsonbody.loads_in_turns(raw, server_state(request).settings.max_json_depth) if raw else None
     if data is None:
         raise errors.InvalidRequestError("You must provide a model parameter.")
     if not isinstance(data, dict):
         raise errors.InvalidRequestError("The request body must be a JSON object.", code="invalid_type")
     try:
-        # Strict: the live API refuses "yes" for a boolean or "3" for an integer. The model's validator
-        # is called as ``model_validate`` calls it, without that wrapper's keyword handling.
-        validated: Body = model.__pydantic_validator__.validate_python(data, strict=True)
-        return validated, data
-    except ValidationError as exc:
-        raise validation.to_api_error([{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]) from None
+        # Strict: the live API refuses "yes" for a boolean or "3" for an integer; a long list of
+        # messages is validated a piece at a time (:mod:`mockserver.api.validated_body`).
+        return await validated_body.validated(model, data), data
+    except validated_body.BodyInvalid as exc:
+        raise validation.to_api_error([{**e, "loc": ("body", *e["loc"])} for e in exc.problems]) from None
 
 
 # Schemas referenced by bodies that parse_body documents; create_app adds them to the OpenAPI components.

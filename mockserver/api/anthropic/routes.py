@@ -6,11 +6,11 @@ from functools import partial
 from typing import Any, TypeVar
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from starlette.responses import Response
 
 from mockserver import errors
-from mockserver.api import replaying, serving
+from mockserver.api import replaying, serving, validated_body
 from mockserver.api.anthropic import auth, cache_parts, event_stream, messages, turns
 from mockserver.api.anthropic import replayed as replayed_stream
 from mockserver.api.anthropic.errors import invalid_request
@@ -81,7 +81,7 @@ async def parse(request: Request, model: type[Body]) -> tuple[Body, dict[str, An
     """The JSON body, validated, or a 400 worded as Anthropic's API words it (``max_tokens: Field required``)."""
     raw = await request.body()
     try:
-        data = jsonbody.loads(raw, server_state(request).settings.max_json_depth) if raw else None
+        data = await jsonbody.loads_in_turns(raw, server_state(request).settings.max_json_depth) if raw else None
     except errors.MockAPIError as exc:
         if exc.code == "json_too_deep":
             raise
@@ -91,10 +91,9 @@ async def parse(request: Request, model: type[Body]) -> tuple[Body, dict[str, An
     if not isinstance(data, dict):
         raise invalid_request("The request body must be a JSON object.")
     try:
-        validated: Body = model.__pydantic_validator__.validate_python(data, strict=True)  # as parse_body does
-        return validated, data
-    except ValidationError as exc:
-        first = exc.errors()[0]
+        return await validated_body.validated(model, data), data  # as parse_body does
+    except validated_body.BodyInvalid as exc:
+        first = exc.problems[0]
         where = ".".join(str(part) for part in first["loc"] if not _is_union_tag(part))
         raise invalid_request(f"{where}: {first['msg']}" if where else first["msg"]) from None
 

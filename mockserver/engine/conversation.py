@@ -103,9 +103,13 @@ def prompt_messages(instructions: str | None, items: Sequence[ConversationItem])
     then each item; a tool call counts as an assistant message, its result as a tool message."""
     messages = [tokens.PromptMessage("system", instructions)] if instructions else []
     for kind, text in items:
-        role = kind if kind in MESSAGE_ROLES else ("tool" if kind in TOOL_RESULT_KINDS else "assistant")
-        messages.append(tokens.PromptMessage(role, text))
+        messages.append(tokens.PromptMessage(_role(kind), text))
     return messages
+
+
+def _role(kind: str) -> str:
+    """The role an item of this kind (a message's role or an item type) has in the prompt count."""
+    return kind if kind in MESSAGE_ROLES else ("tool" if kind in TOOL_RESULT_KINDS else "assistant")
 
 
 def chat_message(message: Any) -> tokens.PromptMessage:
@@ -144,11 +148,22 @@ async def responses_prompt(instructions: Any, raw_input: Any) -> list[tokens.Pro
     A long ``input`` is read in pieces, the event loop getting its turn between two."""
     if raw_input is not None and not isinstance(raw_input, (str, list)):
         return None
+    head = instructions if isinstance(instructions, str) else None
+    if not isinstance(raw_input, list) or len(raw_input) <= in_turns.ITEMS_PER_TURN:
+        try:
+            return prompt_messages(head, read_input(raw_input))
+        except errors.MockAPIError:
+            return None
+
+    def message(i: int) -> tokens.PromptMessage:  # each item read and made a message in one pass
+        kind, text = _read_item(raw_input[i], f"input[{i}]")
+        return tokens.PromptMessage(_role(kind), text)
+
     try:
-        items = await read_input_in_turns(raw_input)
+        read = await in_turns.mapped(message, range(len(raw_input)))
     except errors.MockAPIError:
         return None
-    return await prompt_messages_in_turns(instructions if isinstance(instructions, str) else None, items)
+    return prompt_messages(head, ()) + read
 
 
 async def prompt_messages_in_turns(

@@ -102,6 +102,7 @@ async def admit_and_plan(
         prompt_tokens = await measure(resolved.model)
     else:
         prompt_tokens = (await context_window.measure(resolved.model, raw_body, dialect.name)).tokens
+    exchange.prompt_tokens = prompt_tokens
     cache = prompt_cache.MISSED
     caching = state.fixture.prompt_caching
     wanted = prompt_cache.wanted(headers)

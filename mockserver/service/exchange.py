@@ -70,6 +70,9 @@ class Exchange:
     tier: str | None = None
     downgraded: bool = False
     usage: Usage | None = None
+    # The prompt's tokens as the context window counted them (tool definitions included): what the
+    # reply's usage reports, so a plan takes it from here instead of counting a long prompt again.
+    prompt_tokens: int | None = None
     stream: bool = False
     body: Any = None
     status: int | None = None

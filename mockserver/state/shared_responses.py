@@ -33,11 +33,15 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
 from mockserver import errors
 from mockserver.state import shared
-from mockserver.state.responses import BaseResponseStore, StoredResponse, response_not_found, stored_record
+from mockserver.state.responses import (
+    BaseResponseStore,
+    StoredResponse,
+    from_record,
+    response_not_found,
+    stored_record,
+)
 
 logger = logging.getLogger("mockserver")
 
@@ -176,17 +180,13 @@ class RedisResponseStore(BaseResponseStore):
         fields = {_text(k): v for k, v in raw.items()}
         if not fields or _text(fields["project"]) != project:
             return None
-        record = orjson.loads(fields["record"])
-        return StoredResponse(
-            id=response_id,
-            project=project,
-            final_body=record["final_body"],
-            in_progress_body=record["in_progress_body"],
+        return from_record(
+            response_id,
+            project,
+            fields["record"],
             ready_at=self._local(float(fields["ready"])),
-            conversation=tuple((kind, text) for kind, text in record["conversation"]),
-            input_items=tuple(record["input_items"]),
-            background=fields["background"] == b"1",
             started_at=self._local(float(fields["started"])),
+            background=fields["background"] == b"1",
             cancelled=fields["cancelled"] == b"1",
         )
 

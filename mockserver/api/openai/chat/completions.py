@@ -8,7 +8,7 @@ request carry the same content.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -20,7 +20,7 @@ from mockserver.api.openai.chat import checks
 from mockserver.api.openai.schemas import ChatCompletionRequest, ChatMessage
 from mockserver.api.routing import reply_sources
 from mockserver.config.fixture import Fixture
-from mockserver.engine import conversation, generation, structured, tokens
+from mockserver.engine import conversation, generation, in_turns, structured, tokens
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.streaming import DONE, Item, Run, data_event
@@ -142,13 +142,27 @@ def reported_tier(fixture: Fixture, tier: str) -> str:
     return tier
 
 
+async def read_messages(body: ChatCompletionRequest) -> list[tuple[str, str]]:
+    """Each message's role and :func:`message_text`, read ahead of planning with the event loop's turns
+    through a long conversation (:func:`mockserver.engine.in_turns.mapped`)."""
+    return await in_turns.mapped(_role_and_text, body.messages)
+
+
+def _role_and_text(message: ChatMessage) -> tuple[str, str]:
+    return message.role, message_text(message)
+
+
 def plan_chat_completion(
     state: ServerState,
     admission: Admission,
     body: ChatCompletionRequest,
     raw_body: Any,
     exchange: Exchange | None = None,
+    items: Sequence[tuple[str, str]] | None = None,
 ) -> ChatPlan:
+    """The reply to ``body``. ``items`` are its messages as :func:`read_messages` reads them (read here
+    when not given); the prompt's tokens are the ones the context window counted (``exchange.prompt_tokens``)
+    when the exchange has them."""
     fixture = state.fixture
     checks.check_request(body)
     limit = body.output_limit
@@ -164,7 +178,8 @@ def plan_chat_completion(
         limit_param="max_tokens" if body.max_completion_tokens is None and body.max_tokens else "max_completion_tokens",
     )
     messages = body.messages
-    items = [(m.role, message_text(m)) for m in messages]
+    if items is None:
+        items = [_role_and_text(m) for m in messages]
     texts = [text for _, text in items]
     tools = function_tools(body.tools)
     structured.check_tool_choice(tools, body.tool_choice)
@@ -210,7 +225,9 @@ def plan_chat_completion(
         model=admission.model.id,
         service_tier=reported_tier(fixture, admission.tier.tier),
         system_fingerprint=state.system_fingerprint,
-        prompt_tokens=tokens.count_messages(
+        prompt_tokens=exchange.prompt_tokens
+        if exchange is not None and exchange.prompt_tokens is not None
+        else tokens.count_messages(
             tokens.PromptMessage(role, text, m.name) for m, (role, text) in zip(messages, items, strict=True)
         )
         + conversation.tool_definition_tokens(body.tools),

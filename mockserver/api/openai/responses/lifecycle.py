@@ -113,7 +113,7 @@ class ResponsePlan:
     incomplete: bool
     schedule: Schedule
     conversation: tuple[ConversationItem, ...]
-    input_items: tuple[dict[str, Any], ...]
+    sent_input: str | list[Any] | None  # the request's ``input``, listed as items when the response is stored
     store: bool
     background: bool
     cache: CacheUse = NO_CACHE
@@ -257,7 +257,7 @@ def plan_response(
         incomplete=incomplete,
         schedule=schedule,
         conversation=(*sent, *_output_items(reasoning_part, answers)),
-        input_items=tuple(input_items.input_items(body.input, state.ids.prefixed)),
+        sent_input=body.input,
         store=body.store is not False,
         background=bool(body.background),
         cache=admission.cache,
@@ -280,9 +280,11 @@ def count_input_tokens(
 
 
 async def remember(state: ServerState, plan: ResponsePlan) -> None:
-    """Keep the response for ``GET``, ``DELETE`` and ``previous_response_id``, unless ``store`` is false."""
+    """Keep the response for ``GET``, ``DELETE`` and ``previous_response_id``, unless ``store`` is false.
+    Its input is listed as items (their ids drawn) here, with the event loop's turns through a long one."""
     if plan.store:
-        await state.responses.put(stored(plan))
+        items = await input_items.input_items_in_turns(plan.sent_input, state.ids.prefixed)
+        await state.responses.put(stored(plan, tuple(items)))
 
 
 def _output_items(reasoning_part: ReasoningPart | None, answers: Sequence[AnswerPart]) -> Sequence[ConversationItem]:
@@ -345,7 +347,7 @@ def response_object(plan: ResponsePlan, *, final: bool = True, status: str = "in
     }
 
 
-def stored(plan: ResponsePlan) -> StoredResponse:
+def stored(plan: ResponsePlan, items: tuple[dict[str, Any], ...]) -> StoredResponse:
     return StoredResponse(
         id=plan.id,
         project=plan.project,
@@ -353,7 +355,7 @@ def stored(plan: ResponsePlan) -> StoredResponse:
         in_progress_body=response_object(plan, final=False),
         ready_at=plan.schedule.end,
         conversation=plan.conversation,
-        input_items=plan.input_items,
+        input_items=items,
         background=plan.background,
         started_at=plan.schedule.first_token_at,
     )

@@ -142,38 +142,26 @@ def chat_text(content: Any, tool_calls: Sequence[tuple[str, str]]) -> str:
     return text
 
 
-async def responses_prompt(instructions: Any, raw_input: Any) -> list[tokens.PromptMessage] | None:
+def responses_prompt(instructions: Any, raw_input: Any) -> list[tokens.PromptMessage] | None:
     """A Responses request's prompt (as sent) as ``usage.input_tokens`` counts it (:func:`read_input`,
-    :func:`prompt_messages`); None when ``input`` is malformed (the request is refused for it later).
-    A long ``input`` is read in pieces, the event loop getting its turn between two."""
+    :func:`prompt_messages`); None when ``input`` is malformed (the request is refused for it later)."""
     if raw_input is not None and not isinstance(raw_input, (str, list)):
         return None
-    head = instructions if isinstance(instructions, str) else None
-    if not isinstance(raw_input, list) or len(raw_input) <= in_turns.ITEMS_PER_TURN:
-        try:
-            return prompt_messages(head, read_input(raw_input))
-        except errors.MockAPIError:
-            return None
-
-    def message(i: int) -> tokens.PromptMessage:  # each item read and made a message in one pass
-        kind, text = _read_item(raw_input[i], f"input[{i}]")
-        return tokens.PromptMessage(_role(kind), text)
-
     try:
-        read = await in_turns.mapped(message, range(len(raw_input)))
+        items = read_input(raw_input)
     except errors.MockAPIError:
         return None
-    return prompt_messages(head, ()) + read
+    return prompt_messages(instructions if isinstance(instructions, str) else None, items)
 
 
-async def prompt_messages_in_turns(
-    instructions: str | None, items: Sequence[ConversationItem]
-) -> list[tokens.PromptMessage]:
-    """:func:`prompt_messages`, the event loop getting its turn between pieces of many ``items``."""
-    if len(items) <= in_turns.ITEMS_PER_TURN:
-        return prompt_messages(instructions, items)
-    messages = prompt_messages(instructions, ())
-    messages += await in_turns.joined(functools.partial(prompt_messages, None), items)
+def input_messages(instructions: str | None, raw: Sequence[Any], at: Sequence[int]) -> list[tokens.PromptMessage]:
+    """:func:`prompt_messages` of the items of an ``input`` list ``raw`` at the indices ``at``, each read
+    as :func:`read_input` reads it (the first malformed one raises its error), and the ``instructions``
+    first when ``at`` starts at the input's first item: the prompt of a long input read a piece at a time."""
+    messages = [tokens.PromptMessage("system", instructions)] if instructions and at and at[0] == 0 else []
+    for i in at:
+        kind, text = _read_item(raw[i], f"input[{i}]")
+        messages.append(tokens.PromptMessage(_role(kind), text))
     return messages
 
 

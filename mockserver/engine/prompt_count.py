@@ -25,9 +25,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from mockserver.engine import in_turns, tokens
 from mockserver.engine.tokens import PromptMessage
+
+Item = TypeVar("Item")
 
 # About 1 ms of counting on this kind of machine: the longest the loop waits for a prompt being counted.
 PIECE_CHARS = 16_384
@@ -54,7 +57,32 @@ async def count_messages(messages: Sequence[PromptMessage | str], limit: int | N
     size = await in_turns.summed(_chars_of, messages)
     if size <= tokens.REMEMBERED_CHARS:  # most prompts: every text's count is remembered across requests
         return PromptCount(tokens.TOKENS_PER_REPLY + await in_turns.summed(_message_tokens, messages))
-    parts = await in_turns.joined(_parts, messages)
+    return await _count_parts(await in_turns.joined(_parts, messages), size, limit)
+
+
+async def count_read(
+    read: Callable[[Sequence[Item]], Sequence[PromptMessage | str]], items: Sequence[Item], limit: int | None = None
+) -> PromptCount:
+    """:func:`count_messages` of the messages ``read(items)`` gives, read :data:`MESSAGES_PER_TURN` items at
+    a time with the loop's turn between pieces (:func:`mockserver.engine.in_turns.joined`). Only the texts
+    to count are kept: each piece's messages are dropped once read, as many thousand objects kept for
+    the whole count would wake the garbage collector's passes over the whole heap. An exception from
+    ``read`` ends it, before anything is counted or remembered."""
+    size = 0
+
+    def parts_of(piece: Sequence[Item]) -> list[tuple[str, int]]:
+        nonlocal size
+        messages = read(piece)
+        size += _chars_of(messages)
+        return _parts(messages)
+
+    parts = await in_turns.joined(parts_of, items)
+    return await _count_parts(parts, size, limit)
+
+
+async def _count_parts(parts: Sequence[tuple[str, int]], size: int, limit: int | None) -> PromptCount:
+    """The count of the messages whose texts to count are ``parts`` (:func:`_parts`) and whose roles,
+    texts and names hold ``size`` characters."""
     if size <= PIECE_CHARS:
         return PromptCount(await _counted_at_once(parts))
     size = await in_turns.summed(_text_chars, parts)  # the characters counted below (a short role's are not)

@@ -15,7 +15,7 @@ refuses it as too large, :mod:`.output_limits`), worded per API:
   "input length and `max_tokens` exceed context limit: A + B > N, ...".
 
 The count is the one the reply's usage reports (``prompt_tokens``, ``input_tokens``), read by the same
-functions (:func:`prompt_messages`): on Chat Completions each message's role, its ``name``, its content
+functions (:func:`count_prompt`): on Chat Completions each message's role, its ``name``, its content
 parts' text and its tool calls' names and arguments; on the Responses API each input item as
 ``usage.input_tokens`` reads it (a ``function_call`` item's name and arguments, a
 ``function_call_output``'s output), and the instructions. Images, audio and files add nothing.
@@ -40,12 +40,13 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from itertools import accumulate
 from typing import Any, Literal
 
 from mockserver import errors
 from mockserver.config.fixture import ModelSpec
-from mockserver.engine import conversation, in_turns, prompt_count, tokens
+from mockserver.engine import conversation, prompt_count, tokens
 from mockserver.engine.prompt_count import PromptCount
 from mockserver.service import ratelimits
 
@@ -57,7 +58,7 @@ RESPONSES_MESSAGE = "Your input exceeds the context window of this model. Please
 async def measure(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
     """Count the prompt of a parsed request ``body`` (at most one window of it), or raise the live 400
     when it does not fit ``model``'s window with the output the request asks for."""
-    counted = await prompt_count.count_messages(await prompt_messages(body, dialect), limit=model.context_window)
+    counted = await count_prompt(body, dialect, limit=model.context_window)
     tools = body.get("tools") if isinstance(body, dict) else None
     if tools:
         # Every API's usage counts the tool definitions as prompt tokens: so does the window.
@@ -66,22 +67,37 @@ async def measure(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
     return counted
 
 
-async def prompt_messages(body: Any, dialect: Dialect) -> Sequence[tokens.PromptMessage | str]:
-    """The messages of a parsed request ``body`` as its reply's usage counts them: read by the same
-    functions the usage reads them with (:func:`mockserver.engine.conversation.chat_message` on Chat
-    Completions, :func:`mockserver.engine.conversation.responses_prompt` on the Responses API; the
-    Messages API's blocks as :func:`mockserver.service.ratelimits.prompt_texts` reads them). Many
-    messages are read in pieces, the event loop getting its turn between two
-    (:mod:`mockserver.engine.in_turns`)."""
+async def count_prompt(body: Any, dialect: Dialect, limit: int | None = None) -> PromptCount:
+    """The messages of a parsed request ``body`` as its reply's usage counts them
+    (:func:`mockserver.engine.prompt_count.count_messages`, stopping past ``limit``), read by the same
+    functions the usage reads them with: :func:`mockserver.engine.conversation.chat_message` on Chat
+    Completions, :func:`mockserver.engine.conversation.responses_prompt` on the Responses API, the
+    Messages API's blocks as :func:`mockserver.service.ratelimits.prompt_texts` reads them.
+
+    Many messages are read a piece at a time, the event loop getting its turn between pieces
+    (:func:`mockserver.engine.prompt_count.count_read`), and only their texts are kept for the count."""
     if isinstance(body, dict) and dialect == "chat":
         messages = body.get("messages")
         if isinstance(messages, list):
-            return await in_turns.mapped(conversation.chat_message, messages)
+            return await prompt_count.count_read(_chat_messages, messages, limit)
     if isinstance(body, dict) and dialect == "responses":
-        read = await conversation.responses_prompt(body.get("instructions"), body.get("input"))
-        if read is not None:
-            return read
-    return await ratelimits.prompt_texts_in_turns(body)  # the Messages API, or a body refused later for its shape
+        instructions, raw = body.get("instructions"), body.get("input")
+        if isinstance(raw, list) and raw:
+            head = instructions if isinstance(instructions, str) else None
+            try:
+                return await prompt_count.count_read(
+                    partial(conversation.input_messages, head, raw), range(len(raw)), limit
+                )
+            except errors.MockAPIError:
+                pass  # a malformed item: the request is refused for it later, in its place among the checks
+        elif (read := conversation.responses_prompt(instructions, raw)) is not None:
+            return await prompt_count.count_messages(read, limit)
+    # The Messages API, or a body refused later for its shape.
+    return await prompt_count.count_messages(await ratelimits.prompt_texts_in_turns(body), limit)
+
+
+def _chat_messages(messages: Sequence[Any]) -> list[tokens.PromptMessage]:
+    return [conversation.chat_message(message) for message in messages]
 
 
 def requested_output(model: ModelSpec, body: Any) -> int | None:

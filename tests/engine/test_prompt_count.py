@@ -4,6 +4,7 @@ limit, and the reply's usage reuses the long texts' counts instead of counting t
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import pytest
 
@@ -124,3 +125,43 @@ def test_many_messages_counted_at_once_remember_their_long_texts() -> None:
         assert remembered is not None and set(remembered) == {long_text}
 
     asyncio.run(main())
+
+
+class Counted(tokens.PromptMessage):
+    """A message that knows how many of its kind are alive at once."""
+
+    alive = 0
+    most = 0
+
+    def __init__(self, role: str, text: str) -> None:
+        super().__init__(role, text)
+        Counted.alive += 1
+        Counted.most = max(Counted.most, Counted.alive)
+
+    def __del__(self) -> None:
+        Counted.alive -= 1
+
+
+@pytest.mark.parametrize("limit", [None, 10])
+def test_messages_read_a_piece_at_a_time_count_as_all_read_at_once(limit: int | None) -> None:
+    texts = [f"Line {i} of the log." for i in range(5_000)]
+    Counted.most = 0
+
+    def read(piece: Sequence[str]) -> list[tokens.PromptMessage]:
+        return [Counted("user", text) for text in piece]
+
+    counted, turns = with_loop_turns(lambda: prompt_count.count_read(read, texts, limit))
+    assert counted == asyncio.run(prompt_count.count_messages([tokens.PromptMessage("user", t) for t in texts], limit))
+    assert turns >= len(texts) // prompt_count.MESSAGES_PER_TURN - 1
+    # Only a piece's messages are alive at once: the count keeps their texts, not them.
+    assert Counted.most <= prompt_count.MESSAGES_PER_TURN
+
+
+def test_an_error_reading_a_piece_ends_the_count() -> None:
+    def read(piece: Sequence[int]) -> list[str]:
+        if 3_000 in piece:
+            raise ValueError("unreadable")
+        return [str(n) for n in piece]
+
+    with pytest.raises(ValueError, match="unreadable"):
+        asyncio.run(prompt_count.count_read(read, range(5_000)))

@@ -10,7 +10,7 @@ import pytest
 
 from mockserver import errors
 from mockserver.config.fixture import ModelSpec
-from mockserver.engine import conversation, prompt_count, tokens
+from mockserver.engine import conversation, tokens
 from mockserver.engine.in_turns import ITEMS_PER_TURN
 from mockserver.engine.prompt_count import PromptCount
 from mockserver.service import context_window, ratelimits
@@ -56,12 +56,11 @@ def refused(model: ModelSpec, body: dict[str, Any], dialect: context_window.Dial
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("n", [3, ITEMS_PER_TURN + 1, 3_000, LONG])
-def test_the_messages_and_count_are_those_read_at_once(dialect: context_window.Dialect, n: int) -> None:
+def test_the_count_is_that_of_the_messages_read_at_once(dialect: context_window.Dialect, n: int) -> None:
     body = request(dialect, n)
-    messages = asyncio.run(context_window.prompt_messages(body, dialect))
-    assert messages == read_at_once(body, dialect)
-    counted = asyncio.run(context_window.measure(ModelSpec(id="m", context_window=10_000_000), body, dialect))
-    assert counted == PromptCount(tokens.count_messages(messages))
+    whole = PromptCount(tokens.count_messages(read_at_once(body, dialect)))
+    assert asyncio.run(context_window.count_prompt(body, dialect)) == whole
+    assert asyncio.run(context_window.measure(ModelSpec(id="m", context_window=10_000_000), body, dialect)) == whole
 
 
 # Past the window, counting stops and estimates the rest: the estimates the reading in one go gave.
@@ -83,31 +82,28 @@ def test_past_the_window_the_estimate_is_unchanged(
     dialect: context_window.Dialect, n: int, window: int, estimate: int
 ) -> None:
     body = request(dialect, n)
-
-    async def count() -> PromptCount:
-        return await prompt_count.count_messages(await context_window.prompt_messages(body, dialect), limit=window)
-
-    assert asyncio.run(count()) == PromptCount(estimate, exact=False)
+    assert asyncio.run(context_window.count_prompt(body, dialect, limit=window)) == PromptCount(estimate, exact=False)
     refusal = refused(ModelSpec(id="m", context_window=window), body, dialect)
     wording = {"chat": f"resulted in {estimate} tokens", "anthropic": f"prompt is too long: {estimate} tokens"}
     assert wording.get(dialect, context_window.RESPONSES_MESSAGE) in refusal.message
 
 
-def test_a_malformed_responses_item_is_counted_as_the_rate_limits_count_it() -> None:
+@pytest.mark.parametrize("raw", [None, "Hello", []], ids=["none", "text", "empty"])
+def test_a_responses_input_that_is_no_list_of_items_counts_as_before(raw: Any) -> None:
+    body = {"model": "m", "instructions": "Be brief.", "input": raw}
+    expected = conversation.prompt_messages("Be brief.", conversation.read_input(raw))
+    assert asyncio.run(context_window.count_prompt(body, "responses")) == PromptCount(tokens.count_messages(expected))
+
+
+@pytest.mark.parametrize("where", [5, 5_000])
+def test_a_malformed_responses_item_is_counted_as_the_rate_limits_count_it(where: int) -> None:
     body = request("responses", LONG)
-    body["input"][5_000] = 42  # refused later, for its shape, in its place among the checks
-    messages = asyncio.run(context_window.prompt_messages(body, "responses"))
-    assert messages == ratelimits.prompt_texts(body)
-    counted = asyncio.run(context_window.measure(ModelSpec(id="m", context_window=10_000_000), body, "responses"))
-    assert counted == PromptCount(tokens.count_messages(ratelimits.prompt_texts(body)))
-
-
-@pytest.mark.parametrize("dialect", DIALECTS)
-def test_reading_a_long_prompt_gives_the_loop_turns(dialect: context_window.Dialect) -> None:
-    body = request(dialect, LONG)
-    messages, turns = with_loop_turns(lambda: context_window.prompt_messages(body, dialect))
-    assert len(messages) >= LONG
-    assert turns >= LONG // ITEMS_PER_TURN - 1
+    body["input"][where] = 42  # refused later, for its shape, in its place among the checks
+    expected = PromptCount(tokens.count_messages(ratelimits.prompt_texts(body)))
+    assert asyncio.run(context_window.count_prompt(body, "responses")) == expected
+    assert (
+        asyncio.run(context_window.measure(ModelSpec(id="m", context_window=10_000_000), body, "responses")) == expected
+    )
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -117,6 +113,9 @@ def test_a_long_prompt_refused_at_its_first_message_is_read_with_the_loop_s_turn
     # A window of 10 tokens: counting stops at the first message, so the turns are the reading's own.
     body = request(dialect, LONG)
     tiny = ModelSpec(id="m", context_window=10)
+    counted, turns = with_loop_turns(lambda: context_window.count_prompt(body, dialect, limit=10))
+    assert not counted.exact
+    assert turns >= LONG // ITEMS_PER_TURN - 1
 
     async def measure() -> errors.MockAPIError | None:
         try:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from mockserver import errors
@@ -29,7 +30,6 @@ from mockserver.engine import in_turns, prompt_count, tokens
 from mockserver.engine.conversation import (
     ConversationItem,
     prompt_messages,
-    prompt_messages_in_turns,
     read_input,
     read_input_in_turns,
     tool_definition_tokens,
@@ -92,10 +92,11 @@ async def fit(
     with ``truncation: "auto"``, or the live 400 when it does not fit (or, with ``"auto"``, when even
     the last user message and what follows it do not)."""
     # Each item's tokens as usage.input_tokens counts them (tokens.count_messages), its text counted in pieces.
-    # Many items are read in pieces, the event loop getting its turn between two (in_turns).
-    messages = await prompt_messages_in_turns(None, context)
-    counts = await prompt_count.count_each(await in_turns.mapped(_text, messages))
-    items = await in_turns.mapped(lambda i: tokens.framing_tokens(messages[i]) + counts[i], range(len(messages)))
+    # Many items are read in pieces, the event loop getting its turn between two (in_turns), and only
+    # each one's text and framing kept, not a message object per item for the garbage collector to walk.
+    framed = await in_turns.joined(_framed, context)
+    counts = await prompt_count.count_each(await in_turns.mapped(itemgetter(0), framed))
+    items = await in_turns.mapped(lambda i: framed[i][1] + counts[i], range(len(framed)))
     fixed = tokens.count_messages(prompt_messages(instructions, ())) + tool_definition_tokens(tools)
     output = context_window.requested_output(model, raw_body)
     dropped = 0
@@ -112,8 +113,9 @@ async def fit(
     return Fitted(tuple(context), dropped, fixed + sum(items[dropped:]))
 
 
-def _text(message: tokens.PromptMessage) -> str:
-    return message.text
+def _framed(items: Sequence[ConversationItem]) -> list[tuple[str, int]]:
+    """Each item's text, with the framing tokens that come with it (:func:`tokens.framing_tokens`)."""
+    return [(message.text, tokens.framing_tokens(message)) for message in prompt_messages(None, items)]
 
 
 class ConversationPrompt:

@@ -62,6 +62,7 @@ async def admit_and_plan(
     dialect: Dialect = CHAT,
     cache_parts: Callable[[], Iterable[prompt_cache.Part]] | None = None,
     measure: Callable[[ModelSpec], Awaitable[int]] | None = None,
+    read_ahead: Callable[[], Awaitable[None]] | None = None,
 ) -> tuple[Admission, Plan]:
     """Admit an inference request and plan its reply, in the order that keeps refusals free.
 
@@ -83,6 +84,10 @@ async def admit_and_plan(
     in place of :func:`mockserver.service.context_window.measure` of ``raw_body``: the Responses API's
     holds the whole conversation a ``previous_response_id`` continues
     (:mod:`mockserver.api.openai.responses.prompt_fit`).
+
+    ``read_ahead`` is awaited once the prompt has passed the window, before the reply is planned: it
+    reads what the plan needs of a long prompt with the event loop's turns (planning itself is one
+    call), and only for a request that got this far.
     """
     state = server_state(request)
     exchange = exchange_of(request.scope)
@@ -124,6 +129,8 @@ async def admit_and_plan(
         resolved = replace(resolved, cache=cache.use)
     resolved = _with_prefill(exchange, resolved, prompt_tokens)
     record_admission(request, resolved, raw_body, stream)
+    if read_ahead is not None:
+        await read_ahead()
     sequences = state.script_state  # a scripted sequence's step goes to one request, in every process
     planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(resolved))
     resources = access.Resources(exchange, state.store, state.clock, state.settings.time_scale)

@@ -142,10 +142,17 @@ def reported_tier(fixture: Fixture, tier: str) -> str:
     return tier
 
 
-async def read_messages(body: ChatCompletionRequest) -> list[tuple[str, str]]:
-    """Each message's role and :func:`message_text`, read ahead of planning with the event loop's turns
-    through a long conversation (:func:`mockserver.engine.in_turns.mapped`)."""
-    return await in_turns.mapped(_role_and_text, body.messages)
+@dataclass(slots=True)
+class MessagesRead:
+    """A request's messages as the plan reads them: each one's role and :func:`message_text`. :meth:`read`
+    reads them ahead of planning, with the event loop's turns through a long conversation
+    (:func:`mockserver.engine.in_turns.mapped`); until then :attr:`items` is None."""
+
+    body: ChatCompletionRequest
+    items: list[tuple[str, str]] | None = None
+
+    async def read(self) -> None:
+        self.items = await in_turns.mapped(_role_and_text, self.body.messages)
 
 
 def _role_and_text(message: ChatMessage) -> tuple[str, str]:
@@ -160,7 +167,7 @@ def plan_chat_completion(
     exchange: Exchange | None = None,
     items: Sequence[tuple[str, str]] | None = None,
 ) -> ChatPlan:
-    """The reply to ``body``. ``items`` are its messages as :func:`read_messages` reads them (read here
+    """The reply to ``body``. ``items`` are its messages as :class:`MessagesRead` reads them (read here
     when not given); the prompt's tokens are the ones the context window counted (``exchange.prompt_tokens``)
     when the exchange has them."""
     fixture = state.fixture

@@ -29,7 +29,7 @@ async def create_chat_completion(request: Request) -> Response:
     if replayed is not None:
         return replayed
     exchange = exchange_of(request.scope)
-    items = await completions.read_messages(body)
+    messages = completions.MessagesRead(body)
     admission, plan = await serving.admit_and_plan(
         request,
         account,
@@ -38,7 +38,8 @@ async def create_chat_completion(request: Request) -> Response:
         raw_body=raw,
         stream=bool(body.stream),
         dialect=CHAT,
-        plan=lambda admitted: completions.plan_chat_completion(state, admitted, body, raw, exchange, items),
+        read_ahead=messages.read,
+        plan=lambda admitted: completions.plan_chat_completion(state, admitted, body, raw, exchange, messages.items),
         cache_parts=lambda: cache_parts.chat_parts(body, raw),
     )
     return await serving.respond(

@@ -23,7 +23,7 @@ cache's parts (:mod:`mockserver.service.prompt_cache`) do not count them again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -53,49 +53,73 @@ class PromptCount:
 async def count_messages(messages: Sequence[PromptMessage | str], limit: int | None = None) -> PromptCount:
     """:func:`mockserver.engine.tokens.count_messages` of ``messages``, yielding to the loop between
     pieces, and stopping once past ``limit``. A prompt shorter than one piece is counted at once.
-    A message's text is counted with its framing, role and name (:func:`_parts`)."""
+    A message's text is counted with its framing, role and name (:class:`_Parts`)."""
     size = await in_turns.summed(_chars_of, messages)
     if size <= tokens.REMEMBERED_CHARS:  # most prompts: every text's count is remembered across requests
         return PromptCount(tokens.TOKENS_PER_REPLY + await in_turns.summed(_message_tokens, messages))
-    return await _count_parts(await in_turns.joined(_parts, messages), size, limit)
+    parts = _Parts()
+    await in_turns.summed(parts.add, messages)
+    return await _count_parts(parts, size, limit)
 
 
 async def count_read(
     read: Callable[[Sequence[Item]], Sequence[PromptMessage | str]], items: Sequence[Item], limit: int | None = None
 ) -> PromptCount:
     """:func:`count_messages` of the messages ``read(items)`` gives, read :data:`MESSAGES_PER_TURN` items at
-    a time with the loop's turn between pieces (:func:`mockserver.engine.in_turns.joined`). Only the texts
-    to count are kept: each piece's messages are dropped once read, as many thousand objects kept for
-    the whole count would wake the garbage collector's passes over the whole heap. An exception from
-    ``read`` ends it, before anything is counted or remembered."""
-    size = 0
-
-    def parts_of(piece: Sequence[Item]) -> list[tuple[str, int]]:
-        nonlocal size
-        messages = read(piece)
-        size += _chars_of(messages)
-        return _parts(messages)
-
-    parts = await in_turns.joined(parts_of, items)
+    a time with the loop's turn between pieces (:func:`mockserver.engine.in_turns.summed`). Only the texts
+    to count and their framing are kept: each piece's messages are dropped once read, as many thousand
+    objects kept (or made) for the whole count would wake the garbage collector's passes over the whole
+    heap, a large request's body included. An exception from ``read`` ends it, before anything is counted
+    or remembered."""
+    parts = _Parts()
+    size = await in_turns.summed(lambda piece: parts.add(read(piece)), items)
     return await _count_parts(parts, size, limit)
 
 
-async def _count_parts(parts: Sequence[tuple[str, int]], size: int, limit: int | None) -> PromptCount:
-    """The count of the messages whose texts to count are ``parts`` (:func:`_parts`) and whose roles,
-    texts and names hold ``size`` characters."""
+class _Parts:
+    """The texts to count, each with the framing tokens that come with it: a message's text with its
+    framing, role and name (short, their counts remembered), or, when its role or name is long, each of
+    them as a text of its own (:func:`mockserver.engine.tokens.message_parts`). Two lists side by side,
+    not a tuple per text: no new object per message for the garbage collector to count."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.framings: list[int] = []
+
+    def add(self, messages: Sequence[PromptMessage | str]) -> int:
+        """Take the messages' parts; their roles', texts' and names' characters."""
+        texts, framings = self.texts, self.framings
+        for message in messages:
+            if isinstance(message, str):
+                texts.append(message)
+                framings.append(tokens.TOKENS_PER_MESSAGE + 1)  # a bare text's role is one token
+            elif len(message.role) <= tokens.REMEMBERED_CHARS and len(message.name or "") <= tokens.REMEMBERED_CHARS:
+                texts.append(message.text)
+                framings.append(tokens.framing_tokens(message))
+            else:
+                for text, framing in tokens.message_parts(message):
+                    texts.append(text)
+                    framings.append(framing)
+        return _chars_of(messages)
+
+
+async def _count_parts(parts: _Parts, size: int, limit: int | None) -> PromptCount:
+    """The count of the messages whose texts to count are ``parts`` and whose roles, texts and names
+    hold ``size`` characters."""
     if size <= PIECE_CHARS:
         return PromptCount(await _counted_at_once(parts))
-    size = await in_turns.summed(_text_chars, parts)  # the characters counted below (a short role's are not)
+    texts, framings = parts.texts, parts.framings
+    size = await in_turns.summed(_text_chars, texts)  # the characters counted below (a short role's are not)
     total = tokens.TOKENS_PER_REPLY
     counted: dict[str, int] = {}  # short ones too: thousands would overflow the remembered counts
     chars_done = 0
     index = 0  # the part being counted
 
     def past_limit(own: int) -> bool:  # ``own``: the tokens counted so far of the text at ``index``
-        return limit is not None and total + parts[index][1] + own > limit
+        return limit is not None and total + framings[index] + own > limit
 
-    async for text, own, chars in _each((text for text, _ in parts), past_limit):
-        total += parts[index][1] + own  # the framing that comes with this text
+    async for text, own, chars in _each(texts, past_limit):
+        total += framings[index] + own  # the framing that comes with this text
         index += 1
         chars_done += chars
         if chars == len(text):
@@ -120,7 +144,7 @@ async def count_each(texts: Sequence[str]) -> list[int]:
 
 
 async def _each(
-    texts: Iterable[str], stop: Callable[[int], bool] = lambda own: False
+    texts: Sequence[str], stop: Callable[[int], bool] = lambda own: False
 ) -> AsyncIterator[tuple[str, int, int]]:
     """Each text with its count and the characters counted, the loop getting its turn between the
     pieces of a long text and after a piece's worth (or :data:`MESSAGES_PER_TURN`) of short ones.
@@ -145,21 +169,6 @@ async def _each(
         yield text, own, chars
 
 
-def _parts(messages: Sequence[PromptMessage | str]) -> list[tuple[str, int]]:
-    """The texts to count, each with the framing tokens that come with it: a message's text with its
-    framing, role and name (short, their counts remembered), or, when its role or name is long, each
-    of them as a text of its own (:func:`mockserver.engine.tokens.message_parts`)."""
-    parts: list[tuple[str, int]] = []
-    for message in messages:
-        if isinstance(message, str):
-            parts.append((message, tokens.TOKENS_PER_MESSAGE + 1))  # a bare text's role is one token
-        elif len(message.role) <= tokens.REMEMBERED_CHARS and len(message.name or "") <= tokens.REMEMBERED_CHARS:
-            parts.append((message.text, tokens.framing_tokens(message)))
-        else:
-            parts += tokens.message_parts(message)
-    return parts
-
-
 def _chars_of(messages: Sequence[PromptMessage | str]) -> int:
     """The characters of the messages' roles, texts and names."""
     return sum(map(_chars, messages))
@@ -177,25 +186,27 @@ def _message_tokens(messages: Sequence[PromptMessage | str]) -> int:
     return tokens.count_messages(messages) - tokens.TOKENS_PER_REPLY
 
 
-def _text_chars(parts: Sequence[tuple[str, int]]) -> int:
-    return sum(len(text) for text, _ in parts)
+def _text_chars(texts: Sequence[str]) -> int:
+    return sum(map(len, texts))
 
 
-async def _counted_at_once(parts: Sequence[tuple[str, int]]) -> int:
+async def _counted_at_once(parts: _Parts) -> int:
     """:func:`mockserver.engine.tokens.count_messages` of the messages' ``parts`` (their texts counted
     whole, the loop getting its turn between pieces of many parts), remembering the long texts' counts."""
+    texts, framings = parts.texts, parts.framings
     counted: dict[str, int] = {}
 
-    def tokens_of(piece: Sequence[tuple[str, int]]) -> int:
+    def tokens_of(indices: Sequence[int]) -> int:
         total = 0
-        for text, framing in piece:
+        for i in indices:
+            text = texts[i]
             own = tokens.count(text)
             if len(text) > tokens.REMEMBERED_CHARS:
                 counted[text] = own
-            total += framing + own
+            total += framings[i] + own
         return total
 
-    total = tokens.TOKENS_PER_REPLY + await in_turns.summed(tokens_of, parts)
+    total = tokens.TOKENS_PER_REPLY + await in_turns.summed(tokens_of, range(len(texts)))
     if counted:
         tokens.remember(counted)
     return total

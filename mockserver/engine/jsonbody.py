@@ -6,11 +6,10 @@ the configuration merge, structured outputs). So every body is parsed here and i
 depth checked with an explicit stack (no recursion, stopping at the first level too
 deep) before any of that code sees it. The limit is ``Settings.max_json_depth``.
 
-A request's body is parsed with :func:`loads_in_turns`: the depth walk of a body of many thousand
-objects gives the event loop a turn every :data:`CONTAINERS_PER_TURN` of them, so that other
-requests and paced streams do not wait for the whole walk. orjson's parse itself is one call and
-cannot be cut: about 10 ms per MiB of small objects on this kind of machine, far less for long
-strings (``docs/limits.md``).
+A request's body is parsed with :func:`loads_in_turns`, so that other requests and paced streams
+do not wait for the whole of a large one: past a MiB it is parsed a list element at a time
+(:mod:`mockserver.engine.json_in_pieces`), and the depth walk of a body of many thousand objects
+gives the event loop a turn every :data:`CONTAINERS_PER_TURN` of them (``docs/limits.md``).
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from typing import Any
 import orjson
 
 from mockserver import errors
+from mockserver.engine import json_in_pieces
 
 # Objects and arrays the depth walk looks at between two turns of the loop (about a millisecond).
 CONTAINERS_PER_TURN = 1024
@@ -36,8 +36,15 @@ def loads(raw: bytes, max_depth: int) -> Any:
 
 
 async def loads_in_turns(raw: bytes, max_depth: int) -> Any:
-    """:func:`loads`, with the event loop's turn during the depth walk of a large body."""
-    value = _parsed(raw, max_depth)
+    """:func:`loads`, with the event loop's turns through a large body: its parse
+    (:mod:`mockserver.engine.json_in_pieces`, past a MiB) and its depth walk."""
+    if len(raw) > json_in_pieces.PIECEWISE_BYTES:
+        try:
+            value = await json_in_pieces.parse(raw)
+        except json_in_pieces.NotInPieces:
+            value = _parsed(raw, max_depth)  # orjson's value, or its error
+    else:
+        value = _parsed(raw, max_depth)
     if may_be_too_deep(raw, max_depth) and await too_deep_in_turns(value, max_depth):
         raise errors.json_too_deep(max_depth)
     return value

@@ -54,9 +54,14 @@ async def count_messages(messages: Sequence[PromptMessage | str], limit: int | N
     """:func:`mockserver.engine.tokens.count_messages` of ``messages``, yielding to the loop between
     pieces, and stopping once past ``limit``. A prompt shorter than one piece is counted at once.
     A message's text is counted with its framing, role and name (:class:`_Parts`)."""
-    size = await in_turns.summed(_chars_of, messages)
-    if size <= tokens.REMEMBERED_CHARS:  # most prompts: every text's count is remembered across requests
-        return PromptCount(tokens.TOKENS_PER_REPLY + await in_turns.summed(_message_tokens, messages))
+    if len(messages) <= in_turns.ITEMS_PER_TURN:  # most prompts: a few messages, read at once
+        size = _chars_of(messages)
+        if size <= tokens.REMEMBERED_CHARS:  # every text's count is remembered across requests
+            return PromptCount(tokens.count_messages(messages))
+    else:
+        size = await in_turns.summed(_chars_of, messages)
+        if size <= tokens.REMEMBERED_CHARS:
+            return PromptCount(tokens.TOKENS_PER_REPLY + await in_turns.summed(_message_tokens, messages))
     parts = _Parts()
     await in_turns.summed(parts.add, messages)
     return await _count_parts(parts, size, limit)
@@ -71,6 +76,8 @@ async def count_read(
     objects kept (or made) for the whole count would wake the garbage collector's passes over the whole
     heap, a large request's body included. An exception from ``read`` ends it, before anything is counted
     or remembered."""
+    if len(items) <= in_turns.ITEMS_PER_TURN:  # most prompts: a few messages, read at once
+        return await count_messages(read(items), limit)
     parts = _Parts()
     size = await in_turns.summed(lambda piece: parts.add(read(piece)), items)
     return await _count_parts(parts, size, limit)

@@ -46,7 +46,7 @@ from typing import Any, Literal
 
 from mockserver import errors
 from mockserver.config.fixture import ModelSpec
-from mockserver.engine import conversation, prompt_count, tokens
+from mockserver.engine import conversation, in_turns, prompt_count, tokens
 from mockserver.engine.prompt_count import PromptCount
 from mockserver.service import ratelimits
 
@@ -82,7 +82,7 @@ async def count_prompt(body: Any, dialect: Dialect, limit: int | None = None) ->
             return await prompt_count.count_read(_chat_messages, messages, limit)
     if isinstance(body, dict) and dialect == "responses":
         instructions, raw = body.get("instructions"), body.get("input")
-        if isinstance(raw, list) and raw:
+        if isinstance(raw, list) and len(raw) > in_turns.ITEMS_PER_TURN:
             head = instructions if isinstance(instructions, str) else None
             try:
                 return await prompt_count.count_read(

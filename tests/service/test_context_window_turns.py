@@ -95,9 +95,9 @@ def test_a_responses_input_that_is_no_list_of_items_counts_as_before(raw: Any) -
     assert asyncio.run(context_window.count_prompt(body, "responses")) == PromptCount(tokens.count_messages(expected))
 
 
-@pytest.mark.parametrize("where", [5, 5_000])
-def test_a_malformed_responses_item_is_counted_as_the_rate_limits_count_it(where: int) -> None:
-    body = request("responses", LONG)
+@pytest.mark.parametrize(("n", "where"), [(20, 5), (LONG, 5), (LONG, 5_000)])
+def test_a_malformed_responses_item_is_counted_as_the_rate_limits_count_it(n: int, where: int) -> None:
+    body = request("responses", n)
     body["input"][where] = 42  # refused later, for its shape, in its place among the checks
     expected = PromptCount(tokens.count_messages(ratelimits.prompt_texts(body)))
     assert asyncio.run(context_window.count_prompt(body, "responses")) == expected

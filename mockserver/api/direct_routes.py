@@ -44,6 +44,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mockserver.api.large_bodies import let_collector_go
 from mockserver.server_state import ServerState
 
 ExceptionHandler = Callable[[Request, Exception], Any]
@@ -164,7 +165,10 @@ class DirectRoutes:
         scope["starlette.exception_handlers"] = self.exception_handlers
         request = Request(scope, receive, send)
         try:
-            response: Response = await route.endpoint(request)
+            try:
+                response: Response = await route.endpoint(request)
+            finally:  # planned or refused: what a large body held (the collector's passes) is let go
+                let_collector_go(scope["state"]["exchange"])
             await response(scope, receive, send)
         except Exception as exc:
             await self._handle(exc, request, scope, receive, send)

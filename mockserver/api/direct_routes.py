@@ -164,11 +164,15 @@ class DirectRoutes:
         scope.setdefault("router", self.router)
         scope["starlette.exception_handlers"] = self.exception_handlers
         request = Request(scope, receive, send)
+        exchange = scope["state"]["exchange"]
         try:
-            try:
-                response: Response = await route.endpoint(request)
-            finally:  # planned or refused: what a large body held (the collector's passes) is let go
-                let_collector_go(scope["state"]["exchange"])
+            response: Response = await route.endpoint(request)
+        except Exception as exc:
+            await self._handle(exc, request, scope, receive, send)
+            let_collector_go(exchange)  # refused, and the error's traceback let go: so are a large body's objects
+            return
+        let_collector_go(exchange)  # planned: what a large body held (the collector's passes) is let go
+        try:
             await response(scope, receive, send)
         except Exception as exc:
             await self._handle(exc, request, scope, receive, send)

@@ -44,6 +44,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mockserver.api.large_bodies import let_collector_go
 from mockserver.server_state import ServerState
 
 ExceptionHandler = Callable[[Request, Exception], Any]
@@ -163,8 +164,15 @@ class DirectRoutes:
         scope.setdefault("router", self.router)
         scope["starlette.exception_handlers"] = self.exception_handlers
         request = Request(scope, receive, send)
+        exchange = scope["state"]["exchange"]
         try:
             response: Response = await route.endpoint(request)
+        except Exception as exc:
+            await self._handle(exc, request, scope, receive, send)
+            let_collector_go(exchange)  # refused, and the error's traceback let go: so are a large body's objects
+            return
+        let_collector_go(exchange)  # planned: what a large body held (the collector's passes) is let go
+        try:
             await response(scope, receive, send)
         except Exception as exc:
             await self._handle(exc, request, scope, receive, send)

@@ -11,6 +11,8 @@ from pydantic import BaseModel
 from mockserver import errors
 from mockserver.api import validated_body
 from mockserver.api.direct_routes import App
+from mockserver.api.large_bodies import LARGE_BODY_BYTES, hold_collector
+from mockserver.api.middleware import exchange_of
 from mockserver.engine import jsonbody
 from mockserver.errors import validation
 from mockserver.replies.content import Writer
@@ -19,12 +21,17 @@ from mockserver.server_state import ServerState
 
 Body = TypeVar("Body", bound=BaseModel)
 
-# Past this size a body's parse (about 2 ms per MiB) gets a turn of the event loop of its own, apart
-# from reading the body, so other requests and /health wait for one step at a time.
-LARGE_BODY_BYTES = 1024 * 1024
 # A turn that reaches the loop's timers and sockets too (uvloop can run a task that yields with
 # sleep(0) again before it polls them).
 YIELD_S = 0.001
+
+
+async def large_body_read(request: Request) -> None:
+    """What a large body (past :data:`~mockserver.api.large_bodies.LARGE_BODY_BYTES`) gets once read: the
+    collector's passes held off until the request is planned (:mod:`mockserver.api.large_bodies`), and a
+    turn of the event loop of its own, apart from reading the body, before it is parsed."""
+    hold_collector(exchange_of(request.scope))
+    await asyncio.sleep(YIELD_S)
 
 
 def server_state(request: Request) -> ServerState:
@@ -73,7 +80,7 @@ async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[st
     """
     raw = await request.body()
     if len(raw) > LARGE_BODY_BYTES:
-        await asyncio.sleep(YIELD_S)
+        await large_body_read(request)
     data = await jsonbody.loads_in_turns(raw, server_state(request).settings.max_json_depth) if raw else None
     if data is None:
         raise errors.InvalidRequestError("You must provide a model parameter.")

@@ -16,8 +16,9 @@ from mockserver.api.anthropic import replayed as replayed_stream
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.family import AnthropicRoute
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
+from mockserver.api.large_bodies import LARGE_BODY_BYTES
 from mockserver.api.middleware import exchange_of, request_headers
-from mockserver.api.routing import body_schema, server_state
+from mockserver.api.routing import body_schema, large_body_read, server_state
 from mockserver.engine import jsonbody
 from mockserver.engine.dialects import ANTHROPIC
 from mockserver.service import access
@@ -80,6 +81,8 @@ async def count_tokens(request: Request) -> dict[str, Any]:
 async def parse(request: Request, model: type[Body]) -> tuple[Body, dict[str, Any]]:
     """The JSON body, validated, or a 400 worded as Anthropic's API words it (``max_tokens: Field required``)."""
     raw = await request.body()
+    if len(raw) > LARGE_BODY_BYTES:
+        await large_body_read(request)
     try:
         data = await jsonbody.loads_in_turns(raw, server_state(request).settings.max_json_depth) if raw else None
     except errors.MockAPIError as exc:

@@ -1,0 +1,92 @@
+"""Holding off the garbage collector's passes while a large request body is read.
+
+CPython frees almost every object by reference counting. Its garbage collector only looks for
+reference cycles, in passes; a full pass walks every tracked object alive, in one go, and the event
+loop (every paced stream, every other request) waits for it. A body of 150,000 short messages is
+some 450,000 such objects from its parse until the request is refused or planned, and the passes
+its parse and validation set off walked them for 65 to 120 ms each (a body at the 32 MiB limit,
+four times as many). Those objects are almost all gone once the request is refused, or planned
+(the plan keeps what it needs), so walking them looks for cycles where there are none.
+
+So a request whose body is large holds the automatic passes off (:meth:`Collector.hold`) from its
+parse until it is planned or refused, and lets go then. Bounds:
+
+- the passes are off for at most :data:`MAX_HOLD_S` at a stretch, however many large bodies come:
+  a hold asked for past that turns them back on, and no hold is granted for as long again;
+- the first release after the last hold turns them back on; a release is idempotent;
+- nothing is held if the passes were already off (someone else's choice, left alone).
+
+The process has one collector, so there is one :data:`COLLECTOR` (servers in threads of one
+process share it: a lock guards it).
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+from collections.abc import Callable
+
+MAX_HOLD_S = 2.0
+
+
+def _nothing() -> None:
+    """The release of a hold that was not granted."""
+
+
+class Collector:
+    """Holds of the garbage collector's automatic passes (see the module's docstring)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, max_hold_s: float = MAX_HOLD_S) -> None:
+        self._now = clock
+        self._max_hold_s = max_hold_s
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._off_since: float | None = None  # when a hold turned the passes off; None: not off by a hold
+        self._no_hold_until = 0.0  # after a hold that ran too long, none is granted until then
+        self._stretch = 0  # counts the stretches with the passes off: a release counts in its own only
+
+    @property
+    def holding(self) -> bool:
+        """Whether a hold has the automatic passes off now."""
+        return self._off_since is not None
+
+    def hold(self) -> Callable[[], None]:
+        """Turn the automatic passes off (if they are on and no bound forbids it) until the returned
+        release is called; calling it again does nothing."""
+        with self._lock:
+            now = self._now()
+            if self._off_since is not None and now - self._off_since > self._max_hold_s:
+                self._turn_on()
+                self._no_hold_until = now + self._max_hold_s
+                return _nothing
+            if self._off_since is None:
+                if now < self._no_hold_until or not gc.isenabled():
+                    return _nothing
+                gc.disable()
+                self._off_since = now
+                self._stretch += 1
+            self._holders += 1
+            stretch = self._stretch
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            with self._lock:
+                if released or stretch != self._stretch or self._off_since is None:
+                    released = True  # released already, or its stretch was ended for running too long
+                    return
+                released = True
+                self._holders -= 1
+                if self._holders == 0:
+                    self._turn_on()
+
+        return release
+
+    def _turn_on(self) -> None:
+        gc.enable()
+        self._off_since = None
+        self._holders = 0  # the holds still out in this stretch release nothing now
+
+
+COLLECTOR = Collector()

@@ -1,0 +1,59 @@
+"""Holds of the garbage collector's passes: off while held, on when the last hold lets go, never off
+for longer than the bound, and left alone when someone else turned them off."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from mockserver.engine.collector import Collector
+from mockserver.engine.pacing import FakeClock
+
+
+@pytest.fixture(autouse=True)
+def collector_on() -> Iterator[None]:
+    gc.enable()
+    yield
+    gc.enable()
+
+
+def test_off_while_held_and_on_when_the_last_hold_lets_go() -> None:
+    clock = FakeClock()
+    collector = Collector(clock.now, max_hold_s=2.0)
+    first, second = collector.hold(), collector.hold()
+    assert not gc.isenabled() and collector.holding
+    first()
+    first()  # a release counts once
+    assert not gc.isenabled()
+    second()
+    assert gc.isenabled() and not collector.holding
+
+
+def test_never_off_for_longer_than_the_bound() -> None:
+    clock = FakeClock()
+    collector = Collector(clock.now, max_hold_s=2.0)
+    stuck = collector.hold()  # never let go in time
+    clock.advance(2.5)
+    late = collector.hold()  # past the bound: the passes come back on, and this hold is not granted
+    assert gc.isenabled() and not collector.holding
+    clock.advance(1.0)
+    assert collector.hold()() is None and gc.isenabled()  # none granted for as long again
+    clock.advance(1.5)
+    fresh = collector.hold()
+    assert not gc.isenabled()
+    stuck()  # a release from the stretch that ran too long ends nothing of the new one
+    late()
+    assert not gc.isenabled()
+    fresh()
+    assert gc.isenabled()
+
+
+def test_passes_someone_else_turned_off_are_left_alone() -> None:
+    collector = Collector(FakeClock().now)
+    gc.disable()
+    release = collector.hold()
+    assert not collector.holding
+    release()
+    assert not gc.isenabled()  # still off: not this collector's to turn on

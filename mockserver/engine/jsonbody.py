@@ -9,13 +9,14 @@ deep) before any of that code sees it. The limit is ``Settings.max_json_depth``.
 A request's body is parsed with :func:`loads_in_turns`, so that other requests and paced streams
 do not wait for the whole of a large one: past a MiB it is parsed a list element at a time
 (:mod:`mockserver.engine.json_in_pieces`), and the depth walk of a body of many thousand objects
-gives the event loop a turn every :data:`CONTAINERS_PER_TURN` of them (``docs/limits.md``).
+gives the event loop a turn every :data:`VALUES_PER_TURN` values (``docs/limits.md``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -23,8 +24,8 @@ import orjson
 from mockserver import errors
 from mockserver.engine import json_in_pieces
 
-# Objects and arrays the depth walk looks at between two turns of the loop (about a millisecond).
-CONTAINERS_PER_TURN = 1024
+# Values the depth walk looks at between two turns of the loop (about a millisecond).
+VALUES_PER_TURN = 8192
 
 
 def loads(raw: bytes, max_depth: int) -> Any:
@@ -68,34 +69,56 @@ def may_be_too_deep(raw: bytes, max_depth: int) -> bool:
 
 def too_deep(value: Any, max_depth: int) -> bool:
     """Whether ``value`` has more than ``max_depth`` levels of objects and arrays (the outermost is level 1)."""
-    return _deeper([(value, 1)], max_depth, sys.maxsize)
+    return _deeper(_start(value), max_depth, sys.maxsize)
 
 
 async def too_deep_in_turns(value: Any, max_depth: int) -> bool:
-    """:func:`too_deep`, with a turn of the event loop after every :data:`CONTAINERS_PER_TURN` containers."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
+    """:func:`too_deep`, with a turn of the event loop after every :data:`VALUES_PER_TURN` values."""
+    stack = _start(value)
     while True:
-        if _deeper(stack, max_depth, CONTAINERS_PER_TURN):
+        if _deeper(stack, max_depth, VALUES_PER_TURN):
             return True
         if not stack:
             return False
         await asyncio.sleep(0)
 
 
-def _deeper(stack: list[tuple[Any, int]], max_depth: int, containers: int) -> bool:
-    """Walk up to ``containers`` of the objects and arrays on ``stack`` (each with its level), pushing
-    their children: whether one is deeper than ``max_depth``. What is left to walk stays on ``stack``."""
-    for _ in range(containers):
-        if not stack:
-            return False
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
+# The walk's stack: an iterator over the children of each object or array being walked, and their level.
+Walk = list[tuple[Iterator[Any], int]]
+
+
+def _start(value: Any) -> Walk:
+    children = _children(value)
+    return [] if children is None else [(iter(children), 2)]
+
+
+def _children(value: Any) -> Iterable[Any] | None:
+    if isinstance(value, dict):
+        return value.values()
+    if isinstance(value, list):
+        return value
+    return None
+
+
+def _deeper(stack: Walk, max_depth: int, values: int) -> bool:
+    """Look at up to ``values`` more values of the walk on ``stack``, depth first: whether an object or an
+    array among them is deeper than ``max_depth``. What is left to walk stays on ``stack``, so a list of
+    many thousand items is walked a piece at a time too."""
+    while stack:
+        children, depth = stack[-1]
+        for child in children:
+            values -= 1
+            grandchildren = _children(child)
+            if grandchildren is not None:
+                if depth > max_depth:
+                    return True
+                stack.append((iter(grandchildren), depth + 1))
+                break
+            if values <= 0:
+                return False
         else:
+            stack.pop()
             continue
-        if depth > max_depth:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+        if values <= 0:
+            return False
     return False

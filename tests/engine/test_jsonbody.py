@@ -1,5 +1,5 @@
-"""The depth check of a parsed body: the walk in turns gives the same answer as the plain walk, and
-a body of many objects gives the event loop its turns."""
+"""The depth check of a parsed body: both walks answer as the body's levels say, and a body of many
+objects gives the event loop its turns, a long list a piece at a time."""
 
 from __future__ import annotations
 
@@ -22,12 +22,18 @@ json_values = st.recursive(
 )
 
 
+def levels(value: Any) -> int:
+    """How many levels of objects and arrays ``value`` has (a scalar: none), by plain recursion."""
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+    return 0 if children is None else 1 + max((levels(child) for child in children), default=0)
+
+
 @settings(max_examples=300, deadline=None)
-@given(value=json_values, max_depth=st.integers(1, 8))
-def test_the_walk_in_turns_answers_as_the_plain_walk(value: Any, max_depth: int) -> None:
-    with mock.patch.object(jsonbody, "CONTAINERS_PER_TURN", 2):
+@given(value=json_values, max_depth=st.integers(1, 8), per_turn=st.integers(1, 5))
+def test_the_walks_answer_as_the_levels_say(value: Any, max_depth: int, per_turn: int) -> None:
+    with mock.patch.object(jsonbody, "VALUES_PER_TURN", per_turn):
         in_turns = asyncio.run(jsonbody.too_deep_in_turns(value, max_depth))
-    assert in_turns == jsonbody.too_deep(value, max_depth)
+    assert in_turns == jsonbody.too_deep(value, max_depth) == (levels(value) > max_depth)
 
 
 @pytest.mark.parametrize("raw", [b"[[[[1]]]]", b'{"a": {"b": [1]}}', b"not json", b"[" * 5])
@@ -65,5 +71,6 @@ def test_a_body_of_many_objects_gives_the_loop_its_turns() -> None:
             await task
 
     assert len(asyncio.run(both())["messages"]) == 20_000
-    # 40,000 objects and lists walked: a turn after each CONTAINERS_PER_TURN of them.
-    assert ran >= 40_000 // jsonbody.CONTAINERS_PER_TURN - 1
+    # 100,001 values walked (each message, its two members, its part and the part's text): a turn
+    # after each VALUES_PER_TURN of them, the long list walked a piece at a time too.
+    assert ran >= 100_000 // jsonbody.VALUES_PER_TURN - 1

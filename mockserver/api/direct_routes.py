@@ -169,9 +169,8 @@ class DirectRoutes:
             response: Response = await route.endpoint(request)
         except Exception as exc:
             await self._handle(exc, request, scope, receive, send)
-            let_collector_go(exchange)  # refused, and the error's traceback let go: so are a large body's objects
-            return
-        let_collector_go(exchange)  # planned: what a large body held (the collector's passes) is let go
+            return  # refused: a large body's objects are freed a piece at a time once the reply is over
+        let_collector_go(exchange)  # planned: the collector's passes a large body held off come back
         try:
             await response(scope, receive, send)
         except Exception as exc:

@@ -1,32 +1,64 @@
-"""A request with a large body holds the garbage collector's passes off until its handler is done.
+"""What a request with a large body holds, and how it lets go without holding the event loop.
 
 From the body's parse until the request is refused or planned, a body of many thousand messages is
-hundreds of thousands of objects, and each full pass of the collector would walk them all with the
-event loop waiting (:mod:`mockserver.engine.collector` says why that is safe and how it is bounded).
-:func:`hold_collector` takes the hold when such a body is read; :func:`let_collector_go` lets go once
-the route's handler has returned its reply (before a stream starts), and the exchange's releases let
-go when its reply ends, for a request refused on the way.
+hundreds of thousands of objects. Two things would walk them all at once, with the event loop (every
+paced stream, every other request) waiting:
+
+- each full pass of the garbage collector: :func:`hold_collector` holds the passes off from the parse
+  (:mod:`mockserver.engine.collector` says why that is safe and how it is bounded), and
+  :func:`let_collector_go` lets go once the route has planned the reply, before its stream starts;
+- freeing them, when the last reference to the body goes: the parsed body's long lists are kept here
+  (:func:`keep_lists`) past every other reference, and :func:`let_body_go`, once the reply is over,
+  empties them a piece at a time with the loop's turns between, then lets the collector go if the
+  request still holds it (a refused one does: its objects are freed before the passes come back).
 """
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from mockserver.engine.collector import COLLECTOR
+from mockserver.engine.in_turns import ITEMS_PER_TURN
 from mockserver.service.exchange import Exchange
 
 LARGE_BODY_BYTES = 1024 * 1024  # a body past this is large
 _HOLD = "collector_hold"  # the exchange's extra: the hold's release
+_LISTS = "large_body_lists"  # the exchange's extra: the body's long lists, freed a piece at a time
 
 
 def hold_collector(exchange: Exchange) -> None:
     """Hold the collector's passes off for ``exchange``, whose body is large (once per exchange)."""
     if _HOLD not in exchange.extra:
-        release = COLLECTOR.hold()
-        exchange.extra[_HOLD] = release
-        exchange.releases.append(release)
+        exchange.extra[_HOLD] = COLLECTOR.hold()
 
 
 def let_collector_go(exchange: Exchange) -> None:
-    """Let go of ``exchange``'s hold, if it has one."""
+    """Let go of ``exchange``'s hold of the collector, if it has one."""
     release = exchange.extra.pop(_HOLD, None)
     if release is not None:
         release()
+
+
+def keep_lists(exchange: Exchange, *holders: Any) -> None:
+    """Keep the long lists among the values of ``holders`` (a parsed body, its validated model) for
+    :func:`let_body_go` to free a piece at a time."""
+    kept: list[list[Any]] = exchange.extra.setdefault(_LISTS, [])
+    for holder in holders:
+        values = holder.values() if isinstance(holder, dict) else vars(holder).values()
+        kept += [value for value in values if type(value) is list and len(value) > ITEMS_PER_TURN]
+
+
+def holds_anything(exchange: Exchange) -> bool:
+    """Whether ``exchange`` has a large body to let go of (most have none: one look, no coroutine)."""
+    return _LISTS in exchange.extra or _HOLD in exchange.extra
+
+
+async def let_body_go(exchange: Exchange) -> None:
+    """Once ``exchange``'s reply is over: free its body's long lists a piece at a time, then let go of
+    the collector."""
+    for items in exchange.extra.pop(_LISTS, ()):
+        while items:
+            del items[-ITEMS_PER_TURN:]
+            await asyncio.sleep(0)
+    let_collector_go(exchange)

@@ -22,7 +22,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockserver import errors
-from mockserver.api import arrival, direct_routes, guard
+from mockserver.api import arrival, direct_routes, guard, large_bodies
 from mockserver.engine.dialects import Dialect
 from mockserver.server_state import ServerState
 from mockserver.service import accounts
@@ -168,6 +168,8 @@ class RequestContextMiddleware:
             recording = finish()
             if recording is not None:
                 await recording
+            if large_bodies.holds_anything(exchange):
+                await large_bodies.let_body_go(exchange)
 
 
 async def _send_error(exchange: Exchange, send: Send, error: errors.MockAPIError) -> None:

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from mockserver import errors
 from mockserver.api import validated_body
 from mockserver.api.direct_routes import App
-from mockserver.api.large_bodies import LARGE_BODY_BYTES, hold_collector
+from mockserver.api.large_bodies import LARGE_BODY_BYTES, hold_collector, keep_lists
 from mockserver.api.middleware import exchange_of
 from mockserver.engine import jsonbody
 from mockserver.errors import validation
@@ -28,8 +28,8 @@ YIELD_S = 0.001
 
 async def large_body_read(request: Request) -> None:
     """What a large body (past :data:`~mockserver.api.large_bodies.LARGE_BODY_BYTES`) gets once read: the
-    collector's passes held off until the request is planned (:mod:`mockserver.api.large_bodies`), and a
-    turn of the event loop of its own, apart from reading the body, before it is parsed."""
+    collector's passes held off until the request is planned or refused (:mod:`mockserver.api.large_bodies`),
+    and a turn of the event loop of its own, apart from reading the body, before it is parsed."""
     hold_collector(exchange_of(request.scope))
     await asyncio.sleep(YIELD_S)
 
@@ -89,7 +89,10 @@ async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[st
     try:
         # Strict: the live API refuses "yes" for a boolean or "3" for an integer; a long list of
         # messages is validated a piece at a time (:mod:`mockserver.api.validated_body`).
-        return await validated_body.validated(model, data), data
+        validated = await validated_body.validated(model, data)
+        if len(raw) > LARGE_BODY_BYTES:
+            keep_lists(exchange_of(request.scope), data, validated)
+        return validated, data
     except validated_body.BodyInvalid as exc:
         raise validation.to_api_error([{**e, "loc": ("body", *e["loc"])} for e in exc.problems]) from None
 

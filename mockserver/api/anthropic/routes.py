@@ -16,7 +16,7 @@ from mockserver.api.anthropic import replayed as replayed_stream
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.family import AnthropicRoute
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
-from mockserver.api.large_bodies import LARGE_BODY_BYTES
+from mockserver.api.large_bodies import LARGE_BODY_BYTES, keep_lists
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.routing import body_schema, large_body_read, server_state
 from mockserver.engine import jsonbody
@@ -94,7 +94,10 @@ async def parse(request: Request, model: type[Body]) -> tuple[Body, dict[str, An
     if not isinstance(data, dict):
         raise invalid_request("The request body must be a JSON object.")
     try:
-        return await validated_body.validated(model, data), data  # as parse_body does
+        validated = await validated_body.validated(model, data)  # as parse_body does
+        if len(raw) > LARGE_BODY_BYTES:
+            keep_lists(exchange_of(request.scope), data, validated)
+        return validated, data
     except validated_body.BodyInvalid as exc:
         first = exc.problems[0]
         where = ".".join(str(part) for part in first["loc"] if not _is_union_tag(part))

@@ -39,14 +39,17 @@ def loads(raw: bytes, max_depth: int) -> Any:
 async def loads_in_turns(raw: bytes, max_depth: int) -> Any:
     """:func:`loads`, with the event loop's turns through a large body: its parse
     (:mod:`mockserver.engine.json_in_pieces`, past a MiB) and its depth walk."""
-    if len(raw) > json_in_pieces.PIECEWISE_BYTES:
-        try:
-            value = await json_in_pieces.parse(raw)
-        except json_in_pieces.NotInPieces:
-            value = _parsed(raw, max_depth)  # orjson's value, or its error
-    else:
+    if len(raw) <= json_in_pieces.PIECEWISE_BYTES:
         value = _parsed(raw, max_depth)
-    if may_be_too_deep(raw, max_depth) and await too_deep_in_turns(value, max_depth):
+        if may_be_too_deep(raw, max_depth) and await too_deep_in_turns(value, max_depth):
+            raise errors.json_too_deep(max_depth)
+        return value
+    try:
+        value = await json_in_pieces.parse(raw)
+    except json_in_pieces.NotInPieces:
+        value = _parsed(raw, max_depth)  # orjson's value, or its error
+    # A large body is walked without counting its brackets first: two passes over its bytes, in one go.
+    if await too_deep_in_turns(value, max_depth):
         raise errors.json_too_deep(max_depth)
     return value
 

@@ -40,6 +40,8 @@ _WHITESPACE = re.compile(r"[ \t\n\r]*")
 # A surrogate's escape: high (D800-DBFF) or low (DC00-DFFF). The literal start keeps the search quick.
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _BACKSLASH = ord("\\")
+_ESCAPE_BYTES = 6  # \uXXXX
+SEARCH_BYTES = 1024 * 1024  # bytes searched for surrogates between two turns of the loop (about 0.5 ms)
 _INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
 
 
@@ -73,7 +75,7 @@ async def parse(raw: bytes) -> dict[str, Any]:
     """The JSON object ``raw`` holds, read a member at a time and a list an element at a time, with a
     turn of the loop every :data:`ELEMENTS_PER_TURN` elements; :class:`NotInPieces` when orjson should
     read it instead (see the module's docstring)."""
-    if _has_lone_surrogate(raw):
+    if await _has_lone_surrogate(raw):
         raise NotInPieces
     try:
         text = raw.decode()
@@ -82,24 +84,32 @@ async def parse(raw: bytes) -> dict[str, Any]:
         raise NotInPieces from None
 
 
-def _has_lone_surrogate(raw: bytes) -> bool:
+async def _has_lone_surrogate(raw: bytes) -> bool:
     """Whether ``raw`` escapes a surrogate that is not half of a pair (a high one, then at once a low
-    one). One right after another backslash counts too: such a body is left to orjson."""
-    if b"\\u" not in raw:
+    one). One right after another backslash counts too: such a body is left to orjson. Searched a
+    :data:`SEARCH_BYTES` window at a time, with the loop's turns between (a body with no backslash at
+    all, in one quick look)."""
+    if b"\\" not in raw:
         return False
     pending = -1  # where a high surrogate's escape ended, while its low half has yet to come
-    for found in _SURROGATE.finditer(raw):
-        if found.start() and raw[found.start() - 1] == _BACKSLASH:
-            return True  # after another backslash: whether it is an escape at all is orjson's to say
-        low = found.group()[3:4].lower() in b"cdef"
-        if pending >= 0:
-            if not (low and found.start() == pending):
-                return True  # a high one not followed at once by a low one
-            pending = -1
-        elif low:
-            return True  # a low one alone
-        else:
-            pending = found.end()
+    for start in range(0, len(raw), SEARCH_BYTES):
+        if start:
+            await asyncio.sleep(0)
+        end = start + SEARCH_BYTES
+        for found in _SURROGATE.finditer(raw, start, end + _ESCAPE_BYTES):
+            if found.start() >= end:
+                break  # the next window's
+            if found.start() and raw[found.start() - 1] == _BACKSLASH:
+                return True  # after another backslash: whether it is an escape at all is orjson's to say
+            low = found.group()[3:4].lower() in b"cdef"
+            if pending >= 0:
+                if not (low and found.start() == pending):
+                    return True  # a high one not followed at once by a low one
+                pending = -1
+            elif low:
+                return True  # a low one alone
+            else:
+                pending = found.end()
     return pending >= 0
 
 

@@ -142,3 +142,15 @@ def test_a_long_list_gives_the_loop_its_turns() -> None:
 
     assert asyncio.run(both()) == body
     assert ran >= 39
+
+
+FRAGMENTS = ["\\ud83d", "\\ude00", "\\uDBFF", "\\uDC00", "a", "\\\\", "\\n", "\\u00e9", '"']
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(st.sampled_from(FRAGMENTS), max_size=30), window=st.integers(1, 16))
+def test_surrogates_are_found_whatever_the_search_window(parts: list[str], window: int) -> None:
+    raw = "".join(parts).encode()
+    whole = asyncio.run(json_in_pieces._has_lone_surrogate(raw))
+    with mock.patch.object(json_in_pieces, "SEARCH_BYTES", window):
+        assert asyncio.run(json_in_pieces._has_lone_surrogate(raw)) == whole

@@ -9,10 +9,8 @@ another task counts the loop's turns: the longest wall-clock stretch between two
 long the lookup held the loop at once; the CPU time is the whole lookup's. The prompt is not checked
 against a context window here (the server refuses one past it first).
 
-Then whole requests of ``--request-messages`` (15,000: about 179,000 tokens, inside every model's
-window) go through the server's app in-process, twice per API (the second reads the cache), with the
-same other task: the longest stretch of each, parsing the body included, and the longest full
-garbage-collection pass during it (a pass holds the loop as long as it lasts).
+What whole requests of many messages do to the streams a server paces is measured by
+``benchmarks/big_bodies.py``, against a real server.
 Figures go to ``benchmarks/results/prompt_cache_loop.json``; ``docs/limits.md`` quotes them.
 """
 
@@ -20,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import os
 import sys
 import time
@@ -43,7 +40,6 @@ from mockserver.service import prompt_cache
 from mockserver.state.store import MemoryStore
 
 MESSAGES = 50_000
-REQUEST_MESSAGES = 15_000
 KEY = "sk-mock-preview"
 
 
@@ -98,71 +94,14 @@ def measure(n: int) -> dict[str, Any]:
     }
 
 
-def requests(n: int) -> dict[str, Any]:
-    """The longest stretch and CPU time of whole requests of ``n`` messages, per API, through the app."""
-    import httpx
-
-    from mockserver.config.settings import Settings
-    from mockserver.server.app import create_app
-
-    lines = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"Line {i} of the log."} for i in range(n)]
-    last = {"type": "text", "text": "Sum it up.", "cache_control": {"type": "ephemeral"}}
-    sent = {
-        "chat_completions": ("/v1/chat/completions", {"model": "gpt-5.6-sol", "messages": lines}),
-        "responses": ("/v1/responses", {"model": "gpt-5.6-sol", "input": lines}),
-        "anthropic_messages": ("/v1/messages", {"model": "claude-opus-4-8", "max_tokens": 8,
-                                                "messages": [*lines[:-1], {"role": "user", "content": [last]}]}),
-    }  # fmt: skip
-    headers = {"authorization": f"Bearer {KEY}", "x-api-key": KEY, "anthropic-version": "2023-06-01"}
-    app = create_app(Settings(time_scale=0, presets=["openai", "claude-opus-4.8-fast"]))
-
-    passes: list[float] = []  # the full garbage collections' durations (ms): a pass holds the loop too
-    started: list[float] = [0.0]
-
-    def timed_pass(phase: str, info: dict[str, Any]) -> None:
-        if info["generation"] == 2:
-            if phase == "start":
-                started[0] = time.perf_counter()
-            else:
-                passes.append((time.perf_counter() - started[0]) * 1000)
-
-    gc.callbacks.append(timed_pass)
-
-    async def run() -> dict[str, Any]:
-        report: dict[str, Any] = {}
-        async with (
-            app.router.lifespan_context(app),
-            httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=app), base_url="http://mock", headers=headers, timeout=60
-            ) as client,
-        ):
-            for api, (path, body) in sent.items():
-                rounds = []
-                for _ in range(2):
-                    answered: list[int] = []
-
-                    async def post(path: str = path, body: Any = body, answered: list[int] = answered) -> None:
-                        answered.append((await client.post(path, json=body)).status_code)
-
-                    passes.clear()
-                    rounds.append({**await held(post), "longest_gc_pass_ms": round(max(passes, default=0.0), 1)})
-                    assert answered == [200], answered
-                report[api] = rounds
-        return report
-
-    return asyncio.run(run())
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--messages", type=int, default=MESSAGES)
-    parser.add_argument("--request-messages", type=int, default=REQUEST_MESSAGES)
     parser.add_argument("--output", type=Path, default=RESULTS / "prompt_cache_loop.json")
     args = parser.parse_args()
     tokens.warm()
     measure(1_000)  # warm up
     report = {"messages": args.messages, "load_average": os.getloadavg()[0], **measure(args.messages)}
-    report["requests"] = {"messages": args.request_messages, **requests(args.request_messages)}
     write_report(args.output, report)
     print(report)
 

@@ -1,8 +1,9 @@
 """The HTTP surface: one subpackage per API family, with thin handlers.
 
-Owns routing, request parsing (:mod:`.routing`), the per-request middleware that opens an
-exchange and authenticates (:mod:`.middleware`), when a request arrived, for its TTFT
-(:mod:`.arrival`), who may use ``/_mock/`` (:mod:`.guard`),
+Owns routing, request parsing (:mod:`.routing`; a body's validation, a long list a piece at a time,
+:mod:`.validated_body`; what a large body holds and how it lets go, :mod:`.large_bodies`), the
+per-request middleware that opens an exchange and authenticates (:mod:`.middleware`), when a
+request arrived, for its TTFT (:mod:`.arrival`), who may use ``/_mock/`` (:mod:`.guard`),
 and the one path every inference request takes once admitted (:mod:`.serving`: admit, pace, stream or hold the body),
 with the ``text/event-stream`` reply the stream scheduler plays (:mod:`.sse`). The inference routes
 are served straight from the app to their endpoints, inside the middleware, without FastAPI's own

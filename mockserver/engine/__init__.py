@@ -7,8 +7,10 @@ plays every open stream on one timer and ends them all when the server stops (:m
 stream's state, :mod:`.active_stream`; when its events may go out, :mod:`.catch_up`; writing and
 ending it, :mod:`.stream_writes`; how late streams run, :mod:`.lateness`; :mod:`.stopping`), text
 generation (:mod:`.generation`, :mod:`.lengths`), token counting (:mod:`.tokens`), reading a
-conversation out of a request (:mod:`.conversation`), and structured output (``structured/``: JSON
-Schema checks and instances, tool arguments).
+conversation out of a request (:mod:`.conversation`), structured output (``structured/``: JSON
+Schema checks and instances, tool arguments), and what keeps a large body from holding the event
+loop: its parse in pieces (:mod:`.json_in_pieces`, :mod:`.jsonbody`), work over a long list in turns
+(:mod:`.in_turns`), and holds of the garbage collector's passes (:mod:`.collector`).
 
 May import: config, state, errors. Knows nothing of accounts, HTTP or the harness: no starlette or
 fastapi import (a ``forbidden`` contract of ``lint-imports``); the HTTP reply that plays a stream is

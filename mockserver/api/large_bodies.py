@@ -6,7 +6,8 @@ paced stream, every other request) waiting:
 
 - each full pass of the garbage collector: :func:`hold_collector` holds the passes off from the parse
   (:mod:`mockserver.engine.collector` says why that is safe and how it is bounded), and
-  :func:`let_collector_go` lets go once the route has planned the reply, before its stream starts;
+  :func:`let_collector_go` lets go once the reply is planned (before it waits for a capacity slot,
+  is held or streamed);
 - freeing them, when the last reference to the body goes: the parsed body's long lists are kept here
   (:func:`keep_lists`) past every other reference, and :func:`let_body_go`, once the reply is over,
   empties them a piece at a time with the loop's turns between, then lets the collector go if the
@@ -56,9 +57,11 @@ def holds_anything(exchange: Exchange) -> bool:
 
 async def let_body_go(exchange: Exchange) -> None:
     """Once ``exchange``'s reply is over: free its body's long lists a piece at a time, then let go of
-    the collector."""
-    for items in exchange.extra.pop(_LISTS, ()):
-        while items:
-            del items[-ITEMS_PER_TURN:]
-            await asyncio.sleep(0)
-    let_collector_go(exchange)
+    the collector (even if the task is cancelled on the way)."""
+    try:
+        for items in exchange.extra.pop(_LISTS, ()):
+            while items:
+                del items[-ITEMS_PER_TURN:]
+                await asyncio.sleep(0)
+    finally:
+        let_collector_go(exchange)

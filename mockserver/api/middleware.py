@@ -160,16 +160,18 @@ class RequestContextMiddleware:
                 raise
             await _send_error(exchange, send_with_headers, errors.InternalServerError())
         finally:
-            exchange.let_go()
-            if exchange.capacity_slot is not None:
-                await exchange.capacity_released()
-            if not finished and started:
-                exchange.disconnected = True  # the reply never ended: the client left, or a fault closed it
-            recording = finish()
-            if recording is not None:
-                await recording
-            if large_bodies.holds_anything(exchange):
-                await large_bodies.let_body_go(exchange)
+            try:
+                exchange.let_go()
+                if exchange.capacity_slot is not None:
+                    await exchange.capacity_released()
+                if not finished and started:
+                    exchange.disconnected = True  # the reply never ended: the client left, or a fault closed it
+                recording = finish()
+                if recording is not None:
+                    await recording
+            finally:
+                if large_bodies.holds_anything(exchange):
+                    await large_bodies.let_body_go(exchange)
 
 
 async def _send_error(exchange: Exchange, send: Send, error: errors.MockAPIError) -> None:

@@ -27,6 +27,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from mockserver import errors
+from mockserver.api import large_bodies
 from mockserver.api.middleware import exchange_of
 from mockserver.api.routing import server_state
 from mockserver.api.sse import EventStreamResponse
@@ -133,6 +134,7 @@ async def admit_and_plan(
         await read_ahead()
     sequences = state.script_state  # a scripted sequence's step goes to one request, in every process
     planned = await sequences.planned(state.fixture.scripts, exchange, lambda: plan(resolved))
+    large_bodies.let_collector_go(exchange)  # planned: the collector's passes a large body held off come back
     resources = access.Resources(exchange, state.store, state.clock, state.settings.time_scale)
     queue_s = capacity_queue.wait_seconds(
         state.fixture.capacity.queue_ms, state.settings.time_scale, state.settings.max_reply_seconds

@@ -11,8 +11,9 @@ four times as many). Those objects are almost all gone once the request is refus
 So a request whose body is large holds the automatic passes off (:meth:`Collector.hold`) from its
 parse until it is planned or refused, and lets go then. Bounds:
 
-- the passes are off for at most :data:`MAX_HOLD_S` at a stretch, however many large bodies come:
-  a hold asked for past that turns them back on, and no hold is granted for as long again;
+- the passes are off for at most :data:`MAX_HOLD_S` at a stretch, however many large bodies come and
+  whatever happens to them: a timer turns the passes back on then, and no hold is granted for as
+  long again;
 - the first release after the last hold turns them back on; a release is idempotent;
 - nothing is held if the passes were already off (someone else's choice, left alone).
 
@@ -26,8 +27,20 @@ import gc
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
+from typing import Protocol
 
 MAX_HOLD_S = 2.0
+
+
+class Timer(Protocol):
+    """What :class:`threading.Timer` is to a :class:`Collector` (a test gives one it fires itself)."""
+
+    daemon: bool
+
+    def start(self) -> None: ...
+
+    def cancel(self) -> None: ...
 
 
 def _nothing() -> None:
@@ -37,9 +50,16 @@ def _nothing() -> None:
 class Collector:
     """Holds of the garbage collector's automatic passes (see the module's docstring)."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, max_hold_s: float = MAX_HOLD_S) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        max_hold_s: float = MAX_HOLD_S,
+        timer: Callable[[float, Callable[[], None]], Timer] = threading.Timer,
+    ) -> None:
         self._now = clock
         self._max_hold_s = max_hold_s
+        self._timer = timer  # starts the countdown that ends a stretch at the bound
+        self._countdown: Timer | None = None
         self._lock = threading.Lock()
         self._holders = 0
         self._off_since: float | None = None  # when a hold turned the passes off; None: not off by a hold
@@ -57,8 +77,7 @@ class Collector:
         with self._lock:
             now = self._now()
             if self._off_since is not None and now - self._off_since > self._max_hold_s:
-                self._turn_on()
-                self._no_hold_until = now + self._max_hold_s
+                self._too_long(now)
                 return _nothing
             if self._off_since is None:
                 if now < self._no_hold_until or not gc.isenabled():
@@ -66,6 +85,9 @@ class Collector:
                 gc.disable()
                 self._off_since = now
                 self._stretch += 1
+                self._countdown = self._timer(self._max_hold_s, partial(self._expire, self._stretch))
+                self._countdown.daemon = True
+                self._countdown.start()
             self._holders += 1
             stretch = self._stretch
         released = False
@@ -83,10 +105,23 @@ class Collector:
 
         return release
 
+    def _expire(self, stretch: int) -> None:
+        """The countdown of ``stretch`` ran out: end it, if it is still on."""
+        with self._lock:
+            if stretch == self._stretch and self._off_since is not None:
+                self._too_long(self._now())
+
+    def _too_long(self, now: float) -> None:
+        self._turn_on()
+        self._no_hold_until = now + self._max_hold_s
+
     def _turn_on(self) -> None:
         gc.enable()
         self._off_since = None
         self._holders = 0  # the holds still out in this stretch release nothing now
+        if self._countdown is not None:
+            self._countdown.cancel()
+            self._countdown = None
 
 
 COLLECTOR = Collector()

@@ -11,7 +11,8 @@ It reads exactly what orjson reads, or gives up (:class:`NotInPieces`) and the c
 body with orjson, which then gives the value or the error it always gives. The scanner differs from
 orjson in a few places, each handled:
 
-- integers past 64 bits: orjson reads them as floats, so does :func:`_as_orjson_int`;
+- integers past 64 bits: orjson reads them as floats, so does :func:`_as_orjson_int` (and past a
+  float's range, orjson refuses them: this gives up);
 - numbers too large for a float (``1e400``), ``NaN`` and ``Infinity``: orjson refuses them, so
   this gives up on them;
 - an unpaired surrogate escape (``"\\ud800"``): orjson refuses it, the scanner does not, so a body
@@ -50,9 +51,9 @@ class NotInPieces(Exception):
 
 
 def _as_orjson_int(text: str) -> int | float:
-    """An integer as orjson reads it: past 64 bits, the nearest float."""
+    """An integer as orjson reads it: past 64 bits, the nearest float (past a float's range, refused)."""
     value = int(text)
-    return value if _INT64_MIN <= value <= _UINT64_MAX else float(text)
+    return value if _INT64_MIN <= value <= _UINT64_MAX else _finite_float(text)
 
 
 def _finite_float(text: str) -> float:

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from mockserver import MockServer
+from mockserver.api import serving
 from mockserver.api.large_bodies import LARGE_BODY_BYTES
 from mockserver.engine.collector import COLLECTOR, Collector
 
@@ -69,3 +70,24 @@ def test_the_passes_are_on_again_once_the_reply_starts(
     while not gc.isenabled() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert gc.isenabled()
+
+
+def test_a_reply_held_or_queued_after_planning_holds_nothing(
+    server: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A non-streaming reply is held until its schedule ends (a capacity queue may hold it before that):
+    the passes come back once it is planned, not when it is answered."""
+    on_at_respond: list[bool] = []
+    respond = serving.respond
+
+    async def watched(*args: Any, **kwargs: Any) -> Any:
+        on_at_respond.append(gc.isenabled())
+        return await respond(*args, **kwargs)
+
+    monkeypatch.setattr(serving, "respond", watched)
+    body = {"model": "gpt-5.6-sol", "messages": conversation(30_000), "max_completion_tokens": 4}
+    content = json.dumps(body, indent=8).encode()
+    with httpx.Client(base_url=server.url, headers=HEADERS, timeout=60) as client:
+        reply = client.post("/v1/chat/completions", content=content, headers={"content-type": "application/json"})
+    assert reply.status_code == 200
+    assert on_at_respond == [True]

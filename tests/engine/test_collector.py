@@ -4,7 +4,8 @@ for longer than the bound, and left alone when someone else turned them off."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import ClassVar
 
 import pytest
 
@@ -57,3 +58,50 @@ def test_passes_someone_else_turned_off_are_left_alone() -> None:
     assert not collector.holding
     release()
     assert not gc.isenabled()  # still off: not this collector's to turn on
+
+
+class ManualTimer:
+    """A timer the test fires itself."""
+
+    made: ClassVar[list[ManualTimer]] = []
+
+    def __init__(self, seconds: float, action: Callable[[], None]) -> None:
+        self.seconds, self.action = seconds, action
+        self.daemon = False
+        self.started = self.cancelled = False
+        ManualTimer.made.append(self)
+
+    def start(self) -> None:
+        self.started = True
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def fire(self) -> None:
+        if not self.cancelled:
+            self.action()
+
+
+def test_the_timer_ends_a_hold_nobody_lets_go() -> None:
+    clock = FakeClock()
+    ManualTimer.made.clear()
+    collector = Collector(clock.now, max_hold_s=2.0, timer=ManualTimer)
+    stuck = collector.hold()
+    (countdown,) = ManualTimer.made
+    assert countdown.started and countdown.daemon and countdown.seconds == 2.0
+    clock.advance(2.0)
+    countdown.fire()  # nobody asked for another hold: the countdown alone turns the passes back on
+    assert gc.isenabled() and not collector.holding
+    assert collector.hold()() is None and gc.isenabled()  # none granted for as long again
+    stuck()
+    assert gc.isenabled()
+
+
+def test_a_hold_let_go_in_time_stops_its_countdown() -> None:
+    ManualTimer.made.clear()
+    collector = Collector(FakeClock().now, timer=ManualTimer)
+    collector.hold()()
+    (countdown,) = ManualTimer.made
+    assert countdown.cancelled
+    countdown.fire()  # a cancelled countdown that fires anyway changes nothing
+    assert gc.isenabled()

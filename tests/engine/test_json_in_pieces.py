@@ -33,7 +33,8 @@ values = st.recursive(
 bodies = st.dictionaries(st.text(max_size=4), values | st.lists(values, max_size=12), max_size=5)
 # Texts orjson and the standard library's scanner read differently, or that are not JSON at all.
 NASTY = [
-    "1e400", "-1e999", "NaN", "Infinity", "-Infinity", "18446744073709551616", "-9223372036854775809",
+    "1e400", "-1e999", "1" + "0" * 400, "-" + "9" * 320,
+    "NaN", "Infinity", "-Infinity", "18446744073709551616", "-9223372036854775809",
     '"\\ud800"', '"\\udc00"', '"\\ud83d\\ude00"', '"\\ud83d\\ud83d"', '"\\\\ud800"', '"\\\\ud83d\\ude00"',
     '"\\\\\\ud83d\\ude00"', "[1,]", "{}", "[]",
     '{"a":1,}', "01", "1.", ".5", '"a\tb"', "[[[[[[", "]", "}", ",", ":", "tru", '"unterminated', " ",
@@ -97,7 +98,15 @@ def test_what_the_two_parsers_read_differently_is_read_as_orjson_does(text: str)
 
 @pytest.mark.parametrize(
     "text",
-    ['{"x": 1e400}', '{"x": [NaN]}', '{"x": "\\ud800"}', '{"x": "\\udc00 after"}', "[1, 2]", '{"x": 1} trailing'],
+    [
+        '{"x": 1e400}',
+        '{"x": [' + "1" + "0" * 400 + "]}",  # an integer too large for a float
+        '{"x": [NaN]}',
+        '{"x": "\\ud800"}',
+        '{"x": "\\udc00 after"}',
+        "[1, 2]",
+        '{"x": 1} trailing',
+    ],
 )
 def test_what_orjson_refuses_is_left_to_it(text: str) -> None:
     assert in_pieces(text.encode()) == "left to orjson"

@@ -1,0 +1,37 @@
+"""The granian floor: the same bare ASGI app as ``_uvicorn_floor.py``, served by granian instead of uvicorn.
+
+granian's HTTP layer is written in Rust; this runs its in-process server (``granian.server.embed``)
+with one runtime thread, HTTP/1.1 and uvloop, so the whole server is one process whose CPU
+``benchmarks/http_servers.py`` reads as it reads uvicorn's. What it costs over the raw floor is
+granian's; set beside ``_uvicorn_floor.py``, it shows what the HTTP server alone takes of a request.
+
+Usage: python _granian_floor.py PORT   (granian comes with the ``benchmarks`` extra).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import uvloop
+from _uvicorn_floor import app
+from granian.constants import HTTPModes, Interfaces
+from granian.server.embed import Server
+
+
+async def main(port: int) -> None:
+    server = Server(
+        app,
+        address="127.0.0.1",
+        port=port,
+        interface=Interfaces.ASGI,
+        http=HTTPModes.http1,
+        backlog=2048,  # as uvicorn's and the floor's
+        log_enabled=False,
+        runtime_threads=1,
+        websockets=False,
+    )
+    await server.serve()
+
+
+if __name__ == "__main__":
+    uvloop.run(main(int(sys.argv[1])))

@@ -1,0 +1,74 @@
+"""What the HTTP server alone costs of a request, before its stream opens: uvicorn against granian.
+
+Issue 22's goal is a request path costing at most twice the raw floor's CPU before its stream opens.
+This measures the same burst as ``benchmarks/sweep.py``'s ``open_cost`` (150 streams with a 10 s
+TTFT, sent together; the server's CPU read once every reply's head has come; the median of 5
+bursts) against four servers, each pinned to core 0 with the client on core 1:
+
+- ``floor``: the raw floor (``_floor_server.py``: bare asyncio, no HTTP parsing);
+- ``uvicorn``: a bare ASGI app under uvicorn with uvloop and httptools (``_uvicorn_floor.py``), as
+  ``mockserver serve`` runs;
+- ``granian``: the same app under granian, whose HTTP layer is in Rust (``_granian_floor.py``);
+- ``mockserver``: this checkout, on its built-in fixture.
+
+The servers take turns, ``--rounds`` times, so each sees the same machine. Writes
+``benchmarks/results/http_servers.json``.
+
+    python benchmarks/http_servers.py [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import uvloop
+from _harness import RESULTS, write_report
+from sweep import HERE, OPEN_REQUESTS, add_request_ratio, open_cost, server_commands, started, warm_up
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--output", type=Path, default=RESULTS / "http_servers.json")
+    args = parser.parse_args()
+    if (os.cpu_count() or 1) > 1:
+        os.sched_setaffinity(0, {1})
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp:
+        known = server_commands(1, Path(tmp), None, None)
+        commands = {
+            "floor": known["floor"],
+            "uvicorn": known["uvicorn"],
+            "granian": ([sys.executable, str(HERE / "_granian_floor.py"), "PORT"], {"PYTHONPATH": str(HERE)}),
+            "mockserver": known["mockserver"],
+        }
+        runs: dict[str, list[float]] = {name: [] for name in commands}
+        with started(commands) as servers:
+            uvloop.run(warm_up(servers, 1))
+            for _ in range(args.rounds):
+                for name, server in servers.items():
+                    runs[name].append(uvloop.run(open_cost(server, OPEN_REQUESTS))["cpu_ms_per_request"])
+    costs: dict[str, dict[str, Any]] = {
+        name: {"cpu_ms_per_request": statistics.median(values), "rounds": values} for name, values in runs.items()
+    }
+    add_request_ratio(costs)
+    report = {
+        "what": f"server CPU per request before its stream opens: {OPEN_REQUESTS} streams, 10 s TTFT, sent together",
+        "command": " ".join(["python", "benchmarks/http_servers.py", *sys.argv[1:]]),
+        "load_average_before": [round(x, 2) for x in load],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "servers": costs,
+    }
+    write_report(args.output, report)
+    for name, cost in costs.items():
+        print(name, {k: (round(v, 3) if isinstance(v, float) else v) for k, v in cost.items()})
+
+
+if __name__ == "__main__":
+    main()

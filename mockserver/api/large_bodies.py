@@ -21,9 +21,11 @@ from typing import Any
 
 from mockserver.engine.collector import COLLECTOR
 from mockserver.engine.in_turns import ITEMS_PER_TURN
+from mockserver.engine.json_in_pieces import PIECEWISE_BYTES
 from mockserver.service.exchange import Exchange
 
-LARGE_BODY_BYTES = 1024 * 1024  # a body past this is large
+# A body past this is large: parsed in pieces (json_in_pieces), and what it holds is let go of here.
+LARGE_BODY_BYTES = PIECEWISE_BYTES
 _HOLD = "collector_hold"  # the exchange's extra: the hold's release
 _LISTS = "large_body_lists"  # the exchange's extra: the body's long lists, freed a piece at a time
 

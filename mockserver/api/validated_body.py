@@ -3,8 +3,8 @@
 Every inference body is validated by its pydantic model in strict mode (the live API refuses
 ``"yes"`` for a boolean or ``"3"`` for an integer). pydantic validates a body in one call: a Chat
 body of 150,000 messages takes about half a second, and the event loop, every paced stream and
-every other request wait for it. So a body whose list of objects (``messages``, ``tools``) is longer
-than :data:`~mockserver.engine.in_turns.ITEMS_PER_TURN` is validated in pieces:
+every other request wait for it. So a body whose list (``messages``, ``tools``) is longer
+than :data:`~mockserver.engine.in_turns.ITEMS_PER_TURN` items is validated in pieces:
 
 1. the body with only the first piece of each long list, by the model itself (so every other
    field, and the list's own constraints such as ``min_length``, are checked as usual);
@@ -87,8 +87,8 @@ def _in_field_order(model: type[BaseModel], problems: list[dict[str, Any]]) -> l
 
 @cache
 def _item_validators(model: type[BaseModel]) -> dict[str, tuple[str, TypeAdapter[Any]]]:
-    """The model's fields that hold a list of objects, by their key in the body: the field's name and
-    a validator of the list alone. Fields bounded by a ``max_length`` are left out."""
+    """The model's fields that hold a list (alone or with None), by their key in the body: the field's
+    name and a validator of the list alone. Fields bounded by a ``max_length`` are left out."""
     found: dict[str, tuple[str, TypeAdapter[Any]]] = {}
     for name, field in model.model_fields.items():
         if any(isinstance(bound, MaxLen) for bound in field.metadata):

@@ -23,6 +23,7 @@ from mockserver.api.openai.schemas import ChatCompletionRequest
 from mockserver.api.validated_body import PIECE, BodyInvalid, validated
 from mockserver.engine import tokens
 from mockserver.engine.tokens import PromptMessage
+from tests.support import with_loop_turns
 
 KEY = "sk-mock-preview"
 GOOD = {"role": "user", "content": "hello"}
@@ -101,26 +102,7 @@ def test_anthropic_in_pieces_is_one_validation(count: int, faults: dict[int, Any
 def test_a_long_list_gives_the_loop_its_turns() -> None:
     count = 40 * PIECE
     body = {"model": "gpt-5.6-sol", "messages": [{"role": "user", "content": f"line {n}"} for n in range(count)]}
-    ran = 0
-    done = False
-
-    async def other() -> None:
-        nonlocal ran
-        while not done:
-            ran += 1
-            await asyncio.sleep(0)
-
-    async def both() -> ChatCompletionRequest:
-        nonlocal done
-        task = asyncio.create_task(other())
-        await asyncio.sleep(0)
-        try:
-            return await validated(ChatCompletionRequest, body)
-        finally:
-            done = True
-            await task
-
-    model = asyncio.run(both())
+    model, ran = with_loop_turns(lambda: validated(ChatCompletionRequest, body))
     assert [m.content for m in model.messages] == [f"line {n}" for n in range(count)]
     assert ran >= 39  # a turn between each two of the forty pieces
 

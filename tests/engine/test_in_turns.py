@@ -3,39 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
-from typing import Any
 
 import pytest
 
 from mockserver.engine import in_turns
 from mockserver.engine.in_turns import ITEMS_PER_TURN, mapped
-
-
-def turns_taken(work: Coroutine[Any, Any, Any]) -> tuple[Any, int]:
-    """What ``work`` returns, and how many times another task ran while it did."""
-    ran = 0
-    done = False
-
-    async def both() -> Any:
-        nonlocal ran, done
-        task = asyncio.create_task(other())
-        await asyncio.sleep(0)
-        ran = 0
-        try:
-            return await work
-        finally:
-            done = True
-            await task
-
-    async def other() -> None:
-        nonlocal ran
-        while not done:
-            ran += 1
-            await asyncio.sleep(0)
-
-    result = asyncio.run(both())
-    return result, ran
+from tests.support import with_loop_turns
 
 
 @pytest.mark.parametrize("size", [0, 1, ITEMS_PER_TURN, ITEMS_PER_TURN + 1, 10 * ITEMS_PER_TURN + 3])
@@ -45,13 +18,13 @@ def test_the_same_list_as_a_plain_loop(size: int) -> None:
 
 
 def test_a_short_list_takes_no_turn() -> None:
-    _, ran = turns_taken(mapped(str, list(range(ITEMS_PER_TURN))))
+    _, ran = with_loop_turns(lambda: mapped(str, list(range(ITEMS_PER_TURN))))
     assert ran == 0
 
 
 def test_a_long_list_gives_the_loop_a_turn_each_piece() -> None:
     items = list(range(10 * ITEMS_PER_TURN))
-    result, ran = turns_taken(mapped(str, items))
+    result, ran = with_loop_turns(lambda: mapped(str, items))
     assert result == [str(n) for n in items]
     assert ran >= 9  # one turn between each two of the ten pieces
 
@@ -77,6 +50,6 @@ def test_joined_and_summed_read_a_list_piece_by_piece_as_in_one_go(size: int) ->
 
 def test_joined_and_summed_give_the_loop_a_turn_each_piece() -> None:
     items = list(range(10 * ITEMS_PER_TURN))
-    assert turns_taken(in_turns.joined(list, items)) == (items, 9)
-    assert turns_taken(in_turns.summed(len, items)) == (len(items), 9)
-    assert turns_taken(in_turns.summed(len, items[:ITEMS_PER_TURN]))[1] == 0
+    assert with_loop_turns(lambda: in_turns.joined(list, items)) == (items, 9)
+    assert with_loop_turns(lambda: in_turns.summed(len, items)) == (len(items), 9)
+    assert with_loop_turns(lambda: in_turns.summed(len, items[:ITEMS_PER_TURN]))[1] == 0

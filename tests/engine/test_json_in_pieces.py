@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from mockserver import errors
 from mockserver.engine import json_in_pieces, jsonbody
 from mockserver.engine.json_in_pieces import ELEMENTS_PER_TURN, NotInPieces, parse
+from tests.support import with_loop_turns
 
 scalars = (
     st.none()
@@ -130,26 +131,8 @@ def test_a_request_gets_the_value_or_the_error_it_got_before(raw: bytes) -> None
 def test_a_long_list_gives_the_loop_its_turns() -> None:
     body = {"model": "m", "messages": [{"role": "user", "content": f"line {n}"} for n in range(40 * ELEMENTS_PER_TURN)]}
     raw = orjson.dumps(body)
-    ran = 0
-    done = False
-
-    async def other() -> None:
-        nonlocal ran
-        while not done:
-            ran += 1
-            await asyncio.sleep(0)
-
-    async def both() -> Any:
-        nonlocal done
-        task = asyncio.create_task(other())
-        await asyncio.sleep(0)
-        try:
-            return await parse(raw)
-        finally:
-            done = True
-            await task
-
-    assert asyncio.run(both()) == body
+    value, ran = with_loop_turns(lambda: parse(raw))
+    assert value == body
     assert ran >= 39
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from mockserver import errors
 from mockserver.engine import jsonbody
+from tests.support import with_loop_turns
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=3),
@@ -51,26 +52,8 @@ def test_loads_in_turns_raises_and_returns_as_loads(raw: bytes) -> None:
 
 def test_a_body_of_many_objects_gives_the_loop_its_turns() -> None:
     raw = orjson.dumps({"messages": [{"role": "user", "content": [{"text": "x"}]} for _ in range(20_000)]})
-    ran = 0
-    done = False
-
-    async def other() -> None:
-        nonlocal ran
-        while not done:
-            ran += 1
-            await asyncio.sleep(0)
-
-    async def both() -> Any:
-        nonlocal done
-        task = asyncio.create_task(other())
-        await asyncio.sleep(0)
-        try:
-            return await jsonbody.loads_in_turns(raw, 64)
-        finally:
-            done = True
-            await task
-
-    assert len(asyncio.run(both())["messages"]) == 20_000
+    value, ran = with_loop_turns(lambda: jsonbody.loads_in_turns(raw, 64))
+    assert len(value["messages"]) == 20_000
     # 100,001 values walked (each message, its two members, its part and the part's text): a turn
     # after each VALUES_PER_TURN of them, the long list walked a piece at a time too.
     assert ran >= 100_000 // jsonbody.VALUES_PER_TURN - 1

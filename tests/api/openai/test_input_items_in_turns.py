@@ -9,6 +9,7 @@ from typing import Any
 from mockserver.api.openai.responses.input_items import input_items, input_items_in_turns
 from mockserver.engine.in_turns import ITEMS_PER_TURN
 from mockserver.server_state import IdFactory
+from tests.support import with_loop_turns
 
 
 def mixed(count: int) -> list[dict[str, Any]]:
@@ -31,25 +32,6 @@ def test_the_same_items_and_ids_as_at_once() -> None:
 
 def test_a_long_input_gives_the_loop_its_turns() -> None:
     raw = mixed(20 * ITEMS_PER_TURN)
-    ran = 0
-    done = False
-
-    async def other() -> None:
-        nonlocal ran
-        while not done:
-            ran += 1
-            await asyncio.sleep(0)
-
-    async def both() -> list[dict[str, Any]]:
-        nonlocal done
-        task = asyncio.create_task(other())
-        await asyncio.sleep(0)
-        try:
-            return await input_items_in_turns(raw, IdFactory(1).prefixed)
-        finally:
-            done = True
-            await task
-
-    listed = asyncio.run(both())
+    listed, ran = with_loop_turns(lambda: input_items_in_turns(raw, IdFactory(1).prefixed))
     assert len(listed) == len(raw) * 4 // 5  # every item but the unsimulated kind
     assert ran >= 19

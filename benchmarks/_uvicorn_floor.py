@@ -32,21 +32,29 @@ def _header(headers: list[tuple[bytes, bytes]], name: bytes, default: bytes) -> 
     return default
 
 
+async def lifespan(receive: Any, send: Any) -> None:
+    while (await receive())["type"] != "lifespan.shutdown":
+        await send({"type": "lifespan.startup.complete"})
+    await send({"type": "lifespan.shutdown.complete"})
+
+
 async def app(scope: Message, receive: Any, send: Any) -> None:
     if scope["type"] == "lifespan":
-        while (await receive())["type"] != "lifespan.shutdown":
-            await send({"type": "lifespan.startup.complete"})
-        await send({"type": "lifespan.shutdown.complete"})
+        await lifespan(receive, send)
         return
     start = time.monotonic()
     while (await receive()).get("more_body"):
         pass
-    headers = scope["headers"]
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+    await pace(scope["headers"], start, send)
+
+
+async def pace(headers: list[tuple[bytes, bytes]], start: float, send: Any) -> None:
+    """Send the stream the ``x-mock-*`` headers ask for, on deadlines from ``start``, then end it."""
     rate = float(_header(headers, b"x-mock-tokens-per-second", b"54"))
     first = start + float(_header(headers, b"x-mock-ttft-ms", b"0")) / 1000
     n = int(_header(headers, b"x-mock-output-tokens", b"100"))
     per_chunk = int(_header(headers, b"x-mock-tokens-per-chunk", b"1"))
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
     chunks = -(-n // per_chunk)
     event = chunk_event(per_chunk)
     sent = 0

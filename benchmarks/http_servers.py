@@ -3,13 +3,18 @@
 Issue 22's goal is a request path costing at most twice the raw floor's CPU before its stream opens.
 This measures the same burst as ``benchmarks/sweep.py``'s ``open_cost`` (150 streams with a 10 s
 TTFT, sent together; the server's CPU read once every reply's head has come; the median of 5
-bursts) against four servers, each pinned to core 0 with the client on core 1:
+bursts) against six servers, each pinned to core 0 with the client on core 1:
 
 - ``floor``: the raw floor (``_floor_server.py``: bare asyncio, no HTTP parsing);
 - ``uvicorn``: a bare ASGI app under uvicorn with uvloop and httptools (``_uvicorn_floor.py``), as
   ``mockserver serve`` runs;
+- ``minimum``: the same app under uvicorn doing the least an OpenAI-compatible endpoint must
+  before a stream opens: parse and validate the body, look the key up, send the live API's
+  headers (``_minimum_server.py``);
 - ``granian``: the same app under granian, whose HTTP layer is in Rust (``_granian_floor.py``);
-- ``mockserver``: this checkout, on its built-in fixture.
+- ``mockserver``: this checkout, on its built-in fixture (with the sweep's room for streams);
+- ``mockserver_granian``: the same app served by granian (``_granian_mockserver.py``): what
+  changing the HTTP server would buy mockserver itself.
 
 The servers take turns, ``--rounds`` times, so each sees the same machine. Writes
 ``benchmarks/results/http_servers.json``.
@@ -29,7 +34,17 @@ from typing import Any
 
 import uvloop
 from _harness import RESULTS, write_report
-from sweep import HERE, OPEN_REQUESTS, add_request_ratio, open_cost, server_commands, started, warm_up
+from sweep import (
+    HERE,
+    OPEN_REQUESTS,
+    ROOT,
+    add_request_ratio,
+    bench_fixture,
+    open_cost,
+    server_commands,
+    started,
+    warm_up,
+)
 
 
 def main() -> None:
@@ -45,8 +60,13 @@ def main() -> None:
         commands = {
             "floor": known["floor"],
             "uvicorn": known["uvicorn"],
+            "minimum": ([sys.executable, str(HERE / "_minimum_server.py"), "PORT"], {"PYTHONPATH": str(HERE)}),
             "granian": ([sys.executable, str(HERE / "_granian_floor.py"), "PORT"], {"PYTHONPATH": str(HERE)}),
             "mockserver": known["mockserver"],
+            "mockserver_granian": (
+                [sys.executable, str(HERE / "_granian_mockserver.py"), "PORT", str(bench_fixture(Path(tmp), 1))],
+                {"PYTHONPATH": str(ROOT)},
+            ),
         }
         runs: dict[str, list[float]] = {name: [] for name in commands}
         with started(commands) as servers:

@@ -15,6 +15,10 @@ Servers:
 - ``uvicorn``: ``_uvicorn_floor.py``, a bare ASGI callable with the same deadlines and
   pre-encoded events under uvicorn (uvloop, httptools), as mockserver runs: what the HTTP
   server alone costs over the floor;
+- ``minimum`` (in the TTFT-0 cells and the request costs): ``_minimum_server.py``, the uvicorn
+  floor doing the least an OpenAI-compatible endpoint must before a stream opens (parse and
+  validate the body against the Chat Completions schema, look the key up, send the live API's
+  headers): what any server on this stack pays per request;
 - ``aimock``: ``@copilotkit/aimock`` from npm (``npm ci --prefix benchmarks/peers``),
   when Node and the package are there; its fixture asks for the same tokens, rate
   (its ``tps`` counts chunks, so it gets rate / tokens-per-chunk) and TTFT;
@@ -188,7 +192,12 @@ def started(commands: dict[str, tuple[list[str], dict[str, str]]]) -> Iterator[d
 
 
 def server_commands(
-    tokens_per_chunk: int, directory: Path, aimock: Path | None, baseline: Path | None, time_scale: float = 1.0
+    tokens_per_chunk: int,
+    directory: Path,
+    aimock: Path | None,
+    baseline: Path | None,
+    time_scale: float = 1.0,
+    minimum: bool = False,
 ) -> dict[str, tuple[list[str], dict[str, str]]]:
     fixture = str(bench_fixture(directory, tokens_per_chunk))
     serve = [sys.executable, "-m", "mockserver", "serve", "--port", "PORT", "--log-level", "warning"]
@@ -197,6 +206,11 @@ def server_commands(
     if time_scale == 1.0:
         commands["floor"] = ([sys.executable, str(HERE / "_floor_server.py"), "PORT"], {})
         commands["uvicorn"] = ([sys.executable, str(HERE / "_uvicorn_floor.py"), "PORT"], {"PYTHONPATH": str(HERE)})
+        if minimum:
+            commands["minimum"] = (
+                [sys.executable, str(HERE / "_minimum_server.py"), "PORT"],
+                {"PYTHONPATH": str(HERE)},
+            )
         if aimock is not None:
             node = shutil.which("node") or "node"
             cli = [node, str(AIMOCK_CLI), "--port", "PORT", "--fixtures", str(aimock), "--log-level", "silent"]
@@ -502,7 +516,7 @@ def main() -> int:
         directory = Path(tmp)
         if ttft0_levels:
             # TTFT 0, every stream at once, 1,500 tokens each: the cells the goals are read from.
-            with started(server_commands(1, directory, None, args.baseline)) as servers:
+            with started(server_commands(1, directory, None, args.baseline, minimum=True)) as servers:
                 uvloop.run(warm_up(servers, 1))
                 report["request_cost"] = costs = {
                     name: uvloop.run(request_cost(server, BURST_REQUESTS)) for name, server in servers.items()

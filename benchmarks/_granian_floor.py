@@ -11,6 +11,7 @@ Usage: python _granian_floor.py PORT   (granian comes with the ``benchmarks`` ex
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import uvloop
 from _uvicorn_floor import app
@@ -18,8 +19,9 @@ from granian.constants import HTTPModes, Interfaces
 from granian.server.embed import Server
 
 
-async def main(port: int) -> None:
-    server = Server(
+def server(app: Any, port: int) -> Server:
+    """granian's in-process server for ``app`` on ``port``: one runtime thread, HTTP/1.1, uvloop."""
+    return Server(
         app,
         address="127.0.0.1",
         port=port,
@@ -30,7 +32,10 @@ async def main(port: int) -> None:
         runtime_threads=1,
         websockets=False,
     )
-    await server.serve()
+
+
+async def main(port: int) -> None:
+    await server(app, port).serve()
 
 
 if __name__ == "__main__":

@@ -22,8 +22,7 @@ import gc
 import sys
 
 import uvloop
-from granian.constants import HTTPModes, Interfaces
-from granian.server.embed import Server
+from _granian_floor import server
 
 from mockserver.config.fixture import load_fixture
 from mockserver.config.settings import Settings
@@ -32,20 +31,10 @@ from mockserver.server.app import create_app
 
 async def main(port: int, fixture: str) -> None:
     app = create_app(Settings(log_level="warning"), fixture=load_fixture(fixture))
-    server = Server(
-        app,
-        address="127.0.0.1",
-        port=port,
-        interface=Interfaces.ASGI,
-        http=HTTPModes.http1,
-        backlog=2048,
-        log_enabled=False,
-        runtime_threads=1,
-        websockets=False,
-    )
+    running = server(app, port)
     gc.collect()
     gc.freeze()
-    await server.serve()
+    await running.serve()
 
 
 if __name__ == "__main__":

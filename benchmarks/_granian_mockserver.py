@@ -7,10 +7,10 @@ start-up objects out of the garbage collector as ``mockserver serve`` does.
 
 It is a measurement, not a way to run the product: what mockserver reaches only through uvicorn
 (the kernel's arrival time, direct body writes, aborting a connection) falls back to its plain ASGI
-path, and a stream's events do not go out at all, since the stream scheduler steps uvicorn's ``send``
-coroutine by hand and granian's ``send`` gives no coroutine. Only what happens before a stream's
-first event is meaningful: ``benchmarks/http_servers.py`` measures the CPU until every reply's
-head is out, with a 10 s TTFT.
+path, and a stream ends after its first write with a server error event, since the stream
+scheduler steps uvicorn's ``send`` coroutine by hand and granian's ``send`` gives no coroutine.
+Only what happens before a stream's first event is meaningful: ``benchmarks/http_servers.py``
+measures the CPU until every reply's head is out, with a 10 s TTFT.
 
 Usage: python _granian_mockserver.py PORT FIXTURE   (granian comes with the ``benchmarks`` extra;
 the repository must be on ``PYTHONPATH``).

@@ -3,21 +3,26 @@
 The uvicorn floor (``_uvicorn_floor.py``) reads nothing of a request. A server that answers
 ``POST /v1/chat/completions`` as the live API does must at least, before the reply's head goes out:
 
+- answer only ``POST /v1/chat/completions`` (a 404 otherwise);
+- look the bearer key up (a 401 for a key it does not know);
 - read the body and parse it as JSON (orjson, as mockserver does);
 - validate it against the Chat Completions request schema (mockserver's own pydantic model, in
   strict mode, as mockserver does);
-- look the bearer key up;
+- look the model up among the built-in fixture's (a 404 for one it does not know);
 - send the head with the headers the live API sends on a stream: ``x-request-id``,
   ``openai-organization``, ``openai-project``, ``openai-version``, ``openai-processing-ms``, the six
-  ``x-ratelimit-*`` headers, and the event-stream ones.
+  ``x-ratelimit-*`` headers (with fixed values: no window is kept), and the event-stream ones.
 
-This server does that and nothing else: no accounts, entitlements, capacity or rate-limit windows,
-no prompt count, no plan, no journal or metrics. Then it paces the stream exactly as the uvicorn
-floor does (pre-encoded events on the same deadlines). What it costs over the uvicorn floor is the
+This server does that and nothing else: no accounts beyond the key, no entitlements, capacity or
+rate-limit windows, no prompt count, no plan, no journal or metrics; a refusal is a bare error body,
+and a body that does not validate a 500. Then it paces the stream exactly as the uvicorn floor does
+(pre-encoded events on the same deadlines, which are not OpenAI-shaped chunks: the cost of a whole
+stream from this server is not an OpenAI-compatible stream's). What it costs over the uvicorn floor is the
 price of those steps; set beside mockserver in ``benchmarks/sweep.py``'s TTFT-0 cells and in
 ``benchmarks/http_servers.py``, it shows how much of a request's cost any server on this stack pays.
 
-Usage: python _minimum_server.py PORT   (needs the repository on ``sys.path``, for the schema).
+Usage: python _minimum_server.py PORT   (it puts the repository on ``sys.path`` itself, for the schema
+and the fixture).
 """
 
 from __future__ import annotations
@@ -35,11 +40,14 @@ from _uvicorn_floor import lifespan, pace
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mockserver.api.openai.schemas import ChatCompletionRequest
+from mockserver.config.fixture import load_fixture
 
 Message = dict[str, Any]
 
 VALIDATE = ChatCompletionRequest.__pydantic_validator__.validate_python
 KEYS = {b"Bearer sk-mock-preview": (b"org-mock-preview", b"proj_mock_preview")}  # the built-in fixture's key
+MODELS = frozenset(model.id for model in load_fixture().models)
+PATH = "/v1/chat/completions"
 _draw = random.Random(0).getrandbits
 
 
@@ -74,11 +82,25 @@ async def app(scope: Message, receive: Any, send: Any) -> None:
         if not message.get("more_body"):
             break
     headers = scope["headers"]
-    key = next((value for name, value in headers if name == b"authorization"), b"")
-    organization, project = KEYS[key]
-    VALIDATE(orjson.loads(b"".join(parts)), strict=True)
-    await send({"type": "http.response.start", "status": 200, "headers": head(organization, project, start)})
+    if scope["method"] != "POST" or scope["path"] != PATH:
+        await refuse(send, 404, b"not_found")
+        return
+    account = KEYS.get(next((value for name, value in headers if name == b"authorization"), b""))
+    if account is None:
+        await refuse(send, 401, b"invalid_api_key")
+        return
+    request = VALIDATE(orjson.loads(b"".join(parts)), strict=True)
+    if request.model not in MODELS:
+        await refuse(send, 404, b"model_not_found")
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": head(*account, start)})
     await pace(headers, start, send)
+
+
+async def refuse(send: Any, status: int, code: bytes) -> None:
+    body = b'{"error":{"message":"refused","type":"invalid_request_error","param":null,"code":"%b"}}' % code
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ bursts) against six servers, each pinned to core 0 with the client on core 1:
 - ``uvicorn``: a bare ASGI app under uvicorn with uvloop and httptools (``_uvicorn_floor.py``), as
   ``mockserver serve`` runs;
 - ``minimum``: the same app under uvicorn doing the least an OpenAI-compatible endpoint must
-  before a stream opens: parse and validate the body, look the key up, send the live API's
-  headers (``_minimum_server.py``);
+  before a stream opens: check the path and the key, parse and validate the body, look the model
+  up, send the live API's headers (``_minimum_server.py``);
 - ``granian``: the same app under granian, whose HTTP layer is in Rust (``_granian_floor.py``);
 - ``mockserver``: this checkout, on its built-in fixture (with the sweep's room for streams);
 - ``mockserver_granian``: the same app served by granian (``_granian_mockserver.py``): what

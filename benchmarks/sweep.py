@@ -16,9 +16,9 @@ Servers:
   pre-encoded events under uvicorn (uvloop, httptools), as mockserver runs: what the HTTP
   server alone costs over the floor;
 - ``minimum`` (in the TTFT-0 cells and the request costs): ``_minimum_server.py``, the uvicorn
-  floor doing the least an OpenAI-compatible endpoint must before a stream opens (parse and
-  validate the body against the Chat Completions schema, look the key up, send the live API's
-  headers): what any server on this stack pays per request;
+  floor doing the least an OpenAI-compatible endpoint must before a stream opens (check the path
+  and the key, parse and validate the body against the Chat Completions schema, look the model up,
+  send the live API's headers): what any server on this stack pays per request;
 - ``aimock``: ``@copilotkit/aimock`` from npm (``npm ci --prefix benchmarks/peers``),
   when Node and the package are there; its fixture asks for the same tokens, rate
   (its ``tps`` counts chunks, so it gets rate / tokens-per-chunk) and TTFT;

@@ -9,12 +9,12 @@ as the live API pages it (``after``, ``limit`` 1 to 100, default 20, ``order``).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from mockserver import errors
-from mockserver.engine.in_turns import ITEMS_PER_TURN
+from mockserver.engine import in_turns
 
 DEFAULT_PAGE_LIMIT = 20
 MAX_PAGE_LIMIT = 100
@@ -33,15 +33,11 @@ def input_items(raw: str | list[Any] | None, new_id: Callable[[str], str]) -> li
 
 async def input_items_in_turns(raw: str | list[Any] | None, new_id: Callable[[str], str]) -> list[dict[str, Any]]:
     """:func:`input_items`, with the event loop's turn after every
-    :data:`~mockserver.engine.in_turns.ITEMS_PER_TURN` items of a long ``input``."""
-    if not isinstance(raw, list) or len(raw) <= ITEMS_PER_TURN:
+    :data:`~mockserver.engine.in_turns.ITEMS_PER_TURN` items of a long ``input``
+    (:func:`mockserver.engine.in_turns.joined`)."""
+    if not isinstance(raw, list):
         return input_items(raw, new_id)
-    items: list[dict[str, Any]] = []
-    for start in range(0, len(raw), ITEMS_PER_TURN):
-        if start:
-            await asyncio.sleep(0)
-        items += _listed(raw[start : start + ITEMS_PER_TURN], new_id)
-    return items
+    return await in_turns.joined(partial(_listed, new_id=new_id), raw)
 
 
 def _listed(raw: Sequence[Any], new_id: Callable[[str], str]) -> list[dict[str, Any]]:

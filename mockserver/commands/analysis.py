@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mockserver.cassettes import files
+from mockserver.cassettes import files, sources
 from mockserver.config.fixture import load_fixture
 from mockserver.recording import calibrate as calibration
 from mockserver.recording import whatif as what
@@ -30,7 +30,9 @@ def add_whatif(commands: Any) -> None:
             "standard, and its cost. The figures come from the tier profiles: TTFT plus tokens over rate."
         ),
     )
-    whatif.add_argument("path", metavar="PATH", help="the cassette of the session")
+    whatif.add_argument(
+        "path", metavar="PATH", help="the cassette of the session (native, or VCR: then no recorded timing is known)"
+    )
     whatif.add_argument(
         "--tier",
         action="append",
@@ -76,29 +78,34 @@ def add_calibrate(commands: Any) -> None:
 
 def whatif(args: argparse.Namespace) -> int:
     try:
-        records = files.load(args.path).records
+        loaded = sources.load([args.path])
     except files.CassetteError as exc:
         return _fail(str(exc))
+    records = [r for c in loaded.cassettes for r in c.records]
     fixture = load_fixture(args.config, tuple(args.presets or ()))
     calls = what.session(records)
     if not calls:
         return _fail(f"{args.path}: no successful inference call to work from")
     tiers = tuple(args.tiers or DEFAULT_TIERS)
-    rows = what.compute(fixture, calls, tiers)
+    rows = what.compute(fixture, calls, tiers, timed=loaded.timed)
     if args.drive:
         standard = next((r.end_to_end_s for r in rows if r.tier == "default"), None)
+        recorded = rows[0].end_to_end_s if loaded.timed else None
         for tier in tiers:
             rows.append(drive(args.drive, calls, tier, key=args.key, time_scale=args.time_scale,
-                              standard_s=standard, recorded_s=rows[0].end_to_end_s))  # fmt: skip
+                              standard_s=standard, recorded_s=recorded))  # fmt: skip
     if args.plot:
         try:
             draw(rows, args.plot, f"{Path(args.path).name}: {len(calls)} calls, model time against client time")
         except PlotUnavailable as exc:
             return _fail(str(exc))
     if args.json:
-        print(json.dumps({"session": args.path, "calls": len(calls), "tiers": [r.as_dict() for r in rows]}, indent=2))
+        shown = {"session": args.path, "calls": len(calls), "timed": loaded.timed, "tiers": [r.as_dict() for r in rows]}
+        print(json.dumps(shown, indent=2))
     else:
         print(what.render(rows, len(calls)))
+        if not loaded.timed:
+            print(what.UNTIMED_NOTE)
     return 0
 
 

@@ -132,11 +132,17 @@ def fixture_with(fixture: Fixture, settings: Settings) -> Fixture:
     if changes:
         fixture = fixture.model_copy(update=changes)
         Fixture.model_validate(fixture.model_dump())  # the literal options checked like any fixture's
-    fixture = _untimed_paced(fixture, timing_asked)
-    fixture = with_recorded_models(fixture, check(fixture).records)
+    fixture = checked(fixture, timing_asked=timing_asked)
     if fixture.replay_miss == "record" and not settings.upstream:
         raise ConfigError("--replay-miss record needs --upstream URL: the API a request with no recording is sent to")
     return fixture
+
+
+def checked(fixture: Fixture, *, timing_asked: bool = True) -> Fixture:
+    """The fixture with its cassettes loaded and checked (:func:`check`), paced as they can be (a VCR
+    cassette holds no timing), and serving the models its recordings name."""
+    fixture = _untimed_paced(fixture, timing_asked)
+    return with_recorded_models(fixture, check(fixture).records)
 
 
 def _untimed_paced(fixture: Fixture, asked: bool) -> Fixture:

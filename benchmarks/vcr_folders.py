@@ -38,7 +38,7 @@ _TIER_FIELDS = ("service_tier",)
 def serve(folder: str) -> tuple[subprocess.Popen[bytes], str, str]:
     port_file = tempfile.mktemp()
     log = tempfile.mktemp()
-    process = subprocess.Popen(  # noqa: S603 - our own command
+    process = subprocess.Popen(
         [sys.executable, "-m", "mockserver", "serve", "--replay", folder, "--port", "0", "--port-file", port_file,
          "--time-scale", TIME_SCALE],
         stdout=subprocess.DEVNULL,
@@ -93,7 +93,9 @@ def check(base: str, item: VcrInteraction) -> str | None:
     if item.sse_events is not None:
         got, want = _event_payloads(sse_events(content)), _event_payloads(item.sse_events)
         if got != want:
-            first = next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want)))
+            first = next(
+                (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want))
+            )
             return f"stream differs at event {first} of {len(want)} (got {len(got)})"
         return None
     if status >= 400:  # an error's ids are this server's own: its type and message are compared

@@ -4,8 +4,8 @@ With cassettes in force (``--replay``, the fixture's ``replay:``), a request tha
 recording is admitted like any other (accounts, access, capacity, rate limits) and served the
 recorded reply through :func:`mockserver.api.serving.respond`, so the ledger, the journal, faults and
 the metrics see it as they see a generated one; a reply that is one JSON document (embeddings,
-moderations, count_tokens) is served by :func:`answer_whole` the same way. A request that matches none gets the fixture's
-``replay_miss``: the ``no_recording`` 400, ``None`` (the route generates a reply), or, with
+moderations, count_tokens) is served by :func:`answer_whole` the same way. A request that matches
+none gets the fixture's ``replay_miss``: the ``no_recording`` 400, ``None`` (the route generates a reply), or, with
 ``record``, the request forwarded to ``--upstream``, recorded into the first cassette, and answered.
 """
 

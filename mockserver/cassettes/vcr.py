@@ -157,10 +157,7 @@ def _document(source: Path) -> tuple[list[Any], str | None]:
     except OSError as exc:
         return [], f"cannot read it: {exc.strerror or exc}"
     try:
-        if source.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader with two string tags added
+        data = json.loads(text) if source.suffix.lower() == ".json" else yaml.load(text, Loader=_Loader)
     except (ValueError, yaml.YAMLError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return [], f"not YAML or JSON that can be read safely ({first})"
@@ -173,8 +170,10 @@ def _document(source: Path) -> tuple[list[Any], str | None]:
 
 
 def _interaction(where: str, item: Any) -> VcrInteraction:
-    if not isinstance(item, dict) or not isinstance(item.get("request"), dict) or not isinstance(
-        item.get("response"), dict
+    if (
+        not isinstance(item, dict)
+        or not isinstance(item.get("request"), dict)
+        or not isinstance(item.get("response"), dict)
     ):
         raise _Skip("not an HTTP interaction (no request and response)")
     request, response = item["request"], item["response"]
@@ -230,10 +229,11 @@ def _headers(value: Any) -> dict[str, str]:
 
 def _status(value: Any) -> int:
     code = value.get("code") if isinstance(value, dict) else value
-    try:
-        status = int(code)
-    except (TypeError, ValueError):
-        raise _Skip(f"the response has no status code ({value!r})") from None
+    if isinstance(code, str) and code.strip().isdigit():
+        code = int(code)
+    if not isinstance(code, int) or isinstance(code, bool):
+        raise _Skip(f"the response has no status code ({value!r})")
+    status = code
     if not 100 <= status <= 599:
         raise _Skip(f"the response's status {status} is not an HTTP status")
     return status
@@ -273,7 +273,7 @@ class _BrotliError(Exception):
 
 def _brotli(data: bytes) -> bytes:
     try:
-        import brotli
+        import brotli  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - brotli is a dependency
         raise _BrotliError("brotli is not installed") from None
     try:

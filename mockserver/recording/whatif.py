@@ -73,9 +73,7 @@ def model_seconds(fixture: Fixture, call: Call, tier: Tier) -> float:
     return profile.ttft_ms / 1000 + prompt + (call.figures.output_tokens or 0) / profile.tokens_per_second
 
 
-def compute(
-    fixture: Fixture, calls: Sequence[Call], tiers: Sequence[Tier], *, timed: bool = True
-) -> list[TierFigures]:
+def compute(fixture: Fixture, calls: Sequence[Call], tiers: Sequence[Tier], *, timed: bool = True) -> list[TierFigures]:
     """The recorded run, then each tier's figures. A cassette that holds no timing (``timed=False``, VCR)
     has no recorded run and no client time: each tier's figures are its model time alone."""
     if not calls:

@@ -18,10 +18,10 @@ import pytest
 import vcr
 import yaml
 
+from mockserver import MockServer
 from mockserver.cassettes.vcr import read_vcr
 from mockserver.cli import main
 from mockserver.config.fixture import ConfigError
-from mockserver import MockServer
 
 KEY = "sk-mock-standard"
 CLAUDE = "claude-opus-4-8"  # the model id of the claude-opus-4.8-fast preset
@@ -112,7 +112,9 @@ def test_a_vcr_stream_replays_event_by_event(recorded: Any) -> None:
     events = next(i.sse_events for i in read_vcr([path]).interactions if i.path == "/v1/messages" and i.sse_events)
     with MockServer(time_scale=0, replay=[str(path)], replay_timing="instant") as replay:
         body = {**MESSAGE, "messages": [{"role": "user", "content": "Write a haiku."}], "stream": True}
-        sent = httpx.post(f"{replay.url}/v1/messages", json=body, headers={"x-api-key": KEY, "anthropic-version": "2023-06-01"})
+        sent = httpx.post(
+            f"{replay.url}/v1/messages", json=body, headers={"x-api-key": KEY, "anthropic-version": "2023-06-01"}
+        )
         assert sent.status_code == 200, sent.text
     names = [line.removeprefix("event: ") for line in sent.text.splitlines() if line.startswith("event: ")]
     assert names == [name for name, _ in events]
@@ -225,6 +227,5 @@ def test_serializer_shapes_are_read_and_the_rest_is_listed(tmp_path: Path) -> No
 
 def test_access_rules_still_apply_to_the_keys_the_fixture_knows(recorded: Any) -> None:
     path, _ = recorded
-    with MockServer(time_scale=0, replay=[str(path)]) as replay:
-        with pytest.raises(anthropic.AuthenticationError):
-            anthropic.Anthropic(base_url=replay.url, api_key="sk-unknown", max_retries=0).messages.create(**MESSAGE)
+    with MockServer(time_scale=0, replay=[str(path)]) as replay, pytest.raises(anthropic.AuthenticationError):
+        anthropic.Anthropic(base_url=replay.url, api_key="sk-unknown", max_retries=0).messages.create(**MESSAGE)

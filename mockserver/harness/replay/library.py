@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from mockserver import errors
 from mockserver.cassettes import files, matching, sources, vcr
-from mockserver.cassettes.vcr import VcrSkip
 from mockserver.cassettes.format import Record
+from mockserver.cassettes.vcr import VcrSkip
 from mockserver.config.fixture import ConfigError, Fixture
 from mockserver.config.settings import Settings
 from mockserver.harness.replay.served_models import with_recorded_models

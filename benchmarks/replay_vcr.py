@@ -1,0 +1,84 @@
+"""Replaying VCR cassettes against replaying native ones: the server's CPU per event, in one run.
+
+The same 100 streams (300 one-token events each, from ``mockserver serve`` at 30,000 tokens/s) are
+recorded twice at once: by ``mockserver record`` into a native cassette, and by vcrpy (its YAML
+serializer, what pytest-recording writes) around the client. Each cassette is then served by its own
+``mockserver serve --replay ... --replay-timing instant`` and the 100 streams are read from it; the
+server's CPU time (``/proc``) over the events read is the figure. The two replays alternate for
+``--rounds`` rounds and the medians are kept, so the machine's load falls on both alike.
+
+    python benchmarks/replay_vcr.py [--rounds N] [--output FILE]
+
+Writes ``benchmarks/results/replay_vcr.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import vcr
+from _harness import RESULTS, write_report
+from replay import MODEL, cpu_seconds, process, stream
+
+STREAMS = 100
+FAST = {"x-mock-tokens-per-second": "30000", "x-mock-ttft-ms": "0", "x-mock-output-tokens": "300"}
+
+
+def record(work: Path, bodies: list[dict[str, Any]]) -> tuple[Path, Path]:
+    native, recorded = work / "cpu.jsonl", work / "cpu.yaml"
+    with process("serve", "--time-scale", "1") as (upstream, _), process(
+        "record", "--upstream", upstream, "--cassette", str(native)
+    ) as (proxy, _), vcr.VCR(record_mode="all").use_cassette(str(recorded)):  # fmt: skip
+        for body in bodies:
+            stream(proxy, body, FAST)
+        time.sleep(0.5)  # the proxy appends an exchange after its last byte
+    return native, recorded
+
+
+def cpu_per_event(cassette: Path, bodies: list[dict[str, Any]]) -> tuple[int, float]:
+    with process("serve", "--replay", str(cassette), "--replay-timing", "instant", warm=bodies[0]) as (server, pid):
+        before, events = cpu_seconds(pid), 0
+        for body in bodies:
+            events += len(stream(server, body)[1])
+        return events, 1e6 * (cpu_seconds(pid) - before) / events
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--output", type=Path, default=RESULTS / "replay_vcr.json")
+    args = parser.parse_args()
+    load = os.getloadavg()
+    bodies = [{"model": MODEL, "messages": [{"role": "user", "content": f"cpu {n}"}]} for n in range(STREAMS)]
+    runs: dict[str, list[float]] = {"native": [], "vcr": []}
+    events: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        native, recorded = record(Path(scratch), bodies)
+        for _ in range(args.rounds):
+            for name, cassette in (("native", native), ("vcr", recorded)):
+                events[name], figure = cpu_per_event(cassette, bodies)
+                runs[name].append(figure)
+    native_us, vcr_us = statistics.median(runs["native"]), statistics.median(runs["vcr"])
+    report = {
+        "machine": {"cpus": os.cpu_count(), "load_average_1m_at_start": round(load[0], 2)},
+        "streams": STREAMS,
+        "rounds": args.rounds,
+        "native": {"events": events["native"], "cpu_us_per_event_median": round(native_us, 2),
+                   "cpu_us_per_event_runs": [round(r, 2) for r in runs["native"]]},
+        "vcr": {"events": events["vcr"], "cpu_us_per_event_median": round(vcr_us, 2),
+                "cpu_us_per_event_runs": [round(r, 2) for r in runs["vcr"]]},
+        "ratio_vcr_to_native": round(vcr_us / native_us, 3),
+    }  # fmt: skip
+    write_report(args.output, report)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,11 +1,14 @@
 """Replaying VCR cassettes against replaying native ones: the server's CPU per event, in one run.
 
-The same 100 streams (300 one-token events each, from ``mockserver serve`` at 30,000 tokens/s) are
+The same 200 streams (300 one-token events each, from ``mockserver serve`` at 30,000 tokens/s) are
 recorded twice at once: by ``mockserver record`` into a native cassette, and by vcrpy (its YAML
 serializer, what pytest-recording writes) around the client. Each cassette is then served by its own
-``mockserver serve --replay ... --replay-timing instant`` and the 100 streams are read from it; the
-server's CPU time (``/proc``) over the events read is the figure. The two replays alternate for
-``--rounds`` rounds and the medians are kept, so the machine's load falls on both alike.
+``mockserver serve --replay ... --replay-timing instant`` and the 200 streams are read from it; the
+server's CPU time over the events read is the figure: the sum of its threads' time on a CPU, in
+nanoseconds (``/proc/PID/task/*/schedstat``), as the tick-counted ``/proc/PID/stat`` is too coarse
+for a difference of a few percent. The two replays alternate for
+``--rounds`` rounds, each going first every other round, and the medians are kept, so the machine's
+load falls on both alike.
 
     python benchmarks/replay_vcr.py [--rounds N] [--output FILE]
 
@@ -25,9 +28,9 @@ from typing import Any
 
 import vcr
 from _harness import RESULTS, write_report
-from replay import MODEL, cpu_seconds, process, stream
+from replay import MODEL, process, stream
 
-STREAMS = 100
+STREAMS = 200
 FAST = {"x-mock-tokens-per-second": "30000", "x-mock-ttft-ms": "0", "x-mock-output-tokens": "300"}
 
 
@@ -42,6 +45,17 @@ def record(work: Path, bodies: list[dict[str, Any]]) -> tuple[Path, Path]:
     return native, recorded
 
 
+def cpu_seconds(pid: int) -> float:
+    """The process's CPU time so far: its threads' time on a CPU, from the scheduler's own count."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):
+            continue  # a thread that ended meanwhile
+    return total / 1e9
+
+
 def cpu_per_event(cassette: Path, bodies: list[dict[str, Any]]) -> tuple[int, float]:
     with process("serve", "--replay", str(cassette), "--replay-timing", "instant", warm=bodies[0]) as (server, pid):
         before, events = cpu_seconds(pid), 0
@@ -52,7 +66,7 @@ def cpu_per_event(cassette: Path, bodies: list[dict[str, Any]]) -> tuple[int, fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--output", type=Path, default=RESULTS / "replay_vcr.json")
     args = parser.parse_args()
     load = os.getloadavg()
@@ -61,8 +75,9 @@ def main() -> None:
     events: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as scratch:
         native, recorded = record(Path(scratch), bodies)
-        for _ in range(args.rounds):
-            for name, cassette in (("native", native), ("vcr", recorded)):
+        for round_ in range(args.rounds):
+            pair = [("native", native), ("vcr", recorded)]
+            for name, cassette in pair if round_ % 2 == 0 else pair[::-1]:  # each goes first every other round
                 events[name], figure = cpu_per_event(cassette, bodies)
                 runs[name].append(figure)
     native_us, vcr_us = statistics.median(runs["native"]), statistics.median(runs["vcr"])

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mockserver.cassettes import files, redaction, vcr
-from mockserver.cassettes.format import Event, Record, RecordedRequest, RecordedResponse, api_for
+from mockserver.cassettes.format import Event, Record, RecordedRequest, RecordedResponse, api_for, decode, encode
 
 NATIVE_SUFFIX = ".jsonl"
 CASSETTE_SUFFIXES = (NATIVE_SUFFIX, *vcr.VCR_SUFFIXES)
@@ -44,10 +44,13 @@ def expand(paths: Sequence[str]) -> list[str]:
 
 
 def load(paths: Sequence[str], *, max_bytes: int = files.DEFAULT_MAX_CASSETTE_BYTES) -> Loaded:
-    """Every cassette at ``paths``: native ones as :func:`files.load` reads them, VCR ones converted."""
+    """Every cassette at ``paths``: native ones as :func:`files.load` reads them, VCR ones converted. In a
+    folder or a glob, a file that is neither (a ``.json`` of something else) is listed as skipped."""
     loaded = Loaded()
+    named = {str(p) for p in paths}
     for path in expand(paths):
-        if vcr.is_vcr_file(path):
+        native = path in named or path.endswith(NATIVE_SUFFIX)  # a folder's other files are VCR or skipped
+        if vcr.is_vcr_file(path) or not native:
             found = vcr.read_vcr([path])
             loaded.cassettes.append(from_vcr(Path(path), found.interactions))
             loaded.skipped.extend(found.skipped)
@@ -59,7 +62,8 @@ def load(paths: Sequence[str], *, max_bytes: int = files.DEFAULT_MAX_CASSETTE_BY
 def from_vcr(path: Path, interactions: Sequence[vcr.VcrInteraction]) -> files.Cassette:
     cassette = files.Cassette(path, untimed=True)
     for number, interaction in enumerate(interactions, start=1):
-        cassette.records.append(record_of(interaction, number))
+        # Made again from its line, as a native cassette's records are: the same objects, laid out alike.
+        cassette.records.append(decode(encode(record_of(interaction, number))))
         cassette.lines.append(number)
         cassette.wheres.append(interaction.source)
     return cassette

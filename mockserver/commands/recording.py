@@ -102,15 +102,15 @@ def add_replay_options(serve: argparse.ArgumentParser, defaults: Settings) -> No
         action="append",
         default=None,
         metavar="PATH",
-        help="a cassette whose recordings answer the requests that match them; repeatable "
-        "[env MOCKSERVER_REPLAY, comma-separated]",
+        help="a cassette whose recordings answer the requests that match them: a native or VCR file, a folder "
+        "or a glob; repeatable [env MOCKSERVER_REPLAY, comma-separated]",
     )
     group.add_argument(
         "--replay-timing",
         choices=REPLAY_TIMINGS,
         default=defaults.replay_timing,
         help="recorded: the recorded TTFT and event offsets; tier: re-paced at the tier asked for; "
-        "instant (default: recorded) [env MOCKSERVER_REPLAY_TIMING]",
+        "instant (default: recorded; tier with a VCR cassette, which holds no timing) [env MOCKSERVER_REPLAY_TIMING]",
     )
     group.add_argument(
         "--replay-miss",

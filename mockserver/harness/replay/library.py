@@ -89,8 +89,9 @@ class Library:
 
 
 def load(paths: Sequence[str], ignore: Sequence[str] = (), *, tier_free: bool = False) -> Library:
-    """The library of ``paths`` (files, folders, globs), loaded again only when one of the files changed."""
-    stamps = tuple((p, *_stamp(p)) for p in sources.expand(paths))
+    """The library of ``paths`` (files, folders, globs), loaded again only when one of the paths changed (a
+    folder: when a file is added to it or taken away; a glob is read once)."""
+    stamps = tuple((p, *_stamp(p)) for p in paths)
     return _load(stamps, tuple(ignore), tier_free)
 
 

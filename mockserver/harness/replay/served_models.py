@@ -24,8 +24,6 @@ def with_recorded_models(fixture: Fixture, records: Iterable[Record]) -> Fixture
     """The fixture, with a model for every id the recordings name that it does not know."""
     added: dict[str, ModelSpec] = {}
     for record in records:
-        if record.response.status >= 400:
-            continue  # a model the API refused is not one it serves
         body = record.request.body
         model = body.get("model") if isinstance(body, dict) else None
         if not isinstance(model, str) or not model or model in added or fixture.model(model) is not None:

@@ -1,7 +1,8 @@
 """The models a replay serves: the fixture's, and those its recordings were made with.
 
 A recording replays as it was recorded, with no preset or fixture entry for its model: every model
-id a recorded request names that the fixture does not know is added, served by the API it was
+id a recorded request names that the fixture does not know is added (one the API refused too, so
+that its recorded refusal replays), served by the API it was
 recorded on (``/v1/messages`` is Anthropic's, the rest OpenAI's), of the kind its endpoint serves
 (an embedding model gets the recorded vector length). ``GET /v1/models`` lists them. Access
 rules stay the fixture's: a key whose ``models:`` list names other models still gets the 403.

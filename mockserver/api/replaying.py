@@ -11,6 +11,7 @@ none gets the fixture's ``replay_miss``: the ``no_recording`` 400, ``None`` (the
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from fastapi import Request
@@ -95,6 +96,9 @@ async def answer_whole(request: Request, account: Account, raw: Any, *, model: s
         request, account, model=model, kind=kind, raw_body=raw, plan=lambda _: None, input_tokens=lambda _: tokens,
         in_thread=False,
     )  # fmt: skip
+    if state.fixture.replay_timing == "instant":  # no wait for the model's TTFT or the prompt's reading
+        at_once = admission.profile.model_copy(update={"ttft_ms": 0.0, "prefill_tokens_per_second": None})
+        admission = dataclasses.replace(admission, profile=at_once)
     return await whole_replies.respond(request, admission, input_tokens=tokens, body=whole_replies.encode(document))
 
 

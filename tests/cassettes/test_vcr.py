@@ -22,6 +22,9 @@ from mockserver import MockServer
 from mockserver.cassettes.vcr import read_vcr
 from mockserver.cli import main
 from mockserver.config.fixture import ConfigError
+from mockserver.config.settings import Settings
+from mockserver.engine.pacing import FakeClock
+from mockserver.server.app import create_app
 
 KEY = "sk-mock-standard"
 CLAUDE = "claude-opus-4-8"  # the model id of the claude-opus-4.8-fast preset
@@ -229,3 +232,24 @@ def test_access_rules_still_apply_to_the_keys_the_fixture_knows(recorded: Any) -
     path, _ = recorded
     with MockServer(time_scale=0, replay=[str(path)]) as replay, pytest.raises(anthropic.AuthenticationError):
         anthropic.Anthropic(base_url=replay.url, api_key="sk-unknown", max_retries=0).messages.create(**MESSAGE)
+
+
+@pytest.mark.parametrize(("timing", "held_ms"), [("instant", 0.0), ("tier", 100.0)])
+def test_a_replayed_embedding_is_held_as_its_timing_says(tmp_path: Path, timing: str, held_ms: float) -> None:
+    """On a fake clock: ``tier`` holds the reply for the model's TTFT (100 ms), ``instant`` not at all."""
+    asked = {"model": "text-embedding-3-small", "input": "a lake", "encoding_format": "float"}
+    reply = {"object": "list", "model": "text-embedding-3-small", "usage": {"prompt_tokens": 2, "total_tokens": 2},
+             "data": [{"object": "embedding", "index": 0, "embedding": [0.6, 0.8]}]}  # fmt: skip
+    interaction = {
+        "request": {"method": "POST", "uri": "https://api.openai.com/v1/embeddings", "body": json.dumps(asked)},
+        "response": {"status": {"code": 200}, "headers": {"content-type": ["application/json"]},
+                     "body": {"string": json.dumps(reply)}},
+    }  # fmt: skip
+    path = tmp_path / "embedding.json"
+    path.write_text(json.dumps({"interactions": [interaction], "version": 1}))
+    settings = Settings(time_scale=1, seed=2, port=0, replay=(str(path),), replay_timing=timing)
+    with MockServer(settings, app=create_app(settings, clock=FakeClock())) as server:
+        sent = httpx.post(f"{server.url}/v1/embeddings", json=asked, headers={"authorization": f"Bearer {KEY}"})
+        assert sent.json() == reply
+        (call,) = server.requests
+    assert call.duration_ms == pytest.approx(held_ms, abs=0.2)

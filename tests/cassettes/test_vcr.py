@@ -253,3 +253,10 @@ def test_a_replayed_embedding_is_held_as_its_timing_says(tmp_path: Path, timing:
         assert sent.json() == reply
         (call,) = server.requests
     assert call.duration_ms == pytest.approx(held_ms, abs=0.2)
+
+
+def test_check_refuses_a_yaml_file_that_is_no_vcr_cassette(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "fixture.yaml"
+    other.write_text("extends: default\n")
+    assert main(["cassette", "check", str(other)]) == 2
+    assert "not a VCR cassette" in capsys.readouterr().err

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from mockserver import errors
+from mockserver.api.openai import obfuscation
 from mockserver.api.openai.chat import checks
 from mockserver.api.openai.schemas import ChatCompletionRequest, ChatMessage
 from mockserver.api.routing import reply_sources
@@ -93,6 +94,7 @@ class ChatPlan:
     include_usage: bool
     schedule: Schedule
     cache: CacheUse = NO_CACHE
+    obfuscate: bool = True  # every streamed chunk carries ``obfuscation`` (stream_options.include_obfuscation)
     # The token counts of the choices, summed once when the plan is made: the usage, the stream and
     # the exchange each read them.
     reasoning_steps: int = field(init=False)  # token steps of reasoning before any text; choices think side by side
@@ -242,6 +244,7 @@ def plan_chat_completion(
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
         schedule=planned.schedule,
         cache=admission.cache,
+        obfuscate=obfuscation.wanted(body.stream_options),
     )
 
 
@@ -273,13 +276,17 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     Each frame is encoded before its deadline is yielded, so it is ready when it falls due.
     """
     envelope = _envelope(plan)
-    # Every chunk is the envelope, its choices and maybe ``"usage":null``: the bytes around the
-    # choices are encoded once (orjson's output of the whole object, spliced).
+    # Every chunk is the envelope, its choices, maybe ``"usage":null`` and its ``obfuscation``: the bytes
+    # around the choices are encoded once (orjson's output of the whole object, spliced).
     head = b"data: " + orjson.dumps(envelope)[:-1] + b',"choices":'
-    tail = b',"usage":null}\n\n' if plan.include_usage else b"}\n\n"
+    usage_null = b',"usage":null' if plan.include_usage else b""
+    pads = obfuscation.members() if plan.obfuscate else None
+
+    def tail() -> bytes:
+        return usage_null + next(pads) + b"}\n\n" if pads is not None else usage_null + b"}\n\n"
 
     def chunk(choices: list[dict[str, Any]]) -> bytes:
-        return head + orjson.dumps(choices) + tail
+        return head + orjson.dumps(choices) + tail()
 
     def choice(index: int, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         return {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
@@ -288,15 +295,17 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     openings = []
     for c in plan.choices:
         if not c.calls:
-            openings.append(head + _text_opening(c.index) + tail)
+            openings.append(head + _text_opening(c.index) + tail())
             continue
         # id, type and name go in the first fragment only: the SDK accumulators concatenate strings.
-        opening = {"role": "assistant", "content": None, "tool_calls": [c.calls[0].entry(0, "")]}
+        opening = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [c.calls[0].entry(0, "")]}
         openings.append(chunk([choice(c.index, opening)]))
     yield pacer.token_due(first)
     yield from openings
     # Text deltas are the per-token hot path: their bytes around the text are encoded once.
-    content_frames = {c.index: _frame_around(chunk([choice(c.index, {"content": _SLOT})])) for c in plan.choices}
+    content_frames = {
+        c.index: _frame_around(head + orjson.dumps([choice(c.index, {"content": _SLOT})])) for c in plan.choices
+    }
     if len(plan.choices) == 1 and not plan.choices[0].calls:
         # The usual reply, one choice of text: the same frames as below, without the per-choice loop.
         (before, after), text, dumps = content_frames[plan.choices[0].index], plan.choices[0].text, orjson.dumps
@@ -307,7 +316,7 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
         for lo, hi, due in pacer.chunks(first, alone, per_chunk):
             piece = text.piece(lo - first, hi - first)
             if piece:  # a token that is only part of a character's bytes sends nothing (engine.tokens)
-                frame = before + dumps(piece) + after
+                frame = before + dumps(piece) + after + tail()
                 yield due
                 yield frame
         if alone < stop:  # the next deadline first, so the first run is made after the first token is out
@@ -317,12 +326,13 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
             if "" in pieces:  # tokens that are only part of a character send nothing
                 dues = [due for due, piece in zip(dues, pieces, strict=True) if piece]
                 pieces = [piece for piece in pieces if piece]
-            yield Run(dues, [before + dumps(piece) + after for piece in pieces])
+            yield Run(dues, [before + dumps(piece) + after + tail() for piece in pieces])
     else:
-        yield from _choice_deltas(plan, pacer, first, per_chunk, content_frames, chunk, choice)
+        yield from _choice_deltas(plan, pacer, first, per_chunk, content_frames, chunk, choice, tail)
     closing = [chunk([choice(c.index, {}, c.finish_reason)]) for c in plan.choices]
     if plan.include_usage:
-        closing.append(data_event({**envelope, "choices": [], "usage": plan.usage()}))
+        padded = {"obfuscation": next(obfuscation.pads())} if plan.obfuscate else {}
+        closing.append(data_event({**envelope, "choices": [], "usage": plan.usage(), **padded}))
     yield pacer.end
     yield from closing
     yield DONE
@@ -336,6 +346,7 @@ def _choice_deltas(
     content_frames: dict[int, tuple[bytes, bytes]],
     chunk: Callable[[list[dict[str, Any]]], bytes],
     choice: Callable[..., dict[str, Any]],
+    tail: Callable[[], bytes],
 ) -> Iterator[Item]:
     """The deltas of several choices side by side, or of a tool call's arguments."""
     for lo, hi, due in pacer.chunks(first, first + plan.text_steps, per_chunk):
@@ -351,7 +362,7 @@ def _choice_deltas(
             piece = c.text.piece(lo - first, hi - first)
             if piece:
                 before, after = content_frames[c.index]
-                frames.append(before + orjson.dumps(piece) + after)
+                frames.append(before + orjson.dumps(piece) + after + tail())
         yield due
         yield from frames
 

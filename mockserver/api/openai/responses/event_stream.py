@@ -1,6 +1,7 @@
 """The typed event stream of one response (WIRE.md §5.3), paced on the plan's schedule.
 
-Order: ``response.created`` and ``response.in_progress`` at once; then, at the
+Order: ``response.created`` (then ``response.queued`` for a background response) and
+``response.in_progress`` at once; then, at the
 first token's deadline, the reasoning item (with its summary part, whose text
 deltas fall due as the last reasoning tokens); then the message or function call
 item with its deltas; and after the schedule's end ``response.completed`` (or
@@ -21,6 +22,7 @@ import itertools
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+from mockserver.api.openai import obfuscation
 from mockserver.api.openai.responses.lifecycle import ResponsePlan, output_text, response_object
 from mockserver.engine.pacing import Pacer
 from mockserver.engine.streaming import Item, closing_items, play, typed_event
@@ -42,9 +44,15 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
     def event(kind: str, **fields: Any) -> bytes:
         return typed_event(payload(kind, **fields))
 
-    in_progress = response_object(plan, final=False)
-    yield event("response.created", response=in_progress)
+    in_progress = response_object(plan, final=False, streamed=True)
+    if plan.background:  # a background response is queued before it runs
+        queued = response_object(plan, final=False, status="queued", streamed=True)
+        yield event("response.created", response=queued)
+        yield event("response.queued", response=queued)
+    else:
+        yield event("response.created", response=in_progress)
     yield event("response.in_progress", response=in_progress)
+    pads = obfuscation.pads() if plan.obfuscate else None
 
     index = 0
     if plan.reasoning is not None:
@@ -80,7 +88,8 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
             for lo, hi, due in pacer.chunks(first, stop, per_chunk):
                 yield due
                 if arguments := answer.text.piece(lo - first, hi - first):
-                    yield event("response.function_call_arguments.delta", **where, delta=arguments)
+                    padded = {"obfuscation": next(pads)} if pads is not None else {}
+                    yield event("response.function_call_arguments.delta", **where, delta=arguments, **padded)
             yield event("response.function_call_arguments.done", **where, arguments=answer.text.text)
         else:
             text_at = {**where, "content_index": 0}
@@ -88,7 +97,8 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
             for lo, hi, due in pacer.chunks(first, stop, per_chunk):
                 yield due
                 if piece := answer.text.piece(lo - first, hi - first):
-                    yield event("response.output_text.delta", **text_at, delta=piece, logprobs=[])
+                    padded = {"obfuscation": next(pads)} if pads is not None else {}
+                    yield event("response.output_text.delta", **text_at, delta=piece, logprobs=[], **padded)
             yield event("response.output_text.done", **text_at, text=answer.text.text, logprobs=[])
             yield event("response.content_part.done", **text_at, part=output_text(answer.text.text))
         yield event("response.output_item.done", output_index=index, item=answer.item())
@@ -96,7 +106,7 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
         first = stop
 
     yield pacer.end
-    yield event(f"response.{plan.status}", response=response_object(plan))
+    yield event(f"response.{plan.status}", response=response_object(plan, streamed=True))
 
 
 def stream_events(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> AsyncIterator[bytes]:

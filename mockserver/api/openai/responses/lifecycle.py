@@ -19,7 +19,8 @@ from functools import partial
 from typing import Any
 
 from mockserver import errors
-from mockserver.api.openai.responses import input_items
+from mockserver.api.openai import obfuscation
+from mockserver.api.openai.responses import echo, input_items
 from mockserver.api.openai.responses.prompt_fit import Fitted, read_context
 from mockserver.api.openai.schemas import ResponseCreateRequest
 from mockserver.api.routing import reply_sources
@@ -45,6 +46,7 @@ from mockserver.service.prompt_cache import NO_CACHE, CacheUse
 from mockserver.state.responses import StoredResponse
 
 ENCRYPTED_REASONING_INCLUDE = "reasoning.encrypted_content"
+BILLING: dict[str, Any] = {"payer": "developer"}  # who pays for the response: the API key's project
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,14 @@ class AnswerPart:
                 "status": status,
             }
         content = [output_text(self.text.text)] if status != "in_progress" else []
-        return {"id": self.id, "type": "message", "status": status, "role": "assistant", "content": content}
+        return {
+            "id": self.id,
+            "type": "message",
+            "status": status,
+            "role": "assistant",
+            "content": content,
+            "phase": "final_answer",
+        }
 
 
 def output_text(text: str) -> dict[str, Any]:
@@ -117,6 +126,7 @@ class ResponsePlan:
     store: bool
     background: bool
     cache: CacheUse = NO_CACHE
+    obfuscate: bool = True  # streamed deltas carry ``obfuscation`` (stream_options.include_obfuscation)
 
     def shifted(self, seconds: float) -> ResponsePlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
@@ -175,7 +185,7 @@ def plan_response(
     sent = list(fitted.context) if fitted else read_context(body.input, body.previous_response_id, previous)
     context = fitted.kept if fitted else sent
     tools = function_tools(body.tools)
-    check_tool_choice(tools, body.tool_choice)
+    check_tool_choice(tools, body.tool_choice, hosted=len(body.tools or ()) > len(tools))
     prompt_texts = [body.instructions or "", *(text for _, text in context)]
     fmt = output_format(body.text.format if body.text else None, prompt_texts, param="text.format")
 
@@ -250,7 +260,7 @@ def plan_response(
         created_at=int(state.wall_clock()),
         duration=schedule.end - schedule.start,
         project=admission.account.project,
-        echo=_echo(body, admission, fmt, reasoning.effort_for(fixture, admission, effort_param)),
+        echo=echo.settings(body, admission, fmt, reasoning.effort_for(fixture, admission, effort_param)),
         input_tokens=fitted.input_tokens if fitted else count_input_tokens(body.instructions, context, body.tools),
         reasoning=reasoning_part,
         answers=answers,
@@ -261,6 +271,7 @@ def plan_response(
         store=body.store is not False,
         background=bool(body.background),
         cache=admission.cache,
+        obfuscate=obfuscation.wanted(body.stream_options),
     )
 
 
@@ -300,40 +311,16 @@ def _output_items(reasoning_part: ReasoningPart | None, answers: Sequence[Answer
     return items
 
 
-def _echo(body: ResponseCreateRequest, admission: Admission, fmt: dict[str, Any], effort: str | None) -> dict[str, Any]:
-    return {
-        "background": bool(body.background),
-        "instructions": body.instructions,
-        "max_output_tokens": body.max_output_tokens,
-        "max_tool_calls": body.max_tool_calls,
-        "metadata": body.metadata or {},
-        "model": admission.model.id,
-        "parallel_tool_calls": body.parallel_tool_calls if body.parallel_tool_calls is not None else True,
-        "previous_response_id": body.previous_response_id,
-        "prompt_cache_key": body.prompt_cache_key,
-        "prompt_cache_retention": body.prompt_cache_retention,
-        "reasoning": {"effort": effort, "summary": body.reasoning.summary_style if body.reasoning else None},
-        "safety_identifier": body.safety_identifier,
-        "service_tier": admission.tier.tier,
-        "store": body.store is not False,
-        "temperature": body.temperature if body.temperature is not None else 1.0,
-        "text": {"format": fmt, "verbosity": (body.text.verbosity if body.text else None) or "medium"},
-        "tool_choice": body.tool_choice if body.tool_choice is not None else "auto",
-        "tools": body.tools or [],
-        "top_logprobs": body.top_logprobs or 0,
-        "top_p": body.top_p if body.top_p is not None else 1.0,
-        "truncation": body.truncation or "disabled",
-        "user": body.user,
-    }
-
-
 # -- Rendering ----------------------------------------------------------------------------------
 
 
-def response_object(plan: ResponsePlan, *, final: bool = True, status: str = "in_progress") -> dict[str, Any]:
-    """The ``Response`` object: final (completed or incomplete), or as it looks while ``status``."""
+def response_object(
+    plan: ResponsePlan, *, final: bool = True, status: str = "in_progress", streamed: bool = False
+) -> dict[str, Any]:
+    """The ``Response`` object: final (completed or incomplete), or as it looks while ``status``.
+    A ``streamed`` one (in a stream's lifecycle events) has no ``billing``, as live; a final one has ``tool_usage``."""
     status = plan.status if final else status
-    return {
+    body = {
         "id": plan.id,
         "object": "response",
         "created_at": plan.created_at,
@@ -345,6 +332,11 @@ def response_object(plan: ResponsePlan, *, final: bool = True, status: str = "in
         "output": plan.output() if final else [],
         "usage": plan.usage() if final else None,
     }
+    if not streamed:
+        body["billing"] = BILLING
+    if final:
+        body["tool_usage"] = echo.tool_usage()
+    return body
 
 
 def stored(plan: ResponsePlan, items: tuple[dict[str, Any], ...]) -> StoredResponse:

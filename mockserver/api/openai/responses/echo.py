@@ -17,7 +17,11 @@ from mockserver.config.models import ModelSpec
 from mockserver.service.access import Admission
 
 # What the API fills in for each hosted tool's options the request leaves out.
-_WEB_SEARCH_DEFAULTS: Mapping[str, Any] = {"search_context_size": "medium", "return_token_budget": "default"}
+_WEB_SEARCH_DEFAULTS: Mapping[str, Any] = {
+    "filters": None,
+    "search_context_size": "medium",
+    "return_token_budget": "default",
+}
 _USER_LOCATION_DEFAULTS: Mapping[str, Any] = {
     "type": "approximate",
     "city": None,
@@ -93,7 +97,12 @@ def tool(sent: Mapping[str, Any]) -> dict[str, Any]:
     kind = sent.get("type")
     echoed = {k: v for k, v in sent.items() if k not in _REQUEST_ONLY}
     if kind == "function":
-        return {"description": None, "output_schema": None, "strict": True, **echoed}
+        function = {"description": None, "output_schema": None, "strict": True, **echoed}
+        if not function.pop("defer_loading", False):
+            return function
+        # A function a tool search loads is listed in a namespace of its own name.
+        name, description = function.get("name"), function.get("description")
+        return {"type": "namespace", "name": name, "description": description, "tools": [function]}
     if kind == "namespace":
         nested = echoed.get("tools")
         if isinstance(nested, list):
@@ -110,16 +119,16 @@ def tool(sent: Mapping[str, Any]) -> dict[str, Any]:
     return echoed
 
 
-def tool_usage(web_searches: int = 0) -> dict[str, Any]:
-    """``tool_usage``: what the hosted tools used, per tool (the live API lists both, used or not)."""
-    tokens = {"image_tokens": 0, "text_tokens": 0}
+def tool_usage(web_searches: int = 0, image_tokens: int = 0) -> dict[str, Any]:
+    """``tool_usage``: what the hosted tools used, per tool (the live API lists both, used or not):
+    the web searches made, and the image tokens the generated images took."""
     return {
         "image_gen": {
             "input_tokens": 0,
-            "input_tokens_details": dict(tokens),
-            "output_tokens": 0,
-            "output_tokens_details": dict(tokens),
-            "total_tokens": 0,
+            "input_tokens_details": {"image_tokens": 0, "text_tokens": 0},
+            "output_tokens": image_tokens,
+            "output_tokens_details": {"image_tokens": image_tokens, "text_tokens": 0},
+            "total_tokens": image_tokens,
         },
         "web_search": {"num_requests": web_searches},
     }

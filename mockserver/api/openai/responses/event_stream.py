@@ -3,7 +3,9 @@
 Order: ``response.created`` (then ``response.queued`` for a background response) and
 ``response.in_progress`` at once; then, at the
 first token's deadline, the reasoning item (with its summary part, whose text
-deltas fall due as the last reasoning tokens); then the message or function call
+deltas fall due as the last reasoning tokens); then each hosted tool's call item with its events
+(:mod:`mockserver.replies.hosted_tools`); then the message (its ``url_citation`` annotations each
+announced by ``response.output_text.annotation.added`` after its text) or function call
 item with its deltas; and after the schedule's end ``response.completed`` (or
 ``response.incomplete``). ``sequence_number`` counts every event from 0, every
 lifecycle event carries the same response id, and there is no ``[DONE]``.
@@ -75,8 +77,17 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
             done_part = {"type": "summary_text", "text": text}
             extra = {"status": "incomplete"} if part.summary_cut else {}
             yield event("response.reasoning_summary_part.done", **where, part=done_part, **extra)
-        yield pacer.token_due(part.tokens - 1)
+        yield pacer.token_due(max(part.tokens - 1, 0))
         yield event("response.output_item.done", output_index=index, item=part.item())
+        index += 1
+
+    if plan.hosted:
+        yield pacer.token_due(plan.reasoning_tokens)  # the hosted calls run before the answer's first token
+    for hosted in plan.hosted:
+        yield event("response.output_item.added", output_index=index, item=hosted.item(done=False))
+        for kind, fields in hosted.call.events:
+            yield event(kind, output_index=index, item_id=hosted.id, **fields)
+        yield event("response.output_item.done", output_index=index, item=hosted.item())
         index += 1
 
     first = plan.reasoning_tokens
@@ -99,8 +110,12 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
                 if piece := answer.text.piece(lo - first, hi - first):
                     padded = {"obfuscation": next(pads)} if pads is not None else {}
                     yield event("response.output_text.delta", **text_at, delta=piece, logprobs=[], **padded)
+            for number, annotation in enumerate(answer.annotations):
+                yield event(
+                    "response.output_text.annotation.added", **text_at, annotation_index=number, annotation=annotation
+                )
             yield event("response.output_text.done", **text_at, text=answer.text.text, logprobs=[])
-            yield event("response.content_part.done", **text_at, part=output_text(answer.text.text))
+            yield event("response.content_part.done", **text_at, part=output_text(answer.text.text, answer.annotations))
         yield event("response.output_item.done", output_index=index, item=answer.item())
         index += 1
         first = stop

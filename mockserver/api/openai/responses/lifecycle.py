@@ -37,6 +37,7 @@ from mockserver.engine.conversation import (
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
 from mockserver.engine.structured import check_tool_choice
+from mockserver.replies.hosted_tools import HostedCall, citations_for, plan_hosted
 from mockserver.replies.planner import Facts, plan
 from mockserver.server_state import ServerState
 from mockserver.service import output_limits, reasoning
@@ -63,7 +64,7 @@ class ReasoningPart:
 
     def item(self) -> dict[str, Any]:
         summary = [{"type": "summary_text", "text": self.summary.text}] if self.summary else []
-        item: dict[str, Any] = {"id": self.id, "type": "reasoning", "summary": summary}
+        item: dict[str, Any] = {"id": self.id, "type": "reasoning", "summary": summary, "content": []}
         if self.encrypted:
             item["encrypted_content"] = base64.b64encode(f"mock:{self.id}:{self.tokens}".encode()).decode()
         return item
@@ -78,6 +79,8 @@ class AnswerPart:
     complete: bool
     name: str | None = None
     call_id: str | None = None
+    namespace: str | None = None  # the namespace of a called function that a tool search loads
+    annotations: tuple[dict[str, Any], ...] = ()  # the message's url_citation annotations
 
     @property
     def status(self) -> str:
@@ -86,7 +89,7 @@ class AnswerPart:
     def item(self, status: str | None = None) -> dict[str, Any]:
         status = status or self.status
         if self.name is not None:
-            return {
+            call = {
                 "id": self.id,
                 "type": "function_call",
                 "call_id": self.call_id,
@@ -94,7 +97,8 @@ class AnswerPart:
                 "arguments": self.text.text if status != "in_progress" else "",
                 "status": status,
             }
-        content = [output_text(self.text.text)] if status != "in_progress" else []
+            return call if self.namespace is None else {**call, "namespace": self.namespace}
+        content = [output_text(self.text.text, self.annotations)] if status != "in_progress" else []
         return {
             "id": self.id,
             "type": "message",
@@ -105,8 +109,22 @@ class AnswerPart:
         }
 
 
-def output_text(text: str) -> dict[str, Any]:
-    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+def output_text(text: str, annotations: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": list(annotations), "logprobs": []}
+
+
+@dataclass(frozen=True)
+class HostedItem:
+    """A hosted tool's output item (:mod:`mockserver.replies.hosted_tools`), with its id."""
+
+    id: str
+    call: HostedCall
+    call_id: str | None = None
+
+    def item(self, *, done: bool = True) -> dict[str, Any]:
+        fields = self.call.done if done else self.call.added
+        extra = {"call_id": self.call_id} if self.call_id is not None else {}
+        return {"id": self.id, **fields, **extra}
 
 
 @dataclass(frozen=True)
@@ -127,6 +145,9 @@ class ResponsePlan:
     background: bool
     cache: CacheUse = NO_CACHE
     obfuscate: bool = True  # streamed deltas carry ``obfuscation`` (stream_options.include_obfuscation)
+    hosted: tuple[HostedItem, ...] = ()  # the hosted tools' calls, before the answer
+    web_searches: int = 0
+    image_tokens: int = 0
 
     def shifted(self, seconds: float) -> ResponsePlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
@@ -146,7 +167,7 @@ class ResponsePlan:
 
     def output(self) -> list[dict[str, Any]]:
         items = [self.reasoning.item()] if self.reasoning else []
-        return items + [a.item() for a in self.answers]
+        return items + [h.item() for h in self.hosted] + [a.item() for a in self.answers]
 
     def exchange_usage(self) -> Usage:
         cached, written = self.cache.cached_tokens, self.cache.written_tokens
@@ -186,6 +207,8 @@ def plan_response(
     context = fitted.kept if fitted else sent
     tools = function_tools(body.tools)
     check_tool_choice(tools, body.tool_choice, hosted=len(body.tools or ()) > len(tools))
+    latest = next((text for kind, text in reversed(context) if kind == "user"), "")
+    hosted = plan_hosted(body.tools, body.tool_choice, context, latest=latest, data=fixture.hosted_tools)
     prompt_texts = [body.instructions or "", *(text for _, text in context)]
     fmt = output_format(body.text.format if body.text else None, prompt_texts, param="text.format")
 
@@ -230,8 +253,17 @@ def plan_response(
     incomplete = said.incomplete
 
     reasoning_part = None
-    if planned_reasoning > 0:
-        include = body.include or []
+    # A model that reports an effort (gpt-5.6-sol: medium) sends its reasoning item, encrypted, to a client
+    # that asks for it, even when the fixture plans no reasoning tokens at that effort, as the live one does.
+    model = admission.model
+    include = body.include or []
+    reports_effort = (
+        model.reasoning
+        and effort_param is None
+        and model.reported_effort not in (None, "none")
+        and ENCRYPTED_REASONING_INCLUDE in include
+    )
+    if planned_reasoning > 0 or reports_effort:
         reasoning_part = ReasoningPart(
             id=state.ids.prefixed("rs"),
             tokens=reasoning_made,
@@ -240,7 +272,10 @@ def plan_response(
             encrypted=ENCRYPTED_REASONING_INCLUDE in include,
         )
     answers: tuple[AnswerPart, ...] = ()
-    if said.reply.calls:
+    namespaces = _namespaces(body.tools)
+    if hosted.ends_turn:  # a client-executed tool search: the client answers it before the model goes on
+        pass
+    elif said.reply.calls:
         # Parallel tool calls are one function_call item each; an output limit can cut the last one short.
         answers = tuple(
             AnswerPart(
@@ -249,11 +284,17 @@ def plan_response(
                 complete=end - start == len(call.arguments),
                 name=call.tool.name,
                 call_id=f"call_{state.ids.token(24)}",
+                namespace=namespaces.get(call.tool.name),
             )
             for call, start, end in said.calls()
         )
     elif not incomplete or len(visible) > 0:
-        answers = (AnswerPart(id=state.ids.prefixed("msg"), text=visible, complete=not incomplete),)
+        cited = tuple(citations_for(visible.text, hosted.citations))
+        answers = (AnswerPart(state.ids.prefixed("msg"), visible, not incomplete, annotations=cited),)
+    hosted_items = tuple(
+        HostedItem(state.ids.prefixed(c.prefix), c, f"call_{state.ids.token(24)}" if c.call_id else None)
+        for c in hosted.calls
+    )
 
     return ResponsePlan(
         id=state.ids.prefixed("resp"),
@@ -272,7 +313,20 @@ def plan_response(
         background=bool(body.background),
         cache=admission.cache,
         obfuscate=obfuscation.wanted(body.stream_options),
+        hosted=hosted_items,
+        web_searches=hosted.web_searches,
+        image_tokens=hosted.image_tokens,
     )
+
+
+def _namespaces(tools: Sequence[Any] | None) -> dict[str, str]:
+    """The namespace of each function a tool search loads (``defer_loading``): the live API puts such
+    a function in a namespace of its own name, and its calls name it."""
+    return {
+        t["name"]: t["name"]
+        for t in tools or ()
+        if t.get("type") == "function" and t.get("defer_loading") and isinstance(t.get("name"), str)
+    }
 
 
 async def earlier_turn(state: ServerState, project: str, previous_response_id: str | None) -> StoredResponse | None:
@@ -318,7 +372,8 @@ def response_object(
     plan: ResponsePlan, *, final: bool = True, status: str = "in_progress", streamed: bool = False
 ) -> dict[str, Any]:
     """The ``Response`` object: final (completed or incomplete), or as it looks while ``status``.
-    A ``streamed`` one (in a stream's lifecycle events) has no ``billing``, as live; a final one has ``tool_usage``."""
+    A ``streamed`` one (in a stream's lifecycle events) has no ``billing``, as live; ``tool_usage`` counts
+    what the hosted tools used once the response is final."""
     status = plan.status if final else status
     body = {
         "id": plan.id,
@@ -334,8 +389,7 @@ def response_object(
     }
     if not streamed:
         body["billing"] = BILLING
-    if final:
-        body["tool_usage"] = echo.tool_usage()
+    body["tool_usage"] = echo.tool_usage(plan.web_searches, plan.image_tokens) if final else echo.tool_usage()
     return body
 
 

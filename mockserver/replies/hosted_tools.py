@@ -162,7 +162,8 @@ def _web_search_call(query: str) -> HostedCall:
     phases = ("in_progress", "searching", "completed")
     return HostedCall(
         "ws",
-        {"type": "web_search_call", "status": "in_progress"},
+        # The live API's added item has no action yet; the SDK's type requires one, so it is there from the start.
+        {"type": "web_search_call", "status": "in_progress", "action": action},
         {"type": "web_search_call", "status": "completed", "action": action},
         tuple((f"response.web_search_call.{phase}", {}) for phase in phases),
     )

@@ -101,7 +101,7 @@ def tool(sent: Mapping[str, Any]) -> dict[str, Any]:
         if not function.pop("defer_loading", False):
             return function
         # A function a tool search loads is listed in a namespace of its own name.
-        name, description = function.get("name"), function.get("description")
+        name, description = function.get("name"), function.get("description") or ""
         return {"type": "namespace", "name": name, "description": description, "tools": [function]}
     if kind == "namespace":
         nested = echoed.get("tools")

@@ -89,7 +89,7 @@ def test_tools_are_echoed_with_the_fields_the_api_fills_in(client: openai.OpenAI
     response = client.responses.create(model=MODEL, input=ASK, tools=tools, tool_choice="none")
     function, namespace, search, image, tool_search = response.model_dump(exclude_unset=True)["tools"]
     assert function["output_schema"] is None and function["strict"] is True and function["description"] is None
-    assert namespace["type"] == "namespace" and namespace["tools"][0]["name"] == "get_rate"
+    assert namespace["type"] == "function" and namespace["defer_loading"] is True  # not loaded: no search ran
     assert "external_web_access" not in search and search["user_location"]["timezone"] is None
     assert search["user_location"]["city"] == "Oslo"
     assert image["quality"] == "low" and image["output_format"] == "png" and image["size"] == "auto"
@@ -231,8 +231,22 @@ def test_tool_search_loads_deferred_functions_or_asks_the_client(sdk: openai.Ope
     response = sdk.responses.create(model=MODEL, input="Rate of EUR to NOK?", tools=tools, tool_choice="required")
     kinds = [item.model_dump() for item in response.output]
     assert [k["type"] for k in kinds] == ["tool_search_call", "tool_search_output", "function_call"]
+    assert [t["type"] for t in response.model_dump(exclude_unset=True)["tools"]] == ["tool_search", "namespace"]
     assert kinds[1]["tools"][0]["name"] == "get_rate" and kinds[2]["namespace"] == "get_rate"
     client_run: Any = [{"type": "tool_search", "execution": "client"}, deferred]
     asked = sdk.responses.create(model=MODEL, input="Rate of EUR to NOK?", tools=client_run)
     [call] = [item.model_dump() for item in asked.output]
     assert call["type"] == "tool_search_call" and call["execution"] == "client" and call["call_id"]
+
+
+def test_a_requested_moderation_is_reported(client: openai.OpenAI) -> None:
+    asked = {"moderation": {"model": "omni-moderation-latest"}}
+    chat = client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": ASK}], extra_body=asked
+    ).model_dump(exclude_unset=True)
+    for side in ("input", "output"):
+        [result] = chat["moderation"][side]["results"]
+        assert result["type"] == "moderation_result" and result["flagged"] is False
+    response = client.responses.create(model=MODEL, input=ASK, extra_body=asked).model_dump(exclude_unset=True)
+    assert response["moderation"]["output"]["model"] == "omni-moderation-latest"
+    assert client.responses.create(model=MODEL, input=ASK).moderation is None  # type: ignore[attr-defined]

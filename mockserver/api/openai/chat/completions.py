@@ -27,6 +27,7 @@ from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.streaming import DONE, Item, Run, data_event
 from mockserver.engine.structured import FunctionSpec
 from mockserver.errors.validation import describe
+from mockserver.replies.inline_moderation import moderation_of
 from mockserver.replies.planner import Facts, plan
 from mockserver.server_state import ServerState
 from mockserver.service import output_limits
@@ -95,6 +96,7 @@ class ChatPlan:
     schedule: Schedule
     cache: CacheUse = NO_CACHE
     obfuscate: bool = True  # every streamed chunk carries ``obfuscation`` (stream_options.include_obfuscation)
+    moderation: dict[str, Any] | None = None  # what the requested moderation model says of the prompt and answer
     # The token counts of the choices, summed once when the plan is made: the usage, the stream and
     # the exchange each read them.
     reasoning_steps: int = field(init=False)  # token steps of reasoning before any text; choices think side by side
@@ -245,6 +247,9 @@ def plan_chat_completion(
         schedule=planned.schedule,
         cache=admission.cache,
         obfuscate=obfuscation.wanted(body.stream_options),
+        moderation=moderation_of(
+            body.moderation, fixture.moderation.rules, cues.latest, planned.said.text.text, listed=True
+        ),
     )
 
 
@@ -267,6 +272,7 @@ def completion_body(plan: ChatPlan) -> dict[str, Any]:
         "usage": plan.usage(),
         "service_tier": plan.service_tier,
         "system_fingerprint": plan.system_fingerprint,
+        **({"moderation": plan.moderation} if plan.moderation is not None else {}),
     }
 
 
@@ -330,6 +336,8 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     else:
         yield from _choice_deltas(plan, pacer, first, per_chunk, content_frames, chunk, choice, tail)
     closing = [chunk([choice(c.index, {}, c.finish_reason)]) for c in plan.choices]
+    if plan.moderation is not None:  # after the answer, in a chunk of its own
+        closing.append(data_event({**envelope, "choices": [], "moderation": plan.moderation}))
     if plan.include_usage:
         padded = {"obfuscation": next(obfuscation.pads())} if plan.obfuscate else {}
         closing.append(data_event({**envelope, "choices": [], "usage": plan.usage(), **padded}))

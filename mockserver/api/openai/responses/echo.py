@@ -42,9 +42,10 @@ _REQUEST_ONLY = frozenset({"external_web_access"})  # accepted, never echoed
 
 
 def settings(
-    body: ResponseCreateRequest, admission: Admission, fmt: dict[str, Any], effort: str | None
+    body: ResponseCreateRequest, admission: Admission, fmt: dict[str, Any], effort: str | None, *, loaded: bool = False
 ) -> dict[str, Any]:
-    """The request's settings as the ``Response`` object reports them (every state of it alike)."""
+    """The request's settings as the ``Response`` object reports them (every state of it alike).
+    ``loaded``: a tool search has loaded the deferred functions (in this reply or an earlier turn)."""
     model = admission.model
     return {
         "background": bool(body.background),
@@ -67,7 +68,7 @@ def settings(
         "temperature": body.temperature if body.temperature is not None else 1.0,
         "text": {"format": fmt, "verbosity": (body.text.verbosity if body.text else None) or "medium"},
         "tool_choice": body.tool_choice if body.tool_choice is not None else "auto",
-        "tools": [tool(t) for t in body.tools or ()],
+        "tools": [tool(t, loaded=loaded) for t in body.tools or ()],
         "top_logprobs": body.top_logprobs or 0,
         "top_p": body.top_p if body.top_p is not None else 1.0,
         "truncation": body.truncation or "disabled",
@@ -92,15 +93,16 @@ def reasoning(body: ResponseCreateRequest, model: ModelSpec, effort: str | None)
     }
 
 
-def tool(sent: Mapping[str, Any]) -> dict[str, Any]:
-    """One tool as the ``Response`` object lists it: as sent, with the fields the API fills in."""
+def tool(sent: Mapping[str, Any], *, loaded: bool = False) -> dict[str, Any]:
+    """One tool as the ``Response`` object lists it: as sent, with the fields the API fills in. A
+    function sent with ``defer_loading`` stays so until a tool search has ``loaded`` it; then it is
+    listed in a namespace of its own name."""
     kind = sent.get("type")
     echoed = {k: v for k, v in sent.items() if k not in _REQUEST_ONLY}
     if kind == "function":
         function = {"description": None, "output_schema": None, "strict": True, **echoed}
-        if not function.pop("defer_loading", False):
+        if not (loaded and function.pop("defer_loading", False)):
             return function
-        # A function a tool search loads is listed in a namespace of its own name.
         name, description = function.get("name"), function.get("description") or ""
         return {"type": "namespace", "name": name, "description": description, "tools": [function]}
     if kind == "namespace":

@@ -38,6 +38,7 @@ from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
 from mockserver.engine.structured import check_tool_choice
 from mockserver.replies.hosted_tools import HostedCall, citations_for, plan_hosted
+from mockserver.replies.inline_moderation import moderation_of
 from mockserver.replies.planner import Facts, plan
 from mockserver.server_state import ServerState
 from mockserver.service import output_limits, reasoning
@@ -146,6 +147,7 @@ class ResponsePlan:
     cache: CacheUse = NO_CACHE
     obfuscate: bool = True  # streamed deltas carry ``obfuscation`` (stream_options.include_obfuscation)
     hosted: tuple[HostedItem, ...] = ()  # the hosted tools' calls, before the answer
+    moderation: dict[str, Any] | None = None  # what the requested moderation model says, once final
     web_searches: int = 0
     image_tokens: int = 0
 
@@ -301,7 +303,14 @@ def plan_response(
         created_at=int(state.wall_clock()),
         duration=schedule.end - schedule.start,
         project=admission.account.project,
-        echo=echo.settings(body, admission, fmt, reasoning.effort_for(fixture, admission, effort_param)),
+        echo=echo.settings(
+            body,
+            admission,
+            fmt,
+            reasoning.effort_for(fixture, admission, effort_param),
+            loaded=any(c.done.get("type") == "tool_search_output" for c in hosted.calls)
+            or any(kind == "tool_search_output" for kind, _ in context),
+        ),
         input_tokens=fitted.input_tokens if fitted else count_input_tokens(body.instructions, context, body.tools),
         reasoning=reasoning_part,
         answers=answers,
@@ -314,6 +323,7 @@ def plan_response(
         cache=admission.cache,
         obfuscate=obfuscation.wanted(body.stream_options),
         hosted=hosted_items,
+        moderation=moderation_of(body.moderation, fixture.moderation.rules, latest, visible.text, listed=False),
         web_searches=hosted.web_searches,
         image_tokens=hosted.image_tokens,
     )
@@ -390,6 +400,8 @@ def response_object(
     if not streamed:
         body["billing"] = BILLING
     body["tool_usage"] = echo.tool_usage(plan.web_searches, plan.image_tokens) if final else echo.tool_usage()
+    if final and plan.moderation is not None:
+        body["moderation"] = plan.moderation
     return body
 
 

@@ -250,3 +250,22 @@ def test_a_requested_moderation_is_reported(client: openai.OpenAI) -> None:
     response = client.responses.create(model=MODEL, input=ASK, extra_body=asked).model_dump(exclude_unset=True)
     assert response["moderation"]["output"]["model"] == "omni-moderation-latest"
     assert client.responses.create(model=MODEL, input=ASK).moderation is None  # type: ignore[attr-defined]
+
+
+def test_legacy_functions_get_a_function_call(client: openai.OpenAI) -> None:
+    functions: Any = [
+        {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
+    ]
+    messages: Any = [{"role": "user", "content": "Weather in Oslo? Use get_weather."}]
+    completion = client.chat.completions.create(
+        model=MODEL, messages=messages, functions=functions, function_call={"name": "get_weather"}
+    )
+    choice = completion.choices[0]
+    assert choice.finish_reason == "function_call" and choice.message.tool_calls is None
+    assert choice.message.function_call is not None and choice.message.function_call.name == "get_weather"
+    assert isinstance(json.loads(choice.message.function_call.arguments), dict)
+    with client.chat.completions.stream(
+        model=MODEL, messages=messages, functions=functions, function_call={"name": "get_weather"}
+    ) as stream:
+        streamed = stream.get_final_completion()
+    assert streamed.choices[0].message.function_call == choice.message.function_call

@@ -62,6 +62,7 @@ class ChatChoice:
     finish_reason: str
     reasoning_tokens: int = 0  # reasoning produced before the text, after any cut by the output limit
     calls: tuple[ChatCall, ...] = ()
+    legacy: bool = False  # the request listed ``functions``: the call is the message's ``function_call``
 
     def tool_call_deltas(self, lo: int, hi: int) -> list[dict[str, Any]]:
         """The ``tool_calls`` delta entries for tokens ``lo`` to ``hi``: one per call they touch. A call's
@@ -192,8 +193,10 @@ def plan_chat_completion(
     if items is None:
         items = [_role_and_text(m) for m in messages]
     texts = [text for _, text in items]
-    tools = function_tools(body.tools)
-    structured.check_tool_choice(tools, body.tool_choice)
+    legacy = bool(body.functions) and not body.tools
+    tools = legacy_functions(body.functions) if legacy else function_tools(body.tools)
+    tool_choice = legacy_choice(body.function_call) if legacy else body.tool_choice
+    structured.check_tool_choice(tools, tool_choice)
     fmt = response_format(body.response_format, texts)
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
     cues = generation.cues_of(
@@ -212,10 +215,10 @@ def plan_chat_completion(
             cues,
             items,
             tools,
-            body.tool_choice,
+            tool_choice,
             output_format=fmt,
             schema_param="response_format.json_schema.schema",
-            parallel=body.parallel_tool_calls is not False,
+            parallel=body.parallel_tool_calls is not False and not legacy,
             choices=body.n or 1,
             reasoning=planned_reasoning,
             output_limit=limit,
@@ -225,11 +228,12 @@ def plan_chat_completion(
     )
     choices = []
     for index, said in enumerate(planned.choices):
-        finish = "length" if said.incomplete else ("stop" if said.tool is None else "tool_calls")
+        called = "function_call" if legacy else "tool_calls"
+        finish = "length" if said.incomplete else ("stop" if said.tool is None else called)
         calls = tuple(
             ChatCall(call.tool.name, f"call_{state.ids.token(24)}", start, end) for call, start, end in said.calls()
         )
-        choices.append(ChatChoice(index, said.text, finish, said.reasoning, calls))
+        choices.append(ChatChoice(index, said.text, finish, said.reasoning, calls, legacy))
     return ChatPlan(
         id=state.ids.chat_completion(),
         created=int(state.wall_clock()),
@@ -304,7 +308,12 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
             openings.append(head + _text_opening(c.index) + tail())
             continue
         # id, type and name go in the first fragment only: the SDK accumulators concatenate strings.
-        opening = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [c.calls[0].entry(0, "")]}
+        first_call: dict[str, Any] = (
+            {"function_call": {"name": c.calls[0].name, "arguments": ""}}
+            if c.legacy
+            else {"tool_calls": [c.calls[0].entry(0, "")]}
+        )
+        opening = {"role": "assistant", "content": None, "refusal": None, **first_call}
         openings.append(chunk([choice(c.index, opening)]))
     yield pacer.token_due(first)
     yield from openings
@@ -365,7 +374,8 @@ def _choice_deltas(
                 for entry in c.tool_call_deltas(lo - first, hi - first):
                     if entry["index"] == 0 and "id" in entry:
                         entry = {"index": 0, "function": {"arguments": entry["function"]["arguments"]}}
-                    frames.append(chunk([choice(c.index, {"tool_calls": [entry]})]))
+                    delta = {"function_call": entry["function"]} if c.legacy else {"tool_calls": [entry]}
+                    frames.append(chunk([choice(c.index, delta)]))
                 continue
             piece = c.text.piece(lo - first, hi - first)
             if piece:
@@ -378,6 +388,16 @@ def _choice_deltas(
 def _message(c: ChatChoice) -> dict[str, Any]:
     if not c.calls:
         return {"role": "assistant", "content": c.text.text, "refusal": None, "annotations": []}
+    if c.legacy:
+        [call] = c.calls
+        function_call = {"name": call.name, "arguments": c.text.piece(call.start, call.end)}
+        return {
+            "role": "assistant",
+            "content": None,
+            "refusal": None,
+            "annotations": [],
+            "function_call": function_call,
+        }
     calls = []
     for call in c.calls:
         entry = call.entry(0, c.text.piece(call.start, call.end))
@@ -405,6 +425,18 @@ def function_tools(tools: list[dict[str, Any]] | None) -> list[FunctionSpec]:
             raise errors.missing_parameter(f"tools[{i}].function")
         specs.append(conversation.function_spec(function, f"tools[{i}].function"))
     return specs
+
+
+def legacy_functions(functions: list[dict[str, Any]] | None) -> list[FunctionSpec]:
+    """The deprecated ``functions`` parameter's functions, the tools of a request that lists no ``tools``."""
+    return [conversation.function_spec(f, f"functions[{i}]") for i, f in enumerate(functions or [])]
+
+
+def legacy_choice(function_call: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
+    """The deprecated ``function_call`` parameter as a ``tool_choice``: ``auto``, ``none`` or one named function."""
+    if isinstance(function_call, dict):
+        return {"type": "function", "function": {"name": function_call.get("name")}}
+    return function_call
 
 
 def response_format(fmt: dict[str, Any] | None, texts: list[str]) -> dict[str, Any]:

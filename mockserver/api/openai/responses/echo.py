@@ -66,7 +66,7 @@ def settings(
         "service_tier": admission.tier.tier,
         "store": body.store is not False,
         "temperature": body.temperature if body.temperature is not None else 1.0,
-        "text": {"format": fmt, "verbosity": (body.text.verbosity if body.text else None) or "medium"},
+        "text": {"format": _format(fmt), "verbosity": (body.text.verbosity if body.text else None) or "medium"},
         "tool_choice": body.tool_choice if body.tool_choice is not None else "auto",
         "tools": [tool(t, loaded=loaded) for t in body.tools or ()],
         "top_logprobs": body.top_logprobs or 0,
@@ -74,6 +74,11 @@ def settings(
         "truncation": body.truncation or "disabled",
         "user": body.user,
     }
+
+
+def _format(fmt: dict[str, Any]) -> dict[str, Any]:
+    """``text.format`` as reported: a ``json_schema`` format with its ``description`` (null when unsent)."""
+    return {"description": None, **fmt} if fmt.get("type") == "json_schema" else fmt
 
 
 def reasoning(body: ResponseCreateRequest, model: ModelSpec, effort: str | None) -> dict[str, Any]:

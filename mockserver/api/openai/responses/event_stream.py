@@ -71,7 +71,8 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
             for lo, hi, due in pacer.chunks(start, part.tokens, per_chunk):
                 yield due
                 if summary_piece := part.summary.piece(lo - start, hi - start):
-                    yield event("response.reasoning_summary_text.delta", **where, delta=summary_piece)
+                    padded = {"obfuscation": next(pads)} if pads is not None else {}
+                    yield event("response.reasoning_summary_text.delta", **where, delta=summary_piece, **padded)
             text = part.summary.text
             yield event("response.reasoning_summary_text.done", **where, text=text)
             done_part = {"type": "summary_text", "text": text}

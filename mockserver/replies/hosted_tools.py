@@ -179,6 +179,14 @@ def _made_up_pages(query: str) -> tuple[SearchResult, ...]:
     )
 
 
+def web_search_pages(options: Any, data: HostedTools, latest: str) -> tuple[SearchResult, ...]:
+    """The pages a Chat request's ``web_search_options`` search finds (none when it sets none): the
+    fixture's ``hosted_tools.web_search.results``, else made-up ones for the latest user message."""
+    if not isinstance(options, Mapping):
+        return ()
+    return tuple(data.web_search.results) or _made_up_pages(_query(latest))
+
+
 def citations_for(text: str, pages: Sequence[SearchResult]) -> list[dict[str, Any]]:
     """``url_citation`` annotations citing ``pages`` over ``text``: each page cites one consecutive
     stretch of it, the stretches cut at spaces where there are any (offsets in characters)."""

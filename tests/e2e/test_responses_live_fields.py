@@ -269,3 +269,18 @@ def test_legacy_functions_get_a_function_call(client: openai.OpenAI) -> None:
     ) as stream:
         streamed = stream.get_final_completion()
     assert streamed.choices[0].message.function_call == choice.message.function_call
+
+
+def test_chat_web_search_options_cite_the_pages_found(sdk: openai.OpenAI) -> None:
+    messages: Any = [{"role": "user", "content": ASK}]
+    completion = sdk.chat.completions.create(model=MODEL, messages=messages, web_search_options={})
+    message = completion.choices[0].message
+    cited = [
+        (a.url_citation.url, a.url_citation.start_index, a.url_citation.end_index) for a in message.annotations or []
+    ]
+    assert [url for url, _, _ in cited] == [page["url"] for page in PAGES]
+    assert cited[-1][2] == len(message.content or "")
+    with sdk.chat.completions.stream(model=MODEL, messages=messages, web_search_options={}) as stream:
+        streamed = stream.get_final_completion()
+    assert streamed.choices[0].message.content == message.content
+    assert sdk.chat.completions.create(model=MODEL, messages=messages).choices[0].message.annotations == []

@@ -21,12 +21,14 @@ from mockserver.api.openai.chat import checks
 from mockserver.api.openai.schemas import ChatCompletionRequest, ChatMessage
 from mockserver.api.routing import reply_sources
 from mockserver.config.fixture import Fixture
+from mockserver.config.hosted_tools import SearchResult
 from mockserver.engine import conversation, generation, in_turns, structured, tokens
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.streaming import DONE, Item, Run, data_event
 from mockserver.engine.structured import FunctionSpec
 from mockserver.errors.validation import describe
+from mockserver.replies.hosted_tools import citations_for, web_search_pages
 from mockserver.replies.inline_moderation import moderation_of
 from mockserver.replies.planner import Facts, plan
 from mockserver.server_state import ServerState
@@ -63,6 +65,7 @@ class ChatChoice:
     reasoning_tokens: int = 0  # reasoning produced before the text, after any cut by the output limit
     calls: tuple[ChatCall, ...] = ()
     legacy: bool = False  # the request listed ``functions``: the call is the message's ``function_call``
+    annotations: tuple[dict[str, Any], ...] = ()  # url_citation annotations of a web-searched answer
 
     def tool_call_deltas(self, lo: int, hi: int) -> list[dict[str, Any]]:
         """The ``tool_calls`` delta entries for tokens ``lo`` to ``hi``: one per call they touch. A call's
@@ -226,6 +229,8 @@ def plan_chat_completion(
             scripts_strict=fixture.scripts_strict,
         )
     )
+    # web_search_options: the answer cites the pages a search found (the fixture's, else made up).
+    pages = web_search_pages(body.web_search_options, fixture.hosted_tools, cues.latest)
     choices = []
     for index, said in enumerate(planned.choices):
         called = "function_call" if legacy else "tool_calls"
@@ -233,7 +238,8 @@ def plan_chat_completion(
         calls = tuple(
             ChatCall(call.tool.name, f"call_{state.ids.token(24)}", start, end) for call, start, end in said.calls()
         )
-        choices.append(ChatChoice(index, said.text, finish, said.reasoning, calls, legacy))
+        cited = _cited(said.text.text, pages) if pages and not calls else ()
+        choices.append(ChatChoice(index, said.text, finish, said.reasoning, calls, legacy, cited))
     return ChatPlan(
         id=state.ids.chat_completion(),
         created=int(state.wall_clock()),
@@ -344,7 +350,9 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
             yield Run(dues, [before + dumps(piece) + after + tail() for piece in pieces])
     else:
         yield from _choice_deltas(plan, pacer, first, per_chunk, content_frames, chunk, choice, tail)
-    closing = [chunk([choice(c.index, {}, c.finish_reason)]) for c in plan.choices]
+    # A cited answer's annotations come in a delta of their own, after its text.
+    cited = [chunk([choice(c.index, {"annotations": list(c.annotations)})]) for c in plan.choices if c.annotations]
+    closing = [*cited, *(chunk([choice(c.index, {}, c.finish_reason)]) for c in plan.choices)]
     if plan.moderation is not None:  # after the answer, in a chunk of its own
         closing.append(data_event({**envelope, "choices": [], "moderation": plan.moderation}))
     if plan.include_usage:
@@ -387,7 +395,7 @@ def _choice_deltas(
 
 def _message(c: ChatChoice) -> dict[str, Any]:
     if not c.calls:
-        return {"role": "assistant", "content": c.text.text, "refusal": None, "annotations": []}
+        return {"role": "assistant", "content": c.text.text, "refusal": None, "annotations": list(c.annotations)}
     if c.legacy:
         [call] = c.calls
         function_call = {"name": call.name, "arguments": c.text.piece(call.start, call.end)}
@@ -425,6 +433,14 @@ def function_tools(tools: list[dict[str, Any]] | None) -> list[FunctionSpec]:
             raise errors.missing_parameter(f"tools[{i}].function")
         specs.append(conversation.function_spec(function, f"tools[{i}].function"))
     return specs
+
+
+def _cited(text: str, pages: Sequence[SearchResult]) -> tuple[dict[str, Any], ...]:
+    """Chat's ``url_citation`` annotations: the Responses API's, nested under ``url_citation``."""
+    return tuple(
+        {"type": "url_citation", "url_citation": {k: v for k, v in a.items() if k != "type"}}
+        for a in citations_for(text, pages)
+    )
 
 
 def legacy_functions(functions: list[dict[str, Any]] | None) -> list[FunctionSpec]:

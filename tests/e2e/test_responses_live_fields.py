@@ -231,7 +231,13 @@ def test_tool_search_loads_deferred_functions_or_asks_the_client(sdk: openai.Ope
     response = sdk.responses.create(model=MODEL, input="Rate of EUR to NOK?", tools=tools, tool_choice="required")
     kinds = [item.model_dump() for item in response.output]
     assert [k["type"] for k in kinds] == ["tool_search_call", "tool_search_output", "function_call"]
-    assert [t["type"] for t in response.model_dump(exclude_unset=True)["tools"]] == ["tool_search", "namespace"]
+    assert [t["type"] for t in response.model_dump(exclude_unset=True)["tools"]] == ["tool_search", "function"]
+    history: Any = [
+        {"role": "user", "content": "Rate of EUR to NOK?"},
+        *(item.model_dump() for item in response.output[:2]),
+    ]
+    later = sdk.responses.create(model=MODEL, input=history, tools=tools).model_dump(exclude_unset=True)
+    assert [t["type"] for t in later["tools"]] == ["tool_search", "namespace"]  # loaded by the search before
     assert kinds[1]["tools"][0]["name"] == "get_rate" and kinds[2]["namespace"] == "get_rate"
     client_run: Any = [{"type": "tool_search", "execution": "client"}, deferred]
     asked = sdk.responses.create(model=MODEL, input="Rate of EUR to NOK?", tools=client_run)

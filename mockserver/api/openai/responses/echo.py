@@ -45,7 +45,7 @@ def settings(
     body: ResponseCreateRequest, admission: Admission, fmt: dict[str, Any], effort: str | None, *, loaded: bool = False
 ) -> dict[str, Any]:
     """The request's settings as the ``Response`` object reports them (every state of it alike).
-    ``loaded``: a tool search has loaded the deferred functions (in this reply or an earlier turn)."""
+    ``loaded``: the conversation holds a tool search's output, which loaded the deferred functions."""
     model = admission.model
     return {
         "background": bool(body.background),

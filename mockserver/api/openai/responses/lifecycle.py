@@ -308,8 +308,7 @@ def plan_response(
             admission,
             fmt,
             reasoning.effort_for(fixture, admission, effort_param),
-            loaded=any(c.done.get("type") == "tool_search_output" for c in hosted.calls)
-            or any(kind == "tool_search_output" for kind, _ in context),
+            loaded=any(kind == "tool_search_output" for kind, _ in context),
         ),
         input_tokens=fitted.input_tokens if fitted else count_input_tokens(body.instructions, context, body.tools),
         reasoning=reasoning_part,

@@ -290,3 +290,8 @@ def test_chat_web_search_options_cite_the_pages_found(sdk: openai.OpenAI) -> Non
         streamed = stream.get_final_completion()
     assert streamed.choices[0].message.content == message.content
     assert sdk.chat.completions.create(model=MODEL, messages=messages).choices[0].message.annotations == []
+
+
+def test_faults_apply_to_hosted_tool_replies(sdk: openai.OpenAI) -> None:
+    with pytest.raises(openai.InternalServerError):
+        sdk.responses.create(model=MODEL, input=ASK, tools=WEB, extra_headers={"x-mock-fault": "status=500"})  # type: ignore[arg-type]

@@ -295,3 +295,18 @@ def test_chat_web_search_options_cite_the_pages_found(sdk: openai.OpenAI) -> Non
 def test_faults_apply_to_hosted_tool_replies(sdk: openai.OpenAI) -> None:
     with pytest.raises(openai.InternalServerError):
         sdk.responses.create(model=MODEL, input=ASK, tools=WEB, extra_headers={"x-mock-fault": "status=500"})  # type: ignore[arg-type]
+
+
+def test_narrated_tool_calls_start_with_a_commentary_message(client: openai.OpenAI) -> None:
+    narrate = "Briefly narrate what you are about to do before calling each tool."
+    tools: Any = [{"type": "function", "name": "get_capital", "parameters": {"type": "object", "properties": {}}}]
+    asked = {"model": MODEL, "input": "Capital of Norway?", "instructions": narrate, "tools": tools}
+    response = client.responses.create(**asked, tool_choice="required")
+    message, call = response.output
+    assert message.type == "message" and message.model_dump()["phase"] == "commentary"
+    assert "get_capital" in response.output_text and call.type == "function_call"
+    with client.responses.stream(**asked, tool_choice="required") as stream:
+        streamed = stream.get_final_response()
+    assert [item.type for item in streamed.output] == ["message", "function_call"]
+    plain = client.responses.create(model=MODEL, input="Capital of Norway?", tools=tools, tool_choice="required")
+    assert [item.type for item in plain.output] == ["function_call"]

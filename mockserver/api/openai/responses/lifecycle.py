@@ -37,6 +37,7 @@ from mockserver.engine.conversation import (
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
 from mockserver.engine.structured import check_tool_choice
+from mockserver.replies.commentary import commentary, narrates
 from mockserver.replies.hosted_tools import HostedCall, citations_for, plan_hosted
 from mockserver.replies.inline_moderation import moderation_of
 from mockserver.replies.planner import Facts, plan
@@ -82,6 +83,7 @@ class AnswerPart:
     call_id: str | None = None
     namespace: str | None = None  # the namespace of a called function that a tool search loads
     annotations: tuple[dict[str, Any], ...] = ()  # the message's url_citation annotations
+    phase: str = "final_answer"  # a message's: the answer, or "commentary" before tool calls
 
     @property
     def status(self) -> str:
@@ -106,7 +108,7 @@ class AnswerPart:
             "status": status,
             "role": "assistant",
             "content": content,
-            "phase": "final_answer",
+            "phase": self.phase,
         }
 
 
@@ -293,6 +295,9 @@ def plan_response(
     elif not incomplete or len(visible) > 0:
         cited = tuple(citations_for(visible.text, hosted.citations))
         answers = (AnswerPart(state.ids.prefixed("msg"), visible, not incomplete, annotations=cited),)
+    if answers and answers[0].name is not None and narrates([body.instructions or "", *system_texts(context)]):
+        said_first = Text(tuple(tokens.split(commentary([a.name or "" for a in answers]))))
+        answers = (AnswerPart(state.ids.prefixed("msg"), said_first, True, phase="commentary"), *answers)
     hosted_items = tuple(
         HostedItem(state.ids.prefixed(c.prefix), c, f"call_{state.ids.token(24)}" if c.call_id else None)
         for c in hosted.calls

@@ -123,7 +123,7 @@ def plan(facts: Facts) -> Plan:
     # What every choice reads alike, found once.
     has_answer = answered(facts.conversation)
     output_format = facts.output_format or _TEXT
-    called = _called(facts)
+    called = _called(facts, has_answer)
     choices = tuple(_said(facts, index, script, has_answer, output_format, called) for index in range(facts.choices))
     # Choices advance side by side: the longest reasoning, then the longest text.
     total = max([c.reasoning for c in choices]) + max([len(c.text) for c in choices])
@@ -157,10 +157,10 @@ def whole_reply_schedule(admission: Admission, clock: Clock, time_scale: float) 
 _TEXT: Mapping[str, Any] = {"type": "text"}  # the output format of a request that sets none
 
 
-def _called(facts: Facts) -> set[str]:
+def _called(facts: Facts, has_answer: bool) -> set[str]:
     """The function tools the conversation already called, which a forced ``tool_choice`` moves on
-    from; looked for only when the choice forces a call."""
-    if not facts.tools or not structured.is_forced(facts.tool_choice):
+    from, and which ``auto`` after tool results does not call again; looked for only then."""
+    if not facts.tools or not (has_answer or structured.is_forced(facts.tool_choice)):
         return set()
     return structured.called_tools(facts.conversation, [t.name for t in facts.tools])
 

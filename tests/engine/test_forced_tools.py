@@ -98,3 +98,27 @@ def test_calls_are_read_from_every_apis_items() -> None:
 def test_only_the_latest_calls_are_read() -> None:
     items = [("function_call", 'get_time{"tz":"CET"}')] + [("function_call", "get_weather{}")] * MAX_CALL_ITEMS
     assert called_tools(items, ["get_weather", "get_time"]) == {"get_weather"}
+
+
+@pytest.mark.parametrize(
+    ("latest", "declined"),
+    [
+        ("Acknowledge the available exchange-rate tool without calling it.", True),
+        ("Use tool search to load get_rate. Do not call it yet.", True),
+        ("Reply only with: ready", True),
+        ("Call one_tool and two_tool. Do not call any other tools.", False),
+        ("What's the weather in Oslo?", False),
+    ],
+)
+def test_a_prompt_may_ask_for_no_tool_under_auto(latest: str, declined: bool) -> None:
+    picked = pick_tool(TOOLS, "auto", answered=False, rng=random.Random(0), prompt=Prompt.of(latest))
+    assert (picked is None) is declined
+    forced = pick_tool(TOOLS, "required", answered=False, rng=random.Random(0), prompt=Prompt.of(latest))
+    assert forced is not None  # a forced choice calls whatever the prompt says
+
+
+def test_auto_after_results_calls_a_named_tool_not_called_yet() -> None:
+    ask = Prompt.of("Get the weather in Oslo, then call get_time.")
+    rng = random.Random(0)
+    assert pick_tool(TOOLS, "auto", answered=True, rng=rng, prompt=ask, called={"get_weather"}) == TIME
+    assert pick_tool(TOOLS, "auto", answered=True, rng=rng, prompt=ask, called={"get_weather", "get_time"}) is None

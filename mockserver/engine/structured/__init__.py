@@ -37,7 +37,7 @@ from mockserver.engine.structured.arguments import Prompt as Prompt
 from mockserver.engine.structured.arguments import prompted_arguments
 from mockserver.engine.structured.build import Builder
 from mockserver.engine.structured.forced import called_tools as called_tools
-from mockserver.engine.structured.forced import forced_pick
+from mockserver.engine.structured.forced import declines_tools, forced_pick, named_fresh
 from mockserver.engine.structured.forced import is_forced as is_forced
 from mockserver.engine.structured.forced import is_output_tool as is_output_tool
 from mockserver.engine.structured.schema import SchemaError, Schemas
@@ -152,20 +152,24 @@ def pick_tool(
 
     A forced ``tool_choice`` (:func:`.forced.is_forced`) always gets a call: the named function, or
     the pick :func:`.forced.forced_pick` makes from the tools the conversation already ``called``.
-    Otherwise, ``answered`` (a tool result follows the last user message) means the model has what
-    it asked for and answers in text; without it, one the ``prompt`` names
-    (:func:`.written_calls.named_tool`) is called among the tools it may call, else a seeded pick.
+    Otherwise, a latest user message that asks for no tool (:func:`.forced.declines_tools`) gets text;
+    ``answered`` (a tool result follows the last user message) means the model has what it asked for
+    and answers in text, unless the prompt names a tool not ``called`` yet; without it, one the
+    ``prompt`` names (:func:`.written_calls.named_tool`) is called among the tools it may call, else a
+    seeded pick.
     """
     if not tools or tool_choice == "none":
         return None
     forced = is_forced(tool_choice)
-    if answered and not forced:
+    if not forced and prompt is not None and declines_tools(prompt.latest):
         return None
     named = chosen_name(tool_choice)
     if named is not None:
         return next(t for t in tools if t.name == named)
     allowed = allowed_names(tool_choice)
     candidates = [t for t in tools if allowed is None or t.name in allowed] or list(tools)
+    if answered and not forced:
+        return named_fresh(candidates, called, prompt)
     picked = rng.choice(candidates)  # drawn even when the prompt names one, so the arguments draw the same
     if forced:
         return forced_pick(candidates, picked, called, prompt)

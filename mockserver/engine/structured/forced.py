@@ -15,6 +15,10 @@ An *output tool* is the one a framework declares to take the agent's final answe
 other libraries, a tool named after a schema class (``WeatherReport``: LangChain's ``ToolStrategy``,
 instructor) or one whose description says it takes the final response.
 
+Under ``auto`` the model may answer in text: when the latest user message asks it to ("without
+calling it", "reply only with ..."), and after tool results unless the prompt names a tool not called
+yet, which it then calls.
+
 Every pick is derived from the one seeded draw the caller already made, so the same conversation
 gets the same call, streamed or not, and the call's arguments draw the same values.
 """
@@ -48,6 +52,15 @@ OUTPUT_TOOL_NAMES = frozenset(
 _OUTPUT_PREFIX = "final_result"
 _CLASS_NAME = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|[A-Z][a-z0-9]{2,}")
 _FINAL_WORDS = ("final response", "final answer", "final result", "ends this conversation", "structured output")
+# The latest user message tells the model to answer without a tool: "without calling it", "do not
+# call it yet", "reply only with: ready".
+_DECLINED = re.compile(
+    r"\b(?:without|don't|do not|never|no need to)\s+(?:call|calling|use|using|invoke|invoking)"
+    r"\s+(?:it|them|any tools?|a tool|the tools?|tools)\b"
+    r"|\b(?:reply|respond|answer)\s+only\s+with\b",
+    re.IGNORECASE,
+)
+MAX_CUE_CHARS = 4_000  # the end of the latest user message read for that cue
 MAX_CALL_ITEMS = 256  # the latest items read for the tools a conversation called
 # Item kinds that hold a call of a function tool (Chat and Anthropic: the assistant's turn).
 _CALL_KINDS = frozenset({"assistant", "function_call", "custom_tool_call"})
@@ -67,6 +80,11 @@ def is_forced(tool_choice: str | Mapping[str, Any] | None) -> bool:
         mode = inner.get("mode") if isinstance(inner, Mapping) else tool_choice.get("mode")
         return mode == "required"
     return False
+
+
+def declines_tools(latest: str) -> bool:
+    """Whether the latest user message asks for an answer without a tool call (read under ``auto``)."""
+    return _DECLINED.search(latest[-MAX_CUE_CHARS:]) is not None
 
 
 def is_output_tool(tool: Tool) -> bool:
@@ -112,6 +130,12 @@ def forced_pick(candidates: Sequence[T], drawn: T, called: Collection[str], prom
     if fresh_work:
         return _derived(fresh_work, drawn, candidates)
     return _prompted(candidates, prompt) or drawn
+
+
+def named_fresh(candidates: Sequence[T], called: Collection[str], prompt: Prompt | None) -> T | None:
+    """Under ``auto`` after tool results: a tool the prompt names that the conversation has not called
+    yet ("get the weather, then the time"), or None: the model answers in text."""
+    return _prompted([t for t in candidates if t.name not in called], prompt)
 
 
 def _prompted(tools: Sequence[T], prompt: Prompt | None) -> T | None:

@@ -310,3 +310,15 @@ def test_narrated_tool_calls_start_with_a_commentary_message(client: openai.Open
     assert [item.type for item in streamed.output] == ["message", "function_call"]
     plain = client.responses.create(model=MODEL, input="Capital of Norway?", tools=tools, tool_choice="required")
     assert [item.type for item in plain.output] == ["function_call"]
+
+
+def test_a_function_in_a_namespace_is_called_with_its_namespace(client: openai.OpenAI) -> None:
+    crm: Any = {
+        "type": "namespace",
+        "name": "crm",
+        "description": "Customer records.",
+        "tools": [{"type": "function", "name": "find_customer", "parameters": {"type": "object", "properties": {}}}],
+    }
+    response = client.responses.create(model=MODEL, input="Find the customer.", tools=[crm], tool_choice="required")
+    [call] = [item.model_dump(exclude_unset=True) for item in response.output]
+    assert (call["type"], call["name"], call["namespace"]) == ("function_call", "find_customer", "crm")

@@ -120,7 +120,8 @@ def tool(sent: Mapping[str, Any], *, loaded: bool = False) -> dict[str, Any]:
     if kind in ("web_search", "web_search_2025_08_26", "web_search_preview"):
         location = echoed.get("user_location")
         located = {**_USER_LOCATION_DEFAULTS, **location} if isinstance(location, Mapping) else _USER_LOCATION_DEFAULTS
-        return {**_WEB_SEARCH_DEFAULTS, **echoed, "user_location": dict(located)}
+        offline = {"search_content_types": ["text"]} if sent.get("external_web_access") is False else {}
+        return {**_WEB_SEARCH_DEFAULTS, **offline, **echoed, "user_location": dict(located)}
     if kind == "image_generation":
         return {**_IMAGE_GENERATION_DEFAULTS, **echoed}
     return echoed

@@ -13,7 +13,7 @@ as on the live API, so a low limit can end a response inside its reasoning.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -27,6 +27,7 @@ from mockserver.api.routing import reply_sources
 from mockserver.engine import generation, tokens
 from mockserver.engine.conversation import (
     ConversationItem,
+    function_spec,
     function_tools,
     output_format,
     prompt_messages,
@@ -36,7 +37,7 @@ from mockserver.engine.conversation import (
 )
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
-from mockserver.engine.structured import check_tool_choice
+from mockserver.engine.structured import FunctionSpec, check_tool_choice
 from mockserver.replies.commentary import commentary, narrates
 from mockserver.replies.hosted_tools import HostedCall, citations_for, plan_hosted
 from mockserver.replies.inline_moderation import moderation_of
@@ -209,8 +210,9 @@ def plan_response(
         raise errors.missing_parameter("input")
     sent = list(fitted.context) if fitted else read_context(body.input, body.previous_response_id, previous)
     context = fitted.kept if fitted else sent
-    tools = function_tools(body.tools)
-    check_tool_choice(tools, body.tool_choice, hosted=len(body.tools or ()) > len(tools))
+    top_level = function_tools(body.tools)
+    tools = top_level + _namespaced(body.tools)
+    check_tool_choice(tools, body.tool_choice, hosted=len(body.tools or ()) > len(top_level))
     latest = next((text for kind, text in reversed(context) if kind == "user"), "")
     hosted = plan_hosted(body.tools, body.tool_choice, context, latest=latest, data=fixture.hosted_tools)
     prompt_texts = [body.instructions or "", *(text for _, text in context)]
@@ -334,13 +336,36 @@ def plan_response(
 
 
 def _namespaces(tools: Sequence[Any] | None) -> dict[str, str]:
-    """The namespace of each function a tool search loads (``defer_loading``): the live API puts such
-    a function in a namespace of its own name, and its calls name it."""
-    return {
-        t["name"]: t["name"]
-        for t in tools or ()
-        if t.get("type") == "function" and t.get("defer_loading") and isinstance(t.get("name"), str)
-    }
+    """The namespace of each function its calls name: a function in a ``namespace`` tool, that
+    namespace; a function a tool search loads (``defer_loading``), a namespace of its own name, where
+    the live API puts it."""
+    spaces: dict[str, str] = {}
+    for t in tools or ():
+        name = t.get("name")
+        if not isinstance(name, str):
+            continue
+        if t.get("type") == "function" and t.get("defer_loading"):
+            spaces[name] = name
+        elif t.get("type") == "namespace":
+            spaces.update((inner["name"], name) for inner in _inner_functions(t) if isinstance(inner.get("name"), str))
+    return spaces
+
+
+def _inner_functions(namespace: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    inner = namespace.get("tools")
+    return (
+        [t for t in inner if isinstance(t, Mapping) and t.get("type") == "function"] if isinstance(inner, list) else []
+    )
+
+
+def _namespaced(tools: Sequence[Any] | None) -> list[FunctionSpec]:
+    """The function tools inside ``namespace`` tools, which the model calls as it calls any other."""
+    return [
+        function_spec(inner, f"tools[{i}].tools[{j}]")
+        for i, t in enumerate(tools or ())
+        if isinstance(t, Mapping) and t.get("type") == "namespace"
+        for j, inner in enumerate(_inner_functions(t))
+    ]
 
 
 async def earlier_turn(state: ServerState, project: str, previous_response_id: str | None) -> StoredResponse | None:

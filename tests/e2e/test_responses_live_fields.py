@@ -322,3 +322,14 @@ def test_a_function_in_a_namespace_is_called_with_its_namespace(client: openai.O
     response = client.responses.create(model=MODEL, input="Find the customer.", tools=[crm], tool_choice="required")
     [call] = [item.model_dump(exclude_unset=True) for item in response.output]
     assert (call["type"], call["name"], call["namespace"]) == ("function_call", "find_customer", "crm")
+
+
+def test_a_tool_added_in_the_conversation_is_callable(client: openai.OpenAI) -> None:
+    refund = {"type": "function", "name": "lookup_refund_policy", "parameters": {"type": "object", "properties": {}}}
+    items: Any = [
+        {"role": "user", "content": "Call the refund-policy tool for order-123."},
+        {"type": "additional_tools", "role": "developer", "tools": [refund]},
+    ]
+    response = client.responses.create(model=MODEL, input=items)
+    [call] = response.output
+    assert call.type == "function_call" and call.name == "lookup_refund_policy"

@@ -211,7 +211,7 @@ def plan_response(
     sent = list(fitted.context) if fitted else read_context(body.input, body.previous_response_id, previous)
     context = fitted.kept if fitted else sent
     top_level = function_tools(body.tools)
-    tools = top_level + _namespaced(body.tools)
+    tools = top_level + _namespaced(body.tools) + _added(body.input)
     check_tool_choice(tools, body.tool_choice, hosted=len(body.tools or ()) > len(top_level))
     latest = next((text for kind, text in reversed(context) if kind == "user"), "")
     hosted = plan_hosted(body.tools, body.tool_choice, context, latest=latest, data=fixture.hosted_tools)
@@ -351,8 +351,21 @@ def _namespaces(tools: Sequence[Any] | None) -> dict[str, str]:
     return spaces
 
 
-def _inner_functions(namespace: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    inner = namespace.get("tools")
+def _added(raw_input: Any) -> list[FunctionSpec]:
+    """The function tools ``additional_tools`` input items add to the conversation, callable from then on."""
+    if not isinstance(raw_input, list):
+        return []
+    return [
+        function_spec(inner, f"input[{i}].tools[{j}]")
+        for i, item in enumerate(raw_input)
+        if isinstance(item, Mapping) and item.get("type") == "additional_tools"
+        for j, inner in enumerate(_inner_functions(item))
+    ]
+
+
+def _inner_functions(holder: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The function tools a namespace tool or an ``additional_tools`` item lists."""
+    inner = holder.get("tools")
     return (
         [t for t in inner if isinstance(t, Mapping) and t.get("type") == "function"] if isinstance(inner, list) else []
     )

@@ -29,10 +29,11 @@ from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
 from mockserver.api.routing import reply_sources
 from mockserver.config.fixture import Fixture
-from mockserver.engine import conversation, generation, prompt_count, tokens
+from mockserver.engine import conversation, generation, prompt_count, structured, tokens
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
 from mockserver.engine.structured import FunctionSpec
+from mockserver.replies import anthropic_server_tools as server_tools
 from mockserver.replies.planner import Facts, plan
 from mockserver.server_state import ServerState
 from mockserver.service.access import Admission
@@ -43,17 +44,33 @@ MIN_THINKING_BUDGET = 1024
 ADAPTIVE_EFFORT = "medium"
 FAST_TIER = "priority"  # speed: "fast" is the model's priority tier
 _THINKING_SALT = 0x7B1C
+_SUMMARY_SALT = 0xC0C0
 CUSTOM_TOOL_TYPES = (None, "custom")
 
-BlockKind = Literal["thinking", "text", "tool_use"]
+BlockKind = Literal[
+    "thinking", "redacted_thinking", "text", "tool_use", "server_tool_use", "server_result", "compaction"
+]
+DIRECT = {"type": "direct"}  # the caller of a block the model wrote itself
+REDACTED_TRIGGER = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING"  # the documented test prompt
+INFERENCE_GEO = "global"
+COMPACTION = "compact_"  # the prefix of the context_management edit that compacts the conversation
+COMPACTION_TRIGGER = 150_000  # input tokens, when the edit names no trigger
+COMPACTION_SUMMARY = 96  # tokens of a compaction block's summary
 
 
 @dataclass(frozen=True)
 class Block:
+    """One content block: ``text`` holds the tokens paced on the schedule (the thinking, the answer,
+    a tool call's input JSON); ``payload`` the rest of a block that has no paced tokens (a server
+    tool's input, its result block, a compaction's summary)."""
+
     kind: BlockKind
-    text: Text  # the thinking, the answer, or the tool input's JSON, as tokens
+    text: Text
     tool_id: str | None = None
     name: str | None = None
+    payload: Mapping[str, Any] | None = None
+    citations: tuple[Mapping[str, Any], ...] | None = None  # a text block's, when it cites web results
+    unpaced: int = 0  # output tokens the block adds outside the schedule (a server tool's input, a summary)
 
     @property
     def signature(self) -> str:
@@ -63,19 +80,41 @@ class Block:
 
     def content(self) -> dict[str, Any]:
         """The block as a whole Message shows it."""
-        if self.kind == "thinking":
+        kind, payload = self.kind, self.payload or {}
+        if kind == "thinking":
             return {"type": "thinking", "thinking": self.text.text, "signature": self.signature}
-        if self.kind == "tool_use":
-            return {"type": "tool_use", "id": self.tool_id, "name": self.name, "input": _json(self.text.text)}
-        return {"type": "text", "text": self.text.text, "citations": None}
+        if kind == "redacted_thinking":
+            return {"type": "redacted_thinking", "data": self.signature}
+        if kind == "tool_use":
+            return {
+                "type": "tool_use",
+                "id": self.tool_id,
+                "name": self.name,
+                "input": _json(self.text.text),
+                "caller": DIRECT,
+            }
+        if kind == "server_tool_use":
+            return {"type": "server_tool_use", "id": self.tool_id, "name": self.name, "input": dict(payload)}
+        if kind == "server_result":
+            return dict(payload)
+        if kind == "compaction":
+            return {"type": "compaction", "content": payload.get("content")}
+        return {"type": "text", "text": self.text.text, "citations": list(self.citations) if self.citations else None}
 
     def opening(self) -> dict[str, Any]:
         """The block as ``content_block_start`` shows it, before any delta."""
-        if self.kind == "thinking":
+        kind = self.kind
+        if kind == "thinking":
             return {"type": "thinking", "thinking": "", "signature": ""}
-        if self.kind == "tool_use":
-            return {"type": "tool_use", "id": self.tool_id, "name": self.name, "input": {}}
-        return {"type": "text", "text": "", "citations": None}
+        if kind == "tool_use":
+            return {"type": "tool_use", "id": self.tool_id, "name": self.name, "input": {}, "caller": DIRECT}
+        if kind == "server_tool_use":
+            return {"type": "server_tool_use", "id": self.tool_id, "name": self.name, "input": {}}
+        if kind == "compaction":
+            return {"type": "compaction", "content": None}
+        if kind == "text":
+            return {"type": "text", "text": "", "citations": [] if self.citations else None}
+        return self.content()  # whole from the start: a result, redacted thinking
 
 
 @dataclass(frozen=True)
@@ -89,6 +128,11 @@ class MessagePlan:
     speed: str | None  # echoed in usage when the request set it
     schedule: Schedule
     cache: CacheUse = NO_CACHE
+    inference_geo: str = INFERENCE_GEO
+    server_tools: Mapping[str, int] | None = None  # usage.server_tool_use, when the request declares server tools
+    container: Mapping[str, Any] | None = None  # code execution's container
+    advisor: str | None = None  # the advisor's model, when it was consulted: usage.iterations
+    compacted: int | None = None  # the input tokens a compaction summarised: usage.iterations
 
     def shifted(self, seconds: float) -> MessagePlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
@@ -96,11 +140,11 @@ class MessagePlan:
 
     @property
     def output_tokens(self) -> int:
-        return sum(len(b.text) for b in self.blocks)
+        return sum(len(b.text) + b.unpaced for b in self.blocks)
 
     @property
     def thinking_tokens(self) -> int:
-        return sum(len(b.text) for b in self.blocks if b.kind == "thinking")
+        return sum(len(b.text) for b in self.blocks if b.kind in ("thinking", "redacted_thinking"))
 
     def exchange_usage(self) -> Usage:
         cache = self.cache
@@ -119,11 +163,54 @@ class MessagePlan:
                 "ephemeral_1h_input_tokens": cache.written_1h,
             },
             "output_tokens": self.output_tokens if output_tokens is None else output_tokens,
+            "output_tokens_details": {"thinking_tokens": self.thinking_tokens},
             "service_tier": "standard",
+            "inference_geo": self.inference_geo,
         }
+        if self.server_tools is not None:
+            usage["server_tool_use"] = dict(self.server_tools)
+        iterations = self.iterations()
+        if iterations:
+            usage["iterations"] = iterations
         if self.speed is not None:
             usage["speed"] = self.speed
         return usage
+
+    def iterations(self) -> list[dict[str, Any]]:
+        """``usage.iterations``: the model's passes of a Message that consulted the advisor or compacted
+        the conversation, each with its own counts (empty otherwise: the field is left out)."""
+        if self.advisor is None and self.compacted is None:
+            return []
+        usage = self.usage_counts()
+        out = []
+        if self.compacted is not None:
+            summary = sum(b.unpaced for b in self.blocks if b.kind == "compaction")
+            out.append(_iteration("compaction", self.compacted, summary))
+        if self.advisor is not None:
+            before = sum(1 for b in self.blocks if b.kind != "text") or 1
+            first = max(1, usage["output"] * before // max(1, len(self.blocks)))
+            out.append(_iteration("message", usage["input"], first))
+            advice = sum(len(b.text) + b.unpaced for b in self.blocks if b.kind == "server_result")
+            out.append({**_iteration("advisor_message", usage["input"] + first, advice or 1), "model": self.advisor})
+            out.append(_iteration("message", usage["input"] + first, max(0, usage["output"] - first)))
+        else:
+            out.append(_iteration("message", usage["input"], usage["output"]))
+        return out
+
+    def usage_counts(self) -> dict[str, int]:
+        cache = self.cache
+        return {"input": self.input_tokens - cache.cached_tokens - cache.written_tokens, "output": self.output_tokens}
+
+
+def _iteration(kind: str, input_tokens: int, output_tokens: int) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+    }
 
 
 def tier_for(body: CountTokensRequest) -> str | None:
@@ -169,12 +256,16 @@ def plan_message(
             f"max_tokens: {body.max_tokens} > {model.max_output_tokens}, which is the maximum allowed number of "
             f"output tokens for {model.id}"
         )
+    server, deferred = server_tools.classify(body.tools)
     tools = function_tools(body.tools)
-    choice = tool_choice(body.tool_choice, tools)
+    choice = tool_choice(body.tool_choice, tools, [t.name for t in server])
+    forced_server = _forced_server(body.tool_choice, server, tools)
     thinking = thinking_tokens(state.fixture, body)
-    if thinking and isinstance(choice, Mapping | str) and choice not in ("auto", "none"):
-        raise invalid_request("Thinking may not be enabled when tool_choice forces tool use.")
-    fmt = output_format(body.output_config)
+    if thinking and (isinstance(choice, Mapping) or choice == "required" or forced_server is not None):
+        if (body.thinking or {}).get("type") == "enabled":
+            raise invalid_request("Thinking may not be enabled when tool_choice forces tool use.")
+        thinking = 0  # adaptive thinking: the model does not think before a forced call
+    fmt = output_format(body.output_config, body.output_format)
     seed = generation.request_seed(generation.content_fields(raw_body), state.settings.seed)
     cues = generation.cues_of(
         read.user_texts,
@@ -182,6 +273,14 @@ def plan_message(
         system=read.texts[:1] if body.system else (),
         results=conversation.tool_results(read.items),
     )
+    latest = read.user_texts[-1] if read.user_texts else ""
+    context = _context(state, body, seed, latest)
+    turn = _server_turn(body, read, server, deferred, context, choice, forced_server)
+    hidden = {d.name for d in deferred} - read.referenced - set(turn.found)
+    callable_tools = [t for t in tools if t.name not in hidden]
+    choice = _added_tool_choice(choice, read, callable_tools, latest)
+    if not callable_tools and choice not in (None, "none", "auto"):
+        choice = "auto"
     planned = plan(
         Facts(
             reply_sources(state),
@@ -190,7 +289,7 @@ def plan_message(
             seed,
             cues,
             read.items,
-            tools,
+            callable_tools,
             choice,
             output_format=fmt,
             schema_param="output_config.format.schema",
@@ -200,19 +299,32 @@ def plan_message(
             whole_calls=True,  # never half a tool call
         )
     )
+    scripted = planned.script.reply.server_tools if planned.script is not None else None
+    if scripted:
+        entries = [entry.model_dump() for entry in scripted]
+        turn = server_tools.plan_turn(server, deferred, context, turns_so_far(read), scripted=entries)
     said = planned.said
-    blocks = []
+    blocks: list[Block] = []
+    compacted = _compaction(state, body, read, seed, cues.language, blocks)
     if said.reasoning:
-        blocks.append(Block("thinking", state.generator.generate(seed ^ _THINKING_SALT, said.reasoning, cues.language)))
-    if len(said.text) or (not said.incomplete and (said.tool is not None or not blocks)):
+        thought = state.generator.generate(seed ^ _THINKING_SALT, said.reasoning, cues.language)
+        blocks.append(Block("redacted_thinking" if REDACTED_TRIGGER in latest else "thinking", thought))
+    for call in turn.calls:
+        spent = tokens.count(structured.dumps(call.input)) if call.input else 0
+        blocks.append(Block("server_tool_use", Text(()), call.id, call.name, call.input, unpaced=spent))
+        if call.result is not None:
+            blocks.append(Block("server_result", Text(()), payload=call.result))
+    if not turn.paused and (len(said.text) or (not said.incomplete and (said.tool is not None or not blocks))):
         if said.tool is None:
-            blocks.append(Block("text", said.text))
+            blocks.extend(_cited(said.text, turn.sources, seed))
         else:
             tool_id = f"toolu_01{state.ids.token(22)}"
             blocks.append(Block("tool_use", said.text, tool_id, said.tool.name))
     stop_reason = "max_tokens" if said.incomplete or body.max_tokens == 0 else "end_turn"
     stop_sequence = said.stop_sequence
-    if stop_reason == "end_turn" and stop_sequence is not None:
+    if turn.paused:
+        stop_reason, stop_sequence = "pause_turn", None
+    elif stop_reason == "end_turn" and stop_sequence is not None:
         stop_reason = "stop_sequence"
     elif stop_reason == "end_turn" and said.tool is not None:
         stop_reason = "tool_use"
@@ -226,12 +338,17 @@ def plan_message(
         speed=body.speed,
         schedule=planned.schedule,
         cache=admission.cache,
+        inference_geo=body.inference_geo or INFERENCE_GEO,
+        server_tools={key: turn.requests(kind) for kind, key in server_tools.COUNTED.items()} if server else None,
+        container=turn.container,
+        advisor=_advisor_model(turn.advisor, model.id),
+        compacted=compacted,
     )
 
 
 def message_body(plan: MessagePlan) -> dict[str, Any]:
     """The non-streaming ``Message``."""
-    return {
+    body = {
         "id": plan.id,
         "type": "message",
         "role": "assistant",
@@ -242,6 +359,123 @@ def message_body(plan: MessagePlan) -> dict[str, Any]:
         "stop_details": None,
         "usage": plan.usage(),
     }
+    if plan.container is not None:
+        body["container"] = dict(plan.container)
+    if plan.compacted is not None:
+        body["context_management"] = {"applied_edits": []}
+    return body
+
+
+# -- Server tools, compaction and citations ------------------------------------------------------
+
+
+def _forced_server(
+    choice: Mapping[str, Any] | None, server: Sequence[server_tools.ServerTool], tools: Sequence[FunctionSpec]
+) -> str | None:
+    """The server tool a ``tool_choice`` forces: the one it names, or the first when ``any`` has no
+    custom tool to call."""
+    if not choice or not server:
+        return None
+    if choice.get("type") == "tool" and choice.get("name") in {t.name for t in server}:
+        return str(choice["name"])
+    if choice.get("type") == "any" and not tools:
+        return server[0].name
+    return None
+
+
+def _server_turn(
+    body: MessagesRequest,
+    read: turns.Conversation,
+    server: Sequence[server_tools.ServerTool],
+    deferred: Sequence[server_tools.Deferred],
+    context: server_tools.Context,
+    choice: str | Mapping[str, Any] | None,
+    forced_server: str | None,
+) -> server_tools.ServerTurn:
+    """The server tools this Message runs: at the start of a turn, or where a paused turn stopped; none
+    when a tool result answers the turn, ``tool_choice`` is ``none``, or it forces a custom tool (tool
+    search still runs first when the forced call needs a deferred tool)."""
+    so_far = turns_so_far(read)
+    turn = read.turn
+    starting = not turn.server and turn.last_role == "user"
+    if not server or turn.answered or choice == "none" or not (starting or so_far.dangling is not None):
+        return server_tools.ServerTurn()
+    if forced_server is None and (isinstance(choice, Mapping) or choice == "required"):
+        return server_tools.ServerTurn()
+    return server_tools.plan_turn(server, deferred, context, so_far, only=forced_server)
+
+
+def turns_so_far(read: turns.Conversation) -> server_tools.TurnSoFar:
+    """The server tool runs of the current turn: how many have a result, and the one left without."""
+    turn = read.turn
+    done = sum(1 for call in turn.server if call[0] in turn.results)
+    dangling = next((call for call in turn.server if call[0] not in turn.results), None)
+    return server_tools.TurnSoFar(done, dangling)
+
+
+def _context(state: ServerState, body: MessagesRequest, seed: int, latest: str) -> server_tools.Context:
+    return server_tools.Context(
+        prompt=latest,
+        seed=seed,
+        now=state.wall_clock(),
+        new_id=lambda prefix: prefix + state.ids.token(22),
+        prose=lambda s, n: state.generator.generate(s, n).text,
+        container=body.container if isinstance(body.container, str) else None,
+    )
+
+
+def _advisor_model(advisor: server_tools.ServerTool | None, model: str) -> str | None:
+    if advisor is None:
+        return None
+    named = advisor.definition.get("model")
+    return named if isinstance(named, str) else model
+
+
+def _added_tool_choice(
+    choice: str | Mapping[str, Any] | None, read: turns.Conversation, tools: Sequence[FunctionSpec], latest: str
+) -> str | Mapping[str, Any] | None:
+    """Under ``auto``, a tool that a ``system`` message added after the tool results, and that the prompt
+    names, is called next: the model was waiting for it."""
+    if choice != "auto" or not read.turn.added:
+        return choice
+    names = {t.name for t in tools}
+    wanted = next((n for n in reversed(read.turn.added) if n in names and n in latest), None)
+    return {"type": "function", "name": wanted} if wanted is not None else choice
+
+
+def _compaction(
+    state: ServerState, body: MessagesRequest, read: turns.Conversation, seed: int, language: str, blocks: list[Block]
+) -> int | None:
+    """A ``compaction`` block first, when ``context_management`` asks for compaction and the prompt
+    reaches its trigger: the input tokens it summarised (None when it does not compact)."""
+    managed = body.context_management
+    edits = managed.get("edits") if isinstance(managed, Mapping) else None
+    for edit in edits if isinstance(edits, list) else []:
+        if not isinstance(edit, Mapping) or not str(edit.get("type", "")).startswith(COMPACTION):
+            continue
+        trigger = edit.get("trigger")
+        value = trigger.get("value") if isinstance(trigger, Mapping) else None
+        prompt = input_tokens(body, read)
+        if prompt < (value if isinstance(value, int) else COMPACTION_TRIGGER):
+            return None
+        summary = state.generator.generate(seed ^ _SUMMARY_SALT, COMPACTION_SUMMARY, language)
+        blocks.append(Block("compaction", Text(()), payload={"content": summary.text}, unpaced=len(summary)))
+        return prompt
+    return None
+
+
+def _cited(text: Text, sources: Sequence[server_tools.Source], seed: int) -> list[Block]:
+    """The answer as text blocks: without web results, one; with them, the middle third cites the first
+    result in a block of its own, between two plain ones, as the live API splits a cited answer."""
+    if not sources or len(text) < 3:
+        return [Block("text", text)]
+    third = len(text) // 3
+    cited = (server_tools.citation(sources[0], seed),)
+    return [
+        Block("text", text.piece_text(0, third)),
+        Block("text", text.piece_text(third, 2 * third), citations=cited),
+        Block("text", text.piece_text(2 * third, len(text))),
+    ]
 
 
 # -- Request parts ------------------------------------------------------------------------------
@@ -268,8 +502,12 @@ def function_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[FunctionSp
     return specs
 
 
-def tool_choice(choice: Mapping[str, Any] | None, tools: Sequence[FunctionSpec]) -> str | dict[str, Any] | None:
-    """Anthropic's ``tool_choice`` in the shared layout: auto, any (required), none, or one named tool."""
+def tool_choice(
+    choice: Mapping[str, Any] | None, tools: Sequence[FunctionSpec], server: Sequence[str] = ()
+) -> str | dict[str, Any] | None:
+    """Anthropic's ``tool_choice`` in the shared layout: auto, any (required), none, or one named tool.
+    Server tools count as tools: ``tool_choice`` may come with server tools only, and may name one
+    (:func:`_forced_server` then runs it, and no custom tool is called)."""
     if choice is None:
         return "auto" if tools else None
     kind = choice.get("type")
@@ -278,15 +516,19 @@ def tool_choice(choice: Mapping[str, Any] | None, tools: Sequence[FunctionSpec])
             f"tool_choice: Input tag '{kind}' found using 'type' does not match any of the expected tags: "
             "'auto', 'any', 'tool', 'none'"
         )
-    if kind != "none" and not tools:
+    if kind != "none" and not tools and not server:
         raise invalid_request("tool_choice may only be specified while providing tools.")
     if kind == "tool":
         name = choice.get("name")
         if not isinstance(name, str):
             raise invalid_request("tool_choice.tool.name: Field required")
+        if name in server:
+            return "none"
         if name not in {t.name for t in tools}:
             raise invalid_request(f"tool_choice.tool.name: Tool '{name}' not found in 'tools'.")
         return {"type": "function", "name": name}
+    if not tools:
+        return "none" if kind == "none" else "auto"
     return {"auto": "auto", "any": "required", "none": "none"}[str(kind)]
 
 
@@ -323,16 +565,20 @@ def thinking_tokens(fixture: Fixture, body: MessagesRequest) -> int:
     return budget
 
 
-def output_format(config: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``output_config.format`` (structured outputs) in the shared layout; plain text otherwise."""
+def output_format(config: Mapping[str, Any] | None, older: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``output_config.format`` (structured outputs) in the shared layout, or the older top-level
+    ``output_format``, which the live API still accepts; plain text otherwise."""
     fmt = (config or {}).get("format")
+    param = "output_config.format"
+    if fmt is None and older is not None:
+        fmt, param = older, "output_format"
     if fmt is None:
         return {"type": "text"}
     if not isinstance(fmt, Mapping) or fmt.get("type") != "json_schema":
-        raise invalid_request("output_config.format.type: Input should be 'json_schema'")
+        raise invalid_request(f"{param}.type: Input should be 'json_schema'")
     schema = fmt.get("schema")
     if not isinstance(schema, Mapping):
-        raise invalid_request("output_config.format.schema: Field required")
+        raise invalid_request(f"{param}.schema: Field required")
     return {"type": "json_schema", "name": "output", "schema": schema}
 
 

@@ -38,6 +38,7 @@ SEARCH_RESULTS = 3
 TOOL_SEARCH_LIMIT = 5
 EXAMPLE_DOMAINS = ("example.com", "example.org", "example.net")
 CONTAINER_LIFETIME_S = 3600
+REDACTED_ADVISORS = ("claude-fable-5",)  # advisor models whose advice comes encrypted, as recorded live
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,200})[\"”]")
 _URL = re.compile(r"https?://[^\s\"'<>)\]]+")
 _ARITHMETIC = re.compile(r"(-?\d+(?:\.\d+)?)\s*([*x×+\-/])\s*(-?\d+(?:\.\d+)?)")
@@ -268,7 +269,7 @@ def _result(
         fetched = {
             "type": "web_fetch_result",
             "url": url,
-            "retrieved_at": _iso(context.now),
+            "retrieved_at": datetime.fromtimestamp(context.now, UTC).isoformat(),
             "content": {
                 "type": "document",
                 "source": {"type": "text", "media_type": "text/plain", "data": page.text},
@@ -295,7 +296,11 @@ def _result(
         content = {"type": "tool_search_tool_search_result", "tool_references": references}
         return {"type": "tool_search_tool_result", "tool_use_id": call_id, "content": content}
     turn.advisor = tool
-    advice = {"type": "advisor_result", "text": context.prose(context.seed ^ 0xAD, 24), "stop_reason": "end_turn"}
+    text = context.prose(context.seed ^ 0xAD, 24)
+    if tool.definition.get("model") in REDACTED_ADVISORS:
+        advice = {"type": "advisor_redacted_result", "encrypted_content": _opaque(text), "stop_reason": "end_turn"}
+    else:
+        advice = {"type": "advisor_result", "text": text, "stop_reason": "end_turn"}
     return {"type": "advisor_tool_result", "tool_use_id": call_id, "content": advice}
 
 

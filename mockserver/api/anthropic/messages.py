@@ -45,12 +45,15 @@ ADAPTIVE_EFFORT = "medium"
 FAST_TIER = "priority"  # speed: "fast" is the model's priority tier
 _THINKING_SALT = 0x7B1C
 _SUMMARY_SALT = 0xC0C0
+_PREAMBLE_SALT = 0x9EA1
+PREAMBLE_TOKENS = 12  # the sentence before a tool call under tool_choice auto ("I'll look that up.")
 CUSTOM_TOOL_TYPES = (None, "custom")
 
 BlockKind = Literal[
     "thinking", "redacted_thinking", "text", "tool_use", "server_tool_use", "server_result", "compaction"
 ]
 DIRECT = {"type": "direct"}  # the caller of a block the model wrote itself
+CALLED_RESULTS = ("web_search_tool_result",)  # the result blocks that name their caller, as recorded live
 REDACTED_TRIGGER = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING"  # the documented test prompt
 INFERENCE_GEO = "global"
 COMPACTION = "compact_"  # the prefix of the context_management edit that compacts the conversation
@@ -94,9 +97,15 @@ class Block:
                 "caller": DIRECT,
             }
         if kind == "server_tool_use":
-            return {"type": "server_tool_use", "id": self.tool_id, "name": self.name, "input": dict(payload)}
+            return {
+                "type": "server_tool_use",
+                "id": self.tool_id,
+                "name": self.name,
+                "input": dict(payload),
+                "caller": DIRECT,
+            }
         if kind == "server_result":
-            return dict(payload)
+            return {**payload, "caller": DIRECT} if payload.get("type") in CALLED_RESULTS else dict(payload)
         if kind == "compaction":
             return {"type": "compaction", "content": payload.get("content")}
         return {"type": "text", "text": self.text.text, "citations": list(self.citations) if self.citations else None}
@@ -109,7 +118,7 @@ class Block:
         if kind == "tool_use":
             return {"type": "tool_use", "id": self.tool_id, "name": self.name, "input": {}, "caller": DIRECT}
         if kind == "server_tool_use":
-            return {"type": "server_tool_use", "id": self.tool_id, "name": self.name, "input": {}}
+            return {"type": "server_tool_use", "id": self.tool_id, "name": self.name, "input": {}, "caller": DIRECT}
         if kind == "compaction":
             return {"type": "compaction", "content": None}
         if kind == "text":
@@ -281,6 +290,8 @@ def plan_message(
     choice = _added_tool_choice(choice, read, callable_tools, latest)
     if not callable_tools and choice not in (None, "none", "auto"):
         choice = "auto"
+    calls_next = bool(turn.calls) or (choice == "auto" and bool(callable_tools) and not read.turn.answered)
+    preamble = PREAMBLE_TOKENS if calls_next and fmt["type"] == "text" else 0
     planned = plan(
         Facts(
             reply_sources(state),
@@ -293,7 +304,7 @@ def plan_message(
             choice,
             output_format=fmt,
             schema_param="output_config.format.schema",
-            reasoning=thinking,
+            reasoning=thinking + preamble,  # the preamble is paced with the thinking, before the answer
             output_limit=body.max_tokens,
             stop=body.stop_sequences or (),
             whole_calls=True,  # never half a tool call
@@ -306,9 +317,12 @@ def plan_message(
     said = planned.said
     blocks: list[Block] = []
     compacted = _compaction(state, body, read, seed, cues.language, blocks)
-    if said.reasoning:
-        thought = state.generator.generate(seed ^ _THINKING_SALT, said.reasoning, cues.language)
-        blocks.append(Block("redacted_thinking" if REDACTED_TRIGGER in latest else "thinking", thought))
+    thought = min(thinking, said.reasoning)
+    if thought:
+        made = state.generator.generate(seed ^ _THINKING_SALT, thought, cues.language)
+        blocks.append(Block("redacted_thinking" if REDACTED_TRIGGER in latest else "thinking", made))
+    if said.reasoning > thought:  # a sentence saying what the model is about to do
+        blocks.append(Block("text", state.generator.generate(seed ^ _PREAMBLE_SALT, said.reasoning - thought)))
     for call in turn.calls:
         spent = tokens.count(structured.dumps(call.input)) if call.input else 0
         blocks.append(Block("server_tool_use", Text(()), call.id, call.name, call.input, unpaced=spent))

@@ -118,7 +118,7 @@ class Block:
         if kind == "tool_use":
             return {"type": "tool_use", "id": self.tool_id, "name": self.name, "input": {}, "caller": DIRECT}
         if kind == "server_tool_use":
-            return {"type": "server_tool_use", "id": self.tool_id, "name": self.name, "input": {}, "caller": DIRECT}
+            return {"type": "server_tool_use", "id": self.tool_id, "name": self.name, "input": {}}
         if kind == "compaction":
             return {"type": "compaction", "content": None}
         if kind == "text":
@@ -496,7 +496,8 @@ def _cited(text: Text, sources: Sequence[server_tools.Source], seed: int) -> lis
 
 
 def function_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[FunctionSpec]:
-    """The custom tools the model may call; server tools (``web_search_...``) are accepted and never called."""
+    """The custom tools the model may call (server tools, ``web_search_...``, run in
+    :mod:`mockserver.replies.anthropic_server_tools`)."""
     specs = []
     for i, tool in enumerate(tools or []):
         name = tool.get("name")
@@ -509,7 +510,9 @@ def function_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[FunctionSp
             raise invalid_request(f"tools.{i}.custom.input_schema: Field required")
         if schema.get("type") != "object":
             raise invalid_request(f"tools.{i}.custom.input_schema.type: Input should be 'object'")
-        specs.append(FunctionSpec(name, schema, f"tools.{i}.input_schema"))
+        description = tool.get("description")
+        described = description if isinstance(description, str) else ""
+        specs.append(FunctionSpec(name, schema, f"tools.{i}.input_schema", described))
     names = [s.name for s in specs]
     if len(names) != len(set(names)):
         raise invalid_request("tools: Tool names must be unique.")

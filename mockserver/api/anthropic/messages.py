@@ -321,7 +321,7 @@ def plan_message(
     if thought:
         made = state.generator.generate(seed ^ _THINKING_SALT, thought, cues.language)
         blocks.append(Block("redacted_thinking" if REDACTED_TRIGGER in latest else "thinking", made))
-    if said.reasoning > thought:  # a sentence saying what the model is about to do
+    if said.reasoning > thought and planned.script is None:  # a sentence saying what the model will do
         blocks.append(Block("text", state.generator.generate(seed ^ _PREAMBLE_SALT, said.reasoning - thought)))
     for call in turn.calls:
         spent = tokens.count(structured.dumps(call.input)) if call.input else 0

@@ -105,8 +105,9 @@ class ServerTurn:
     container: dict[str, Any] | None = None  # code execution's container
     advisor: ServerTool | None = None  # the advisor consulted, for usage.iterations
 
-    def requests(self, kind: str) -> int:
-        return sum(1 for c in self.calls if c.counted == kind and c.result is not None)
+    def requests(self, counter: str) -> int:
+        """The runs that add to ``usage.server_tool_use.<counter>`` (``web_search_requests``)."""
+        return sum(1 for c in self.calls if c.counted == counter and c.result is not None)
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,7 @@ class Block:
         if kind == "tool_use":
             return {"type": "tool_use", "id": self.tool_id, "name": self.name, "input": {}, "caller": DIRECT}
         if kind == "server_tool_use":
-            return {"type": "server_tool_use", "id": self.tool_id, "name": self.name, "input": {}}
+            return {"type": "server_tool_use", "id": self.tool_id, "name": self.name, "input": {}, "caller": DIRECT}
         if kind == "compaction":
             return {"type": "compaction", "content": None}
         if kind == "text":
@@ -353,7 +353,7 @@ def plan_message(
         schedule=planned.schedule,
         cache=admission.cache,
         inference_geo=body.inference_geo or INFERENCE_GEO,
-        server_tools={key: turn.requests(kind) for kind, key in server_tools.COUNTED.items()} if server else None,
+        server_tools={key: turn.requests(key) for key in server_tools.COUNTED.values()} if server else None,
         container=turn.container,
         advisor=_advisor_model(turn.advisor, model.id),
         compacted=compacted,
@@ -412,7 +412,8 @@ def _server_turn(
     so_far = turns_so_far(read)
     turn = read.turn
     starting = not turn.server and turn.last_role == "user"
-    if not server or turn.answered or choice == "none" or not (starting or so_far.dangling is not None):
+    refused = choice == "none" and forced_server is None
+    if not server or turn.answered or refused or not (starting or so_far.dangling is not None):
         return server_tools.ServerTurn()
     if forced_server is None and (isinstance(choice, Mapping) or choice == "required"):
         return server_tools.ServerTurn()

@@ -124,6 +124,7 @@ class ScriptServerTool(_Strict):
     input: dict[str, Any] = Field(default_factory=dict)
     result: Any = Field(default=None, description="The result block's content, as the live API writes it.")
 
+
 MAX_EMBEDDING_DIMENSIONS = 16_384  # as an embedding model's dimensions (mockserver.config.fixture)
 
 

@@ -96,8 +96,13 @@ def kinds(message: Any) -> list[str]:
 def test_web_search_runs_once_per_quoted_query_and_the_answer_cites_its_results(client: anthropic.Anthropic) -> None:
     ask = 'Search for "tide times in Brest" and "ferry to Ushant", then sum up.'
     reply = both(client, max_tokens=600, messages=[{"role": "user", "content": ask}], tools=[WEB_SEARCH])
-    assert kinds(reply)[:5] == ["text", "server_tool_use", "web_search_tool_result", "server_tool_use",
-                                "web_search_tool_result"]  # fmt: skip
+    assert kinds(reply)[:5] == [
+        "text",
+        "server_tool_use",
+        "web_search_tool_result",
+        "server_tool_use",
+        "web_search_tool_result",
+    ]
     calls = [b for b in reply.content if b.type == "server_tool_use"]
     assert [c.input for c in calls] == [{"query": "tide times in Brest"}, {"query": "ferry to Ushant"}]
     results = [b for b in reply.content if b.type == "web_search_tool_result"]
@@ -176,7 +181,7 @@ def test_tool_search_finds_the_deferred_tool_and_the_model_calls_it(
     forced = client.messages.create(
         model=OPUS, max_tokens=400, messages=history, tools=tools, tool_choice={"type": "any"}
     )
-    assert [b.name for b in forced.content if b.type == "tool_use"][0] in names
+    assert next(b.name for b in forced.content if b.type == "tool_use") in names
 
 
 def test_the_advisor_is_consulted_and_counted_in_usage_iterations(client: anthropic.Anthropic) -> None:
@@ -209,13 +214,22 @@ def test_server_tools_are_not_run_once_a_tool_result_answers_the_turn(client: an
 
 
 def test_a_script_gives_server_tool_runs_verbatim(claude_server: MockServer, client: anthropic.Anthropic) -> None:
-    hit = {"type": "web_search_result", "title": "Tides", "url": "https://example.net/t", "encrypted_content": "x",
-           "page_age": None}  # fmt: skip
-    step = {"text": "High tide is at noon.", "server_tools": [{"name": "web_search", "input": {"query": "tide"},
-                                                                  "result": [hit]}]}  # fmt: skip
+    hit = {
+        "type": "web_search_result",
+        "title": "Tides",
+        "url": "https://example.net/t",
+        "encrypted_content": "x",
+        "page_age": None,
+    }
+    step = {
+        "text": "High tide is at noon.",
+        "server_tools": [{"name": "web_search", "input": {"query": "tide"}, "result": [hit]}],
+    }
     claude_server.configure(scripts={"(?i)tide": step})
     try:
-        reply = both(client, max_tokens=300, messages=[{"role": "user", "content": "When is tide?"}], tools=[WEB_SEARCH])
+        reply = both(
+            client, max_tokens=300, messages=[{"role": "user", "content": "When is tide?"}], tools=[WEB_SEARCH]
+        )
     finally:
         claude_server.reset()
     assert kinds(reply)[:2] == ["server_tool_use", "web_search_tool_result"]
@@ -229,7 +243,9 @@ def test_a_script_gives_server_tool_runs_verbatim(claude_server: MockServer, cli
 
 def test_tool_choice_with_server_tools_only_is_accepted_and_any_runs_one(client: anthropic.Anthropic) -> None:
     ask = [{"role": "user", "content": "News about the harbour?"}]
-    auto = client.messages.create(model=OPUS, max_tokens=300, messages=ask, tools=[WEB_SEARCH], tool_choice={"type": "auto"})  # type: ignore[list-item]
+    auto = client.messages.create(
+        model=OPUS, max_tokens=300, messages=ask, tools=[WEB_SEARCH], tool_choice={"type": "auto"}
+    )  # type: ignore[list-item]
     assert "web_search_tool_result" in kinds(auto)
     forced = both(client, max_tokens=300, messages=ask, tools=[WEB_SEARCH, WEB_FETCH], tool_choice={"type": "any"})
     assert [b.name for b in forced.content if b.type == "server_tool_use"] == ["web_search"]
@@ -252,8 +268,14 @@ def test_a_forced_custom_tool_comes_without_server_runs_or_preamble(client: anth
 
 def test_adaptive_thinking_with_a_forced_tool_calls_it_without_thinking(client: anthropic.Anthropic) -> None:
     ask = [{"role": "user", "content": "Weather in Oslo?"}]
-    reply = both(client, max_tokens=2000, messages=ask, tools=[WEATHER], tool_choice={"type": "any"},
-                 thinking={"type": "adaptive"})  # fmt: skip
+    reply = both(
+        client,
+        max_tokens=2000,
+        messages=ask,
+        tools=[WEATHER],
+        tool_choice={"type": "any"},
+        thinking={"type": "adaptive"},
+    )
     assert kinds(reply) == ["tool_use"]
     with pytest.raises(anthropic.BadRequestError, match="Thinking may not be enabled when tool_choice forces tool use"):
         client.messages.create(
@@ -276,9 +298,11 @@ def test_a_mid_conversation_system_message_adds_a_deferred_tool(client: anthropi
         *first,
         {"role": "assistant", "content": [{"type": "text", "text": "I can check that."}]},
         {"role": "user", "content": "Please go ahead and call lookup_refund_policy."},
-        {"role": "system", "content": [{"type": "tool_addition", "tool": {"type": "tool_reference",
-                                                                          "name": "lookup_refund_policy"}}]},
-    ]  # fmt: skip
+        {
+            "role": "system",
+            "content": [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": "lookup_refund_policy"}}],
+        },
+    ]
     reply = client.messages.create(model=OPUS, max_tokens=300, messages=messages, tools=[refund, BM25])  # type: ignore[arg-type, list-item]
     assert [b.name for b in reply.content if b.type == "tool_use"] == ["lookup_refund_policy"]
 
@@ -300,8 +324,12 @@ def test_consecutive_messages_of_one_role_are_one_turn(client: anthropic.Anthrop
 
 
 def test_the_older_output_format_parameter_shapes_the_answer(client: anthropic.Anthropic) -> None:
-    schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"],
-              "additionalProperties": False}  # fmt: skip
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "integer"}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    }
     reply = client.messages.create(
         model=OPUS,
         max_tokens=300,
@@ -316,36 +344,54 @@ def test_the_older_output_format_parameter_shapes_the_answer(client: anthropic.A
 
 
 def test_usage_has_todays_fields(client: anthropic.Anthropic) -> None:
-    reply = both(client, max_tokens=1500, messages=[{"role": "user", "content": "Hi"}],
-                 thinking={"type": "enabled", "budget_tokens": 1024})  # fmt: skip
+    reply = both(
+        client,
+        max_tokens=1500,
+        messages=[{"role": "user", "content": "Hi"}],
+        thinking={"type": "enabled", "budget_tokens": 1024},
+    )
     usage = reply.usage
     assert usage.inference_geo == "global" and usage.output_tokens_details is not None
     assert usage.output_tokens_details.thinking_tokens == 1024 and usage.server_tool_use is None
     assert usage.cache_creation is not None and usage.cache_creation.ephemeral_1h_input_tokens == 0
     assert reply.stop_details is None
-    here = client.messages.create(model=OPUS, max_tokens=50, messages=[{"role": "user", "content": "Hi"}],
-                                  inference_geo="us")  # fmt: skip
+    here = client.messages.create(
+        model=OPUS, max_tokens=50, messages=[{"role": "user", "content": "Hi"}], inference_geo="us"
+    )
     assert here.usage.inference_geo == "us"
 
 
 def test_the_documented_test_prompt_gets_redacted_thinking(client: anthropic.Anthropic) -> None:
     prompt = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D8264"
-    reply = both(client, max_tokens=1500, messages=[{"role": "user", "content": prompt}],
-                 thinking={"type": "enabled", "budget_tokens": 1024})  # fmt: skip
+    reply = both(
+        client,
+        max_tokens=1500,
+        messages=[{"role": "user", "content": prompt}],
+        thinking={"type": "enabled", "budget_tokens": 1024},
+    )
     assert kinds(reply) == ["redacted_thinking", "text"] and reply.content[0].data  # type: ignore[union-attr]
 
 
 def test_compaction_summarises_a_prompt_past_its_trigger(client: anthropic.Anthropic) -> None:
     long = "The quick brown fox jumps over the lazy dog. " * 400
     edit = {"edits": [{"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 2000}}]}
-    reply = both(client, beta=True, max_tokens=300, messages=[{"role": "user", "content": long + "Say hi."}],
-                 context_management=edit)  # fmt: skip
+    reply = both(
+        client,
+        beta=True,
+        max_tokens=300,
+        messages=[{"role": "user", "content": long + "Say hi."}],
+        context_management=edit,
+    )
     assert kinds(reply) == ["compaction", "text"] and reply.content[0].content
     assert [i.type for i in reply.usage.iterations] == ["compaction", "message"]
     assert reply.context_management is not None and reply.context_management.applied_edits == []
-    short = client.beta.messages.create(model=OPUS, max_tokens=300, messages=[{"role": "user", "content": "Hi"}],
-                                        context_management=edit)  # type: ignore[arg-type]  # fmt: skip
+    short = client.beta.messages.create(
+        model=OPUS, max_tokens=300, messages=[{"role": "user", "content": "Hi"}], context_management=edit
+    )  # type: ignore[arg-type]
     assert kinds(short) == ["text"] and short.usage.iterations is None
-    history = [{"role": "user", "content": long}, {"role": "assistant", "content": [reply.content[0].to_dict()]},
-               {"role": "user", "content": "And again?"}]  # fmt: skip
+    history = [
+        {"role": "user", "content": long},
+        {"role": "assistant", "content": [reply.content[0].to_dict()]},
+        {"role": "user", "content": "And again?"},
+    ]
     assert client.beta.messages.create(model=OPUS, max_tokens=100, messages=history).content  # type: ignore[arg-type]

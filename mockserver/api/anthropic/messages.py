@@ -267,7 +267,7 @@ def plan_message(
         )
     server, deferred = server_tools.classify(body.tools)
     tools = function_tools(body.tools)
-    choice = tool_choice(body.tool_choice, tools, [t.name for t in server])
+    choice: str | Mapping[str, Any] | None = tool_choice(body.tool_choice, tools, [t.name for t in server])
     forced_server = _forced_server(body.tool_choice, server, tools)
     thinking = thinking_tokens(state.fixture, body)
     if thinking and (isinstance(choice, Mapping) or choice == "required" or forced_server is not None):

@@ -7,11 +7,13 @@ accepts (server-tool-only ``tool_choice``, mid-conversation ``system`` messages,
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import anthropic
+import pydantic
 import pytest
 
 from mockserver import MockServer
@@ -260,10 +262,13 @@ def test_tool_choice_with_server_tools_only_is_accepted_and_any_runs_one(client:
     assert "tool_use" not in kinds(named)
 
 
-def test_a_forced_custom_tool_comes_without_server_runs_or_preamble(client: anthropic.Anthropic) -> None:
+def test_a_forced_custom_tool_is_called_after_the_server_runs_without_a_preamble(client: anthropic.Anthropic) -> None:
     ask = [{"role": "user", "content": "Weather in Oslo?"}]
-    reply = both(client, max_tokens=300, messages=ask, tools=[WEB_SEARCH, WEATHER], tool_choice={"type": "any"})
+    named = {"type": "tool", "name": "get_weather"}
+    reply = both(client, max_tokens=300, messages=ask, tools=[WEB_SEARCH, WEATHER], tool_choice=named)
     assert kinds(reply) == ["tool_use"] and reply.stop_reason == "tool_use"
+    anyone = both(client, max_tokens=300, messages=ask, tools=[WEB_SEARCH, WEATHER], tool_choice={"type": "any"})
+    assert kinds(anyone) == ["server_tool_use", "web_search_tool_result", "tool_use"]
 
 
 def test_adaptive_thinking_with_a_forced_tool_calls_it_without_thinking(client: anthropic.Anthropic) -> None:
@@ -395,3 +400,48 @@ def test_compaction_summarises_a_prompt_past_its_trigger(client: anthropic.Anthr
         {"role": "user", "content": "And again?"},
     ]
     assert client.beta.messages.create(model=OPUS, max_tokens=100, messages=history).content  # type: ignore[arg-type]
+
+
+# -- An agent loop --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_stream"])
+def test_a_pydantic_ai_agent_with_server_tools_and_an_output_tool_ends(
+    claude_server: MockServer, streamed: bool
+) -> None:
+    from pydantic_ai import Agent, CodeExecutionTool, WebSearchTool
+    from pydantic_ai.capabilities import NativeTool
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    class Report(pydantic.BaseModel):
+        city: str
+        summary: str
+
+    asked: list[str] = []
+
+    async def run() -> tuple[Report, list[Any]]:
+        async with anthropic.AsyncAnthropic(
+            base_url=claude_server.url, api_key=PREVIEW_KEY, max_retries=0, _strict_response_validation=True
+        ) as client:
+            model = AnthropicModel(OPUS, provider=AnthropicProvider(anthropic_client=client))
+            tools = [NativeTool(WebSearchTool()), NativeTool(CodeExecutionTool())]
+            agent = Agent(model, output_type=Report, capabilities=tools)
+
+            @agent.tool_plain
+            def get_weather(city: str) -> str:
+                """The weather in a city."""
+                asked.append(city)
+                return "Sunny, 21 °C"
+
+            prompt = 'Search "Oslo weather" and report on Oslo.'
+            if streamed:
+                async with agent.run_stream(prompt) as result:
+                    return await result.get_output(), result.all_messages()
+            done = await agent.run(prompt)
+            return done.output, done.all_messages()
+
+    output, messages = asyncio.run(run())
+    assert isinstance(output, Report) and asked
+    parts = [type(part).__name__ for message in messages for part in message.parts]
+    assert "NativeToolReturnPart" in parts and parts[-1] == "ToolReturnPart"

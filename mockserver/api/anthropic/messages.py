@@ -290,7 +290,8 @@ def plan_message(
     choice = _added_tool_choice(choice, read, callable_tools, latest)
     if not callable_tools and choice not in (None, "none", "auto"):
         choice = "auto"
-    calls_next = bool(turn.calls) or (choice == "auto" and bool(callable_tools) and not read.turn.answered)
+    # Under auto (a forced choice prefills the call: nothing comes before it), a sentence before the calls.
+    calls_next = choice in ("auto", None) and (bool(turn.calls) or (bool(callable_tools) and not read.turn.answered))
     preamble = PREAMBLE_TOKENS if calls_next and fmt["type"] == "text" else 0
     planned = plan(
         Facts(
@@ -407,15 +408,15 @@ def _server_turn(
     forced_server: str | None,
 ) -> server_tools.ServerTurn:
     """The server tools this Message runs: at the start of a turn, or where a paused turn stopped; none
-    when a tool result answers the turn, ``tool_choice`` is ``none``, or it forces a custom tool (tool
-    search still runs first when the forced call needs a deferred tool)."""
+    when a tool result answers the turn, ``tool_choice`` is ``none``, or it names a custom tool (under
+    ``any`` they run first, and a custom tool is called after them)."""
     so_far = turns_so_far(read)
     turn = read.turn
     starting = not turn.server and turn.last_role == "user"
     refused = choice == "none" and forced_server is None
     if not server or turn.answered or refused or not (starting or so_far.dangling is not None):
         return server_tools.ServerTurn()
-    if forced_server is None and (isinstance(choice, Mapping) or choice == "required"):
+    if forced_server is None and isinstance(choice, Mapping):  # a named custom tool: called at once
         return server_tools.ServerTurn()
     return server_tools.plan_turn(server, deferred, context, so_far, only=forced_server)
 

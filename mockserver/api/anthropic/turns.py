@@ -133,6 +133,9 @@ def reading(
         parts: list[str] = []
         if message.role != "system":
             check.turn(i, message.role)
+            if message.role == "user" and not any(_is_result(block) for block in blocks):
+                conversation.turn = Turn()  # a new turn: what the user asks, not a tool's result
+            conversation.turn.last_role = message.role
         for j, block in enumerate(blocks):
             where = f"messages.{i}.content.{j}"
             kind = _block_type(block, where, allowed)
@@ -160,7 +163,6 @@ def _note(
         conversation.items.append((role, text))
         if role == "user":
             conversation.user_texts.append(text)
-            conversation.turn = Turn()
     elif kind == "server_tool_use":
         turn.server.append((str(block.get("id")), str(block.get("name")), dict(block.get("input") or {})))
     elif kind.endswith("_tool_result"):
@@ -175,8 +177,10 @@ def _note(
         if isinstance(name, str):
             conversation.referenced.add(name)
             turn.added.append(name)
-    if role != "system" and kind != "tool_addition":
-        turn.last_role = role
+
+
+def _is_result(block: Any) -> bool:
+    return isinstance(block, Mapping) and block.get("type") == "tool_result"
 
 
 class _Pairing:

@@ -445,3 +445,26 @@ def test_a_pydantic_ai_agent_with_server_tools_and_an_output_tool_ends(
     assert isinstance(output, Report) and asked
     parts = [type(part).__name__ for message in messages for part in message.parts]
     assert "NativeToolReturnPart" in parts and parts[-1] == "ToolReturnPart"
+
+
+def test_a_tool_reference_in_a_tool_result_loads_the_deferred_tool_which_is_called_next(
+    client: anthropic.Anthropic,
+) -> None:
+    search = {
+        "name": "search_tools",
+        "description": "Finds tools.",
+        "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}},
+    }
+    found = [{"type": "tool_reference", "tool_name": "get_exchange_rate"}]
+    messages = [
+        {"role": "user", "content": "Can you convert currencies?"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_01S", "name": "search_tools", "input": {"query": "rates"}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01S", "content": found}]},
+    ]
+    reply = client.messages.create(model=OPUS, max_tokens=300, messages=messages, tools=[search, RATES, STOCKS])  # type: ignore[arg-type, list-item]
+    assert [b.name for b in reply.content if b.type == "tool_use"] == ["get_exchange_rate"]
+    without = client.messages.create(model=OPUS, max_tokens=300, messages=messages[:1], tools=[search, RATES])  # type: ignore[arg-type, list-item]
+    assert [b.name for b in without.content if b.type == "tool_use"] == ["search_tools"]  # the deferred one is hidden

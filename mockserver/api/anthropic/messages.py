@@ -287,7 +287,7 @@ def plan_message(
     turn = _server_turn(body, read, server, deferred, context, choice, forced_server)
     hidden = {d.name for d in deferred} - read.referenced - set(turn.found)
     callable_tools = [t for t in tools if t.name not in hidden]
-    choice = _added_tool_choice(choice, read, callable_tools, latest)
+    choice = _added_tool_choice(choice, read, callable_tools)
     if not callable_tools and choice not in (None, "none", "auto"):
         choice = "auto"
     # Under auto (a forced choice prefills the call: nothing comes before it), a sentence before the calls.
@@ -448,14 +448,15 @@ def _advisor_model(advisor: server_tools.ServerTool | None, model: str) -> str |
 
 
 def _added_tool_choice(
-    choice: str | Mapping[str, Any] | None, read: turns.Conversation, tools: Sequence[FunctionSpec], latest: str
+    choice: str | Mapping[str, Any] | None, read: turns.Conversation, tools: Sequence[FunctionSpec]
 ) -> str | Mapping[str, Any] | None:
-    """Under ``auto``, a tool that a ``system`` message added after the tool results, and that the prompt
-    names, is called next: the model was waiting for it."""
+    """Under ``auto``, a deferred tool loaded in this turn after its tool results (by a ``system``
+    message's ``tool_addition``, or a ``tool_reference`` in a client-side tool search's result) and not
+    called yet is called next: the model loaded it to use it."""
     if choice != "auto" or not read.turn.added:
         return choice
-    names = {t.name for t in tools}
-    wanted = next((n for n in reversed(read.turn.added) if n in names and n in latest), None)
+    names = {t.name for t in tools} - read.turn.called
+    wanted = next((n for n in reversed(read.turn.added) if n in names), None)
     return {"type": "function", "name": wanted} if wanted is not None else choice
 
 

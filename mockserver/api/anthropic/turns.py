@@ -56,7 +56,8 @@ class Turn:
     server: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)  # server_tool_use (id, name, input)
     results: set[str] = field(default_factory=set)  # the server_tool_use ids a result block answers
     answered: bool = False
-    added: list[str] = field(default_factory=list)  # tools a system tool_addition made available
+    added: list[str] = field(default_factory=list)  # tools a tool_addition or a tool result's tool_reference loaded
+    called: set[str] = field(default_factory=set)  # the custom tools the turn called
     last_role: str = "user"
 
 
@@ -156,27 +157,40 @@ def _note(
         check.answered.setdefault(block["tool_use_id"], i)
         conversation.items.append(("tool", text))
         turn.answered = True
+        turn.added.extend(_loaded(conversation, block.get("content")))  # a client-side tool search's result
     elif kind == "tool_use":
         check.calls[block["id"]] = i
         conversation.items.append(("assistant", text))
+        turn.called.add(block["name"])
     elif kind == "text":
         conversation.items.append((role, text))
         if role == "user":
             conversation.user_texts.append(text)
+            conversation.turn = Turn()  # what the user asks next starts a turn, after any tool result
     elif kind == "server_tool_use":
         turn.server.append((str(block.get("id")), str(block.get("name")), dict(block.get("input") or {})))
     elif kind.endswith("_tool_result"):
         turn.results.add(str(block.get("tool_use_id")))
         content = block.get("content")
-        for reference in content.get("tool_references") or [] if isinstance(content, Mapping) else []:
-            if isinstance(reference, Mapping) and isinstance(reference.get("tool_name"), str):
-                conversation.referenced.add(reference["tool_name"])
+        _loaded(conversation, content.get("tool_references") if isinstance(content, Mapping) else None)
     elif kind == "tool_addition":
         tool = block.get("tool")
         name = tool.get("name") if isinstance(tool, Mapping) else None
         if isinstance(name, str):
             conversation.referenced.add(name)
             turn.added.append(name)
+
+
+def _loaded(conversation: Conversation, references: Any) -> list[str]:
+    """The deferred tools that ``tool_reference`` blocks load, noted as loaded."""
+    names = []
+    for reference in references if isinstance(references, list) else []:
+        if isinstance(reference, Mapping) and reference.get("type") == "tool_reference":
+            name = reference.get("tool_name")
+            if isinstance(name, str):
+                conversation.referenced.add(name)
+                names.append(name)
+    return names
 
 
 def _is_result(block: Any) -> bool:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import math
 import random
 import re
@@ -34,6 +35,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 MAX_SERVER_CALLS = 10  # the live API's server-side loop: a turn with more pauses (pause_turn)
+PROMPT_READ = 2048  # the characters of the prompt read for its words and arithmetic (a bounded scan)
+MAX_QUERIES = 256  # the quoted queries of one prompt that are searched, over the turns that continue it
 SEARCH_RESULTS = 3
 TOOL_SEARCH_LIMIT = 5
 EXAMPLE_DOMAINS = ("example.com", "example.org", "example.net")
@@ -41,7 +44,8 @@ CONTAINER_LIFETIME_S = 3600
 REDACTED_ADVISORS = ("claude-fable-5",)  # advisor models whose advice comes encrypted, as recorded live
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,200})[\"”]")
 _URL = re.compile(r"https?://[^\s\"'<>)\]]+")
-_ARITHMETIC = re.compile(r"(-?\d+(?:\.\d+)?)\s*([*x×+\-/])\s*(-?\d+(?:\.\d+)?)")
+_NUMBER = r"(-?\d{1,18}(?:\.\d{1,18})?)"  # bounded, and started only where no number goes on: a linear scan
+_ARITHMETIC = re.compile(rf"(?<![\d.]){_NUMBER}\s{{0,3}}([*x×+\-/])\s{{0,3}}{_NUMBER}(?!\d)")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _PAGE_AGES = (None, "2 days ago", "1 week ago", "3 weeks ago", None)
 
@@ -185,9 +189,10 @@ def plan_turn(
 def _inputs(tool: ServerTool, context: Context) -> list[tuple[str, dict[str, Any]]]:
     """The (server_tool_use name, input) of each run of ``tool`` this turn."""
     prompt = context.prompt
-    words = _WORD.findall(prompt)
+    words = _WORD.findall(prompt[:PROMPT_READ])
     if tool.kind == "web_search":
-        queries = [q.strip() for q in _QUOTED.findall(prompt)] or [" ".join(words[:8]) or "latest news"]
+        quoted = itertools.islice(_QUOTED.finditer(prompt), MAX_QUERIES)
+        queries = [q.group(1).strip() for q in quoted] or [" ".join(words[:8]) or "latest news"]
         limit = tool.definition.get("max_uses")
         if isinstance(limit, int) and limit > 0:
             queries = queries[:limit]
@@ -213,7 +218,7 @@ def _inputs(tool: ServerTool, context: Context) -> list[tuple[str, dict[str, Any
 def _command(prompt: str, words: Sequence[str]) -> tuple[str, str]:
     """A bash command for the prompt, and what it prints: an arithmetic expression the prompt holds,
     worked out, or its first words echoed."""
-    found = _ARITHMETIC.search(prompt)
+    found = _ARITHMETIC.search(prompt[:PROMPT_READ])
     if found is not None:
         left, op, right = found.groups()
         op = "*" if op in "x×" else op
@@ -286,7 +291,7 @@ def _result(
         if name == "text_editor_code_execution":
             content: dict[str, Any] = {"type": "text_editor_code_execution_create_result", "is_file_update": False}
             return {"type": "text_editor_code_execution_tool_result", "tool_use_id": call_id, "content": content}
-        printed = _command(context.prompt, _WORD.findall(context.prompt))[1]
+        printed = _command(context.prompt, _WORD.findall(context.prompt[:PROMPT_READ]))[1]
         content = {"type": "bash_code_execution_result", "stdout": printed + "\n", "stderr": "", "return_code": 0}
         content["content"] = []
         return {"type": "bash_code_execution_tool_result", "tool_use_id": call_id, "content": content}

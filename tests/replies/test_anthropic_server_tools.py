@@ -70,6 +70,8 @@ def test_code_execution_works_out_arithmetic_and_echoes_otherwise() -> None:
     assert run(code, "divide 1 / 4").calls[0].result["content"]["stdout"] == "0.25\n"
     assert run(code, "say hello there").calls[0].result["content"]["stdout"] == "say hello there\n"
     assert run(code, "1 / 0").calls[0].input == {"command": "echo '1 0'"}
+    long = "1" * 30 + " * 2"  # past 18 digits a number is not worked out: the scan stays linear
+    assert run(code, long).calls[0].input == {"command": f"echo '{'1' * 30} 2'"}
 
 
 def test_bm25_ranks_the_deferred_tools_by_the_query() -> None:

@@ -285,7 +285,8 @@ def plan_message(
     latest = read.user_texts[-1] if read.user_texts else ""
     context = _context(state, body, seed, latest)
     turn = _server_turn(body, read, server, deferred, context, choice, forced_server)
-    hidden = {d.name for d in deferred} - read.referenced - set(turn.found)
+    named = {choice.get("name")} if isinstance(choice, Mapping) else set()  # a tool named by tool_choice is loaded
+    hidden = {d.name for d in deferred} - read.referenced - set(turn.found) - named
     callable_tools = [t for t in tools if t.name not in hidden]
     choice = _added_tool_choice(choice, read, callable_tools)
     if not callable_tools and choice not in (None, "none", "auto"):
@@ -317,7 +318,8 @@ def plan_message(
         turn = server_tools.plan_turn(server, deferred, context, turns_so_far(read), scripted=entries)
     said = planned.said
     blocks: list[Block] = []
-    compacted = _compaction(state, body, read, seed, cues.language, blocks)
+    prompt_tokens = input_tokens(body, read)
+    compacted = _compaction(state, body, prompt_tokens, seed, cues.language, blocks)
     thought = min(thinking, said.reasoning)
     if thought:
         made = state.generator.generate(seed ^ _THINKING_SALT, thought, cues.language)
@@ -349,7 +351,7 @@ def plan_message(
         blocks=tuple(blocks),
         stop_reason=stop_reason,
         stop_sequence=stop_sequence if stop_reason == "stop_sequence" else None,
-        input_tokens=input_tokens(body, read),
+        input_tokens=prompt_tokens,
         speed=body.speed,
         schedule=planned.schedule,
         cache=admission.cache,
@@ -461,7 +463,7 @@ def _added_tool_choice(
 
 
 def _compaction(
-    state: ServerState, body: MessagesRequest, read: turns.Conversation, seed: int, language: str, blocks: list[Block]
+    state: ServerState, body: MessagesRequest, prompt: int, seed: int, language: str, blocks: list[Block]
 ) -> int | None:
     """A ``compaction`` block first, when ``context_management`` asks for compaction and the prompt
     reaches its trigger: the input tokens it summarised (None when it does not compact)."""
@@ -472,7 +474,6 @@ def _compaction(
             continue
         trigger = edit.get("trigger")
         value = trigger.get("value") if isinstance(trigger, Mapping) else None
-        prompt = input_tokens(body, read)
         if prompt < (value if isinstance(value, int) else COMPACTION_TRIGGER):
             return None
         summary = state.generator.generate(seed ^ _SUMMARY_SALT, COMPACTION_SUMMARY, language)

@@ -468,3 +468,20 @@ def test_a_tool_reference_in_a_tool_result_loads_the_deferred_tool_which_is_call
     assert [b.name for b in reply.content if b.type == "tool_use"] == ["get_exchange_rate"]
     without = client.messages.create(model=OPUS, max_tokens=300, messages=messages[:1], tools=[search, RATES])  # type: ignore[arg-type, list-item]
     assert [b.name for b in without.content if b.type == "tool_use"] == ["search_tools"]  # the deferred one is hidden
+
+
+def test_faults_apply_to_server_tool_replies(client: anthropic.Anthropic) -> None:
+    ask = [{"role": "user", "content": 'Search for "tides".'}]
+    with pytest.raises(anthropic.InternalServerError):
+        client.messages.create(
+            model=OPUS, max_tokens=300, messages=ask, tools=[WEB_SEARCH], extra_headers={"x-mock-fault": "status=500"}
+        )  # type: ignore[arg-type, list-item]
+    with pytest.raises(anthropic.APIError):
+        with client.messages.stream(
+            model=OPUS,
+            max_tokens=300,
+            messages=ask,  # type: ignore[arg-type]
+            tools=[WEB_SEARCH],  # type: ignore[list-item]
+            extra_headers={"x-mock-fault": "error_event_after=2"},
+        ) as stream:
+            stream.get_final_message()

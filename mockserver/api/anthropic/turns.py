@@ -168,7 +168,10 @@ def _note(
             conversation.user_texts.append(text)
             conversation.turn = Turn()  # what the user asks next starts a turn, after any tool result
     elif kind == "server_tool_use":
-        turn.server.append((str(block.get("id")), str(block.get("name")), dict(block.get("input") or {})))
+        given = block.get("input")
+        turn.server.append(
+            (str(block.get("id")), str(block.get("name")), dict(given) if isinstance(given, Mapping) else {})
+        )
     elif kind.endswith("_tool_result"):
         turn.results.add(str(block.get("tool_use_id")))
         content = block.get("content")

@@ -476,12 +476,31 @@ def test_faults_apply_to_server_tool_replies(client: anthropic.Anthropic) -> Non
         client.messages.create(
             model=OPUS, max_tokens=300, messages=ask, tools=[WEB_SEARCH], extra_headers={"x-mock-fault": "status=500"}
         )  # type: ignore[arg-type, list-item]
-    with pytest.raises(anthropic.APIError):
-        with client.messages.stream(
-            model=OPUS,
-            max_tokens=300,
-            messages=ask,  # type: ignore[arg-type]
-            tools=[WEB_SEARCH],  # type: ignore[list-item]
-            extra_headers={"x-mock-fault": "error_event_after=2"},
-        ) as stream:
-            stream.get_final_message()
+    with pytest.raises(anthropic.APIError), client.messages.stream(
+        model=OPUS,
+        max_tokens=300,
+        messages=ask,  # type: ignore[arg-type]
+        tools=[WEB_SEARCH],  # type: ignore[list-item]
+        extra_headers={"x-mock-fault": "error_event_after=2"},
+    ) as stream:
+        stream.get_final_message()
+
+
+def test_a_forced_loop_moves_from_the_work_tool_to_the_output_tool(client: anthropic.Anthropic) -> None:
+    final = {
+        "name": "final_result",
+        "description": "The final response which ends this conversation",
+        "input_schema": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]},
+    }
+    tools = [WEATHER, final]
+    history: list[Any] = [{"role": "user", "content": "Weather in Oslo?"}]
+    first = both(client, max_tokens=300, messages=history, tools=tools, tool_choice={"type": "any"})
+    [call] = [b for b in first.content if b.type == "tool_use"]
+    assert call.name == "get_weather" and kinds(first) == ["tool_use"]
+    history += [
+        {"role": "assistant", "content": [b.to_dict() for b in first.content]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "Sunny"}]},
+    ]
+    second = both(client, max_tokens=300, messages=history, tools=tools, tool_choice={"type": "any"})
+    assert [b.name for b in second.content if b.type == "tool_use"] == ["final_result"]
+    assert second.stop_reason == "tool_use"

@@ -476,13 +476,16 @@ def test_faults_apply_to_server_tool_replies(client: anthropic.Anthropic) -> Non
         client.messages.create(
             model=OPUS, max_tokens=300, messages=ask, tools=[WEB_SEARCH], extra_headers={"x-mock-fault": "status=500"}
         )  # type: ignore[arg-type, list-item]
-    with pytest.raises(anthropic.APIError), client.messages.stream(
-        model=OPUS,
-        max_tokens=300,
-        messages=ask,  # type: ignore[arg-type]
-        tools=[WEB_SEARCH],  # type: ignore[list-item]
-        extra_headers={"x-mock-fault": "error_event_after=2"},
-    ) as stream:
+    with (
+        pytest.raises(anthropic.APIError),
+        client.messages.stream(
+            model=OPUS,
+            max_tokens=300,
+            messages=ask,  # type: ignore[arg-type]
+            tools=[WEB_SEARCH],  # type: ignore[list-item]
+            extra_headers={"x-mock-fault": "error_event_after=2"},
+        ) as stream,
+    ):
         stream.get_final_message()
 
 

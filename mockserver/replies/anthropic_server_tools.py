@@ -41,6 +41,7 @@ SEARCH_RESULTS = 3
 TOOL_SEARCH_LIMIT = 5
 EXAMPLE_DOMAINS = ("example.com", "example.org", "example.net")
 CONTAINER_LIFETIME_S = 3600
+ADVICE_TOKENS = 24  # the advisor's answer: its own output, counted in usage.iterations apart from the Message's
 REDACTED_ADVISORS = ("claude-fable-5",)  # advisor models whose advice comes encrypted, as recorded live
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,200})[\"”]")
 _URL = re.compile(r"https?://[^\s\"'<>)\]]+")
@@ -302,7 +303,7 @@ def _result(
         content = {"type": "tool_search_tool_search_result", "tool_references": references}
         return {"type": "tool_search_tool_result", "tool_use_id": call_id, "content": content}
     turn.advisor = tool
-    text = context.prose(context.seed ^ 0xAD, 24)
+    text = context.prose(context.seed ^ 0xAD, ADVICE_TOKENS)
     if tool.definition.get("model") in REDACTED_ADVISORS:
         advice = {"type": "advisor_redacted_result", "encrypted_content": _opaque(text), "stop_reason": "end_turn"}
     else:

@@ -199,8 +199,8 @@ class MessagePlan:
             before = sum(1 for b in self.blocks if b.kind != "text") or 1
             first = max(1, usage["output"] * before // max(1, len(self.blocks)))
             out.append(_iteration("message", usage["input"], first))
-            advice = sum(len(b.text) + b.unpaced for b in self.blocks if b.kind == "server_result")
-            out.append({**_iteration("advisor_message", usage["input"] + first, advice or 1), "model": self.advisor})
+            advice = _iteration("advisor_message", usage["input"] + first, server_tools.ADVICE_TOKENS)
+            out.append({**advice, "model": self.advisor})
             out.append(_iteration("message", usage["input"] + first, max(0, usage["output"] - first)))
         else:
             out.append(_iteration("message", usage["input"], usage["output"]))

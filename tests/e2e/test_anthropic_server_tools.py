@@ -507,3 +507,22 @@ def test_a_forced_loop_moves_from_the_work_tool_to_the_output_tool(client: anthr
     second = both(client, max_tokens=300, messages=history, tools=tools, tool_choice={"type": "any"})
     assert [b.name for b in second.content if b.type == "tool_use"] == ["final_result"]
     assert second.stop_reason == "tool_use"
+
+
+@pytest.mark.parametrize(
+    ("tool", "given"),
+    [
+        ({"type": "bash_20250124", "name": "bash"}, {"command": "ls"}),
+        ({"type": "memory_20250818", "name": "memory"}, {"command": "view", "path": "/memories"}),
+        (
+            {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"},
+            {"command": "view", "path": "/tmp/notes.txt"},
+        ),
+    ],
+)
+def test_anthropic_defined_client_tools_are_called_with_their_documented_input(
+    client: anthropic.Anthropic, tool: dict[str, Any], given: dict[str, Any]
+) -> None:
+    ask = [{"role": "user", "content": "Go on."}]
+    reply = both(client, max_tokens=200, messages=ask, tools=[tool], tool_choice={"type": "any"})
+    assert [(b.name, b.input) for b in reply.content if b.type == "tool_use"] == [(tool["name"], given)]

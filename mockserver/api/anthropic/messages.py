@@ -48,6 +48,30 @@ _SUMMARY_SALT = 0xC0C0
 _PREAMBLE_SALT = 0x9EA1
 PREAMBLE_TOKENS = 12  # the sentence before a tool call under tool_choice auto ("I'll look that up.")
 CUSTOM_TOOL_TYPES = (None, "custom")
+_PATH = {"type": "string", "enum": ["/tmp/notes.txt"]}
+CLIENT_TOOLS: tuple[tuple[str, dict[str, Any]], ...] = (  # Anthropic-defined tools the client runs, by type prefix
+    (
+        "bash_",
+        {"type": "object", "properties": {"command": {"type": "string", "enum": ["ls"]}}, "required": ["command"]},
+    ),
+    (
+        "text_editor_",
+        {
+            "type": "object",
+            "properties": {"command": {"enum": ["view"]}, "path": _PATH},
+            "required": ["command", "path"],
+        },
+    ),
+    (
+        "memory_",
+        {
+            "type": "object",
+            "properties": {"command": {"enum": ["view"]}, "path": {"enum": ["/memories"]}},
+            "required": ["command", "path"],
+        },
+    ),
+    ("computer_", {"type": "object", "properties": {"action": {"enum": ["screenshot"]}}, "required": ["action"]}),
+)
 
 BlockKind = Literal[
     "thinking", "redacted_thinking", "text", "tool_use", "server_tool_use", "server_result", "compaction"
@@ -508,6 +532,9 @@ def function_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[FunctionSp
         if not isinstance(name, str) or not name:
             raise invalid_request(f"tools.{i}.name: Field required")
         if tool.get("type") not in CUSTOM_TOOL_TYPES:
+            defined = _client_tool_input(tool.get("type"))
+            if defined is not None:  # a tool Anthropic defines and the client runs: bash, the text editor, ...
+                specs.append(FunctionSpec(name, defined, f"tools.{i}"))
             continue
         schema = tool.get("input_schema")
         if not isinstance(schema, Mapping):
@@ -521,6 +548,15 @@ def function_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[FunctionSp
     if len(names) != len(set(names)):
         raise invalid_request("tools: Tool names must be unique.")
     return specs
+
+
+def _client_tool_input(tool_type: Any) -> dict[str, Any] | None:
+    """The input of a call of an Anthropic-defined client tool (``bash_20250124``, ``memory_20250818``, ...):
+    the simplest the tool documents (a command to run, a file or the memory directory to view, a
+    screenshot); None for a server tool or an unknown type."""
+    if not isinstance(tool_type, str):
+        return None
+    return next((schema for prefix, schema in CLIENT_TOOLS if tool_type.startswith(prefix)), None)
 
 
 def tool_choice(

@@ -526,3 +526,11 @@ def test_anthropic_defined_client_tools_are_called_with_their_documented_input(
     ask = [{"role": "user", "content": "Go on."}]
     reply = both(client, max_tokens=200, messages=ask, tools=[tool], tool_choice={"type": "any"})
     assert [(b.name, b.input) for b in reply.content if b.type == "tool_use"] == [(tool["name"], given)]
+
+
+def test_omitted_thinking_shows_only_its_signature(client: anthropic.Anthropic) -> None:
+    thinking = {"type": "enabled", "budget_tokens": 1024, "display": "omitted"}
+    reply = both(client, max_tokens=1500, messages=[{"role": "user", "content": "Hi"}], thinking=thinking)
+    block = reply.content[0]
+    assert block.type == "thinking" and block.thinking == "" and block.signature
+    assert reply.usage.output_tokens_details is not None and reply.usage.output_tokens_details.thinking_tokens == 1024

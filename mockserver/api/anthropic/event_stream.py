@@ -60,11 +60,15 @@ def stream_events(plan: MessagePlan, pacer: Pacer, *, per_chunk: int) -> Iterato
             yield PING
         for delta in _whole_deltas(block):
             yield typed_event({"type": "content_block_delta", "index": index, "delta": delta})
-        paced = 0 if block.kind == "redacted_thinking" else len(block.text)
+        paced = 0 if block.kind == "redacted_thinking" or block.omitted else len(block.text)
         for lo, hi, due in pacer.chunks(offset, offset + paced, per_chunk):
             frame = _delta(index, block, block.text.piece(lo - offset, hi - offset))
             yield due
             yield frame
+        if block.omitted:  # the thinking is not shown: its signature comes once it is done
+            offset += len(block.text)
+            paced = 0
+            yield pacer.token_due(offset - 1)
         if block.kind == "thinking":
             yield typed_event(signature_delta(index, block.signature))
         yield typed_event({"type": "content_block_stop", "index": index})

@@ -98,6 +98,7 @@ class Block:
     payload: Mapping[str, Any] | None = None
     citations: tuple[Mapping[str, Any], ...] | None = None  # a text block's, when it cites web results
     unpaced: int = 0  # output tokens the block adds outside the schedule (a server tool's input, a summary)
+    omitted: bool = False  # a thinking block whose text is not shown (thinking.display: "omitted")
 
     @property
     def signature(self) -> str:
@@ -109,7 +110,7 @@ class Block:
         """The block as a whole Message shows it."""
         kind, payload = self.kind, self.payload or {}
         if kind == "thinking":
-            return {"type": "thinking", "thinking": self.text.text, "signature": self.signature}
+            return {"type": "thinking", "thinking": "" if self.omitted else self.text.text, "signature": self.signature}
         if kind == "redacted_thinking":
             return {"type": "redacted_thinking", "data": self.signature}
         if kind == "tool_use":
@@ -347,7 +348,9 @@ def plan_message(
     thought = min(thinking, said.reasoning)
     if thought:
         made = state.generator.generate(seed ^ _THINKING_SALT, thought, cues.language)
-        blocks.append(Block("redacted_thinking" if REDACTED_TRIGGER in latest else "thinking", made))
+        omitted = (body.thinking or {}).get("display") == "omitted"  # thought, not shown: only its signature
+        kind: BlockKind = "redacted_thinking" if REDACTED_TRIGGER in latest else "thinking"
+        blocks.append(Block(kind, made, omitted=omitted and kind == "thinking"))
     if said.reasoning > thought and planned.script is None:  # a sentence saying what the model will do
         blocks.append(Block("text", state.generator.generate(seed ^ _PREAMBLE_SALT, said.reasoning - thought)))
     for call in turn.calls:

@@ -534,3 +534,24 @@ def test_omitted_thinking_shows_only_its_signature(client: anthropic.Anthropic) 
     block = reply.content[0]
     assert block.type == "thinking" and block.thinking == "" and block.signature
     assert reply.usage.output_tokens_details is not None and reply.usage.output_tokens_details.thinking_tokens == 1024
+
+
+def test_a_document_sent_with_citations_enabled_is_cited(client: anthropic.Anthropic) -> None:
+    text = "The grass is green. The sky is blue. Water is wet."
+    document = {
+        "type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": text},
+        "title": "Facts",
+        "citations": {"enabled": True},
+    }
+    ask = [{"role": "user", "content": [document, {"type": "text", "text": "What colour is the grass?"}]}]
+    reply = both(client, max_tokens=300, messages=ask)
+    [cited] = [b for b in reply.content if b.type == "text" and b.citations]
+    citation = cited.citations[0]  # type: ignore[index]
+    assert citation.type == "char_location" and citation.document_index == 0 and citation.document_title == "Facts"
+    assert text[citation.start_char_index : citation.end_char_index] == citation.cited_text  # type: ignore[union-attr]
+    plain = {**document, "citations": {"enabled": False}}
+    uncited = client.messages.create(
+        model=OPUS, max_tokens=300, messages=[{"role": "user", "content": [plain, {"type": "text", "text": "Hi"}]}]
+    )  # type: ignore[list-item]
+    assert not any(b.citations for b in uncited.content if b.type == "text")

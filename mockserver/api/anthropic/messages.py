@@ -360,7 +360,8 @@ def plan_message(
             blocks.append(Block("server_result", Text(()), payload=call.result))
     if not turn.paused and (len(said.text) or (not said.incomplete and (said.tool is not None or not blocks))):
         if said.tool is None:
-            blocks.extend(_cited(said.text, turn.sources, seed))
+            web = [server_tools.citation(turn.sources[0], seed)] if turn.sources else []
+            blocks.extend(_cited(said.text, web or read.citable[:1]))
         else:
             tool_id = f"toolu_01{state.ids.token(22)}"
             blocks.append(Block("tool_use", said.text, tool_id, said.tool.name))
@@ -509,16 +510,16 @@ def _compaction(
     return None
 
 
-def _cited(text: Text, sources: Sequence[server_tools.Source], seed: int) -> list[Block]:
-    """The answer as text blocks: without web results, one; with them, the middle third cites the first
-    result in a block of its own, between two plain ones, as the live API splits a cited answer."""
-    if not sources or len(text) < 3:
+def _cited(text: Text, citations: Sequence[Mapping[str, Any]]) -> list[Block]:
+    """The answer as text blocks: one; with something to cite (a web result, a document sent with
+    citations enabled), the middle third cites it in a block of its own between two plain ones, as the
+    live API splits a cited answer."""
+    if not citations or len(text) < 3:
         return [Block("text", text)]
     third = len(text) // 3
-    cited = (server_tools.citation(sources[0], seed),)
     return [
         Block("text", text.piece_text(0, third)),
-        Block("text", text.piece_text(third, 2 * third), citations=cited),
+        Block("text", text.piece_text(third, 2 * third), citations=tuple(citations)),
         Block("text", text.piece_text(2 * third, len(text))),
     ]
 

@@ -24,6 +24,7 @@ from mockserver.api.anthropic.schemas import MessageParam
 from mockserver.engine.conversation import ConversationItem, block_text, system_text
 from mockserver.errors import MockAPIError
 
+CITED_CHARS = 150  # the cited text an answer quotes from a document
 MESSAGES_PER_TURN = 256  # messages read between two turns of the event loop (well under a millisecond)
 USER_BLOCKS = {"text", "image", "document", "tool_result", "search_result", "container_upload"}
 SERVER_RESULTS = {
@@ -68,6 +69,8 @@ class Conversation:
     user_texts: list[str] = field(default_factory=list)  # what the user wrote: the reply's language and length
     referenced: set[str] = field(default_factory=set)  # deferred tools a tool search or tool_addition loaded
     turn: Turn = field(default_factory=Turn)
+    documents: int = 0  # the document blocks read: a citation names its document by this index
+    citable: list[dict[str, Any]] = field(default_factory=list)  # a citation of each document that enables them
 
 
 def read(system: str | list[dict[str, Any]] | None, messages: Sequence[MessageParam]) -> Conversation:
@@ -176,6 +179,11 @@ def _note(
         turn.results.add(str(block.get("tool_use_id")))
         content = block.get("content")
         _loaded(conversation, content.get("tool_references") if isinstance(content, Mapping) else None)
+    elif kind == "document":
+        citation = _document_citation(block, conversation.documents, text)
+        conversation.documents += 1
+        if citation is not None:
+            conversation.citable.append(citation)
     elif kind == "tool_addition":
         tool = block.get("tool")
         name = tool.get("name") if isinstance(tool, Mapping) else None
@@ -194,6 +202,27 @@ def _loaded(conversation: Conversation, references: Any) -> list[str]:
                 conversation.referenced.add(name)
                 names.append(name)
     return names
+
+
+def _document_citation(block: Mapping[str, Any], index: int, text: str) -> dict[str, Any] | None:
+    """How an answer cites a document sent with ``citations: {"enabled": true}``: by characters for a
+    plain-text one, by pages for a PDF, by blocks for custom content; None when citations are off."""
+    enabled = block.get("citations")
+    if not isinstance(enabled, Mapping) or enabled.get("enabled") is not True:
+        return None
+    source = block.get("source")
+    kind = source.get("type") if isinstance(source, Mapping) else None
+    title = block.get("title")
+    cited = {
+        "cited_text": text[:CITED_CHARS],
+        "document_index": index,
+        "document_title": title if isinstance(title, str) else None,
+    }
+    if kind == "text":
+        return {"type": "char_location", **cited, "start_char_index": 0, "end_char_index": len(text[:CITED_CHARS])}
+    if kind == "content":
+        return {"type": "content_block_location", **cited, "start_block_index": 0, "end_block_index": 1}
+    return {"type": "page_location", **cited, "start_page_number": 1, "end_page_number": 2}
 
 
 def _is_result(block: Any) -> bool:

@@ -212,13 +212,16 @@ def callable_tools(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str
     return names if allowed is None else names & allowed
 
 
-def check_tool_choice(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None) -> None:
-    """Refuse a ``tool_choice`` that cannot be honoured, with the live API's wording."""
+def check_tool_choice(
+    tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None, *, hosted: bool = False
+) -> None:
+    """Refuse a ``tool_choice`` that cannot be honoured, with the live API's wording. ``hosted``: the
+    request lists hosted tools (web search, image generation, ...), which a choice may force as well."""
     if isinstance(tool_choice, str) and tool_choice not in TOOL_CHOICE_OPTIONS:
         raise errors.invalid_value("tool_choice", tool_choice, list(TOOL_CHOICE_OPTIONS))
     if tool_choice in (None, "none", "auto"):
         return
-    if not tools:
+    if not tools and not hosted:
         raise errors.InvalidRequestError(
             "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
             param="tool_choice",

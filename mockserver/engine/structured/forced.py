@@ -23,12 +23,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
+from mockserver.engine.structured.arguments import Prompt
 from mockserver.engine.structured.written_calls import named_tool
 
-if TYPE_CHECKING:
-    from mockserver.engine.structured import FunctionSpec, Prompt
+
+class Tool(Protocol):
+    """What the rule reads of a function tool (:class:`mockserver.engine.structured.FunctionSpec`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+
+T = TypeVar("T", bound=Tool)
 
 # The names frameworks give the tool that takes an agent's final answer.
 OUTPUT_TOOL_NAMES = frozenset(
@@ -58,7 +69,7 @@ def is_forced(tool_choice: str | Mapping[str, Any] | None) -> bool:
     return False
 
 
-def is_output_tool(tool: FunctionSpec) -> bool:
+def is_output_tool(tool: Tool) -> bool:
     """Whether ``tool`` takes an agent's final answer (see the module's docstring)."""
     name = tool.name
     if name.startswith(_OUTPUT_PREFIX) or name.lower() in OUTPUT_TOOL_NAMES or _CLASS_NAME.fullmatch(name):
@@ -83,9 +94,7 @@ def called_tools(items: Sequence[tuple[str, str]], names: Collection[str]) -> se
     return found
 
 
-def forced_pick(
-    candidates: Sequence[FunctionSpec], drawn: FunctionSpec, called: Collection[str], prompt: Prompt | None
-) -> FunctionSpec:
+def forced_pick(candidates: Sequence[T], drawn: T, called: Collection[str], prompt: Prompt | None) -> T:
     """The tool a forced, unnamed choice calls among ``candidates`` (the tools it allows), given the
     tools the conversation already ``called``. ``drawn`` is the caller's seeded draw among them: every
     seeded pick here is derived from it."""
@@ -105,7 +114,7 @@ def forced_pick(
     return _prompted(candidates, prompt) or drawn
 
 
-def _prompted(tools: Sequence[FunctionSpec], prompt: Prompt | None) -> FunctionSpec | None:
+def _prompted(tools: Sequence[T], prompt: Prompt | None) -> T | None:
     """The tool of ``tools`` the prompt names, if any (:func:`.written_calls.named_tool`)."""
     if prompt is None or not tools:
         return None
@@ -113,7 +122,7 @@ def _prompted(tools: Sequence[FunctionSpec], prompt: Prompt | None) -> FunctionS
     return next((t for t in tools if t.name == wanted), None)
 
 
-def _derived(pool: Sequence[FunctionSpec], drawn: FunctionSpec, candidates: Sequence[FunctionSpec]) -> FunctionSpec:
+def _derived(pool: Sequence[T], drawn: T, candidates: Sequence[T]) -> T:
     """A seeded pick in ``pool``: ``drawn`` itself when it is in it, else the one its place among
     ``candidates`` lands on."""
     if drawn in pool:

@@ -1,0 +1,59 @@
+"""The generator against the shapes of real recorded replies (tests/conformance/shapes.json).
+
+Each entry holds a request's features (its texts left out) and the paths and event types every real
+reply to such a request had. The test sends the request, with a prompt of its own, to a real server
+and fails on a refusal, a missing path or a missing event type, unless known_differences.json lists
+it with its reason; it also fails when a listed difference is gone, so that the list only shrinks.
+Both files are rewritten by ``python -m tests.conformance.derive`` (see its docstring).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mockserver import MockServer
+from mockserver.recording.conformance.send import Sender
+from tests.conformance.check import SERVER_OPTIONS, differences, sender_for
+from tests.conformance.derive import KNOWN, SHAPES
+
+ENTRIES: list[dict[str, Any]] = json.loads(SHAPES.read_text(encoding="utf-8"))["entries"]
+KNOWN_ENTRIES: dict[str, Any] = json.loads(KNOWN.read_text(encoding="utf-8"))["entries"]
+REGENERATE = "if the generator now sends it, rewrite the list: python -m tests.conformance.derive known"
+
+
+@pytest.fixture(scope="module")
+def sender() -> Iterator[Sender]:
+    with MockServer(**SERVER_OPTIONS) as server, sender_for(server) as sending:
+        yield sending
+
+
+def test_the_data_names_its_sources_and_holds_no_recorded_text() -> None:
+    assert len(ENTRIES) > 100
+    for entry in ENTRIES:
+        assert entry["sources"], entry["id"]
+        for source in entry["sources"]:
+            assert source["repo"] and len(source["commit"]) == 40 and source["path"] and source["interaction"] >= 0
+        assert entry["paths"], entry["id"]
+        assert entry["features"]["stream"] == bool(entry["events"]), entry["id"]
+    assert set(KNOWN_ENTRIES) <= {e["id"] for e in ENTRIES}
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: f"{e['endpoint'].rsplit('/', 1)[1]}-{e['id']}")
+def test_reply_has_every_recorded_path_and_event_type(sender: Sender, entry: dict[str, Any]) -> None:
+    found = differences(sender, entry)
+    known = KNOWN_ENTRIES.get(entry["id"], {"paths": {}, "events": {}})
+    sources = ", ".join(f"{s['repo']}:{s['path']}#{s['interaction']}" for s in entry["sources"][:2])
+    if found.refused:
+        assert known.get("refused"), f"refused: {found.refused} (recorded: {sources})"
+        return
+    assert not known.get("refused"), f"no longer refused; {REGENERATE}"
+    new_paths = [p for p in found.paths if p not in known["paths"]]
+    new_events = [e for e in found.events if e not in known["events"]]
+    assert not new_events, f"event types of the recorded streams not sent: {new_events} (recorded: {sources})"
+    assert not new_paths, f"recorded paths missing from the reply: {new_paths} (recorded: {sources})"
+    gone = sorted(set(known["paths"]) - set(found.paths)) + sorted(set(known["events"]) - set(found.events))
+    assert not gone, f"listed as known differences but now produced: {gone[:8]}; {REGENERATE}"

@@ -83,8 +83,8 @@ def skeleton(value: Any, key: str | None = None, parent: dict[str, Any] | None =
             return without_prose(value)
         inside = text or key in ALL_TEXT
         return {k: skeleton(v, k, value, inside) for k, v in value.items()}
-    if isinstance(value, list):
-        return [skeleton(v, key, parent, text) for v in value]
+    if isinstance(value, list):  # a list's objects are items of their own; its strings are read as the key's
+        return [skeleton(v, None if isinstance(v, dict) else key, parent, text) for v in value]
     if isinstance(value, str):
         if (text and key not in ("type", "role", "id", "call_id", "tool_use_id", "name", "media_type")) or (
             key in LEAF_TEXT

@@ -27,8 +27,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mockserver.recording.conformance.pairs import Pair, read_corpus
 from mockserver.recording.conformance.compare import shape_of
+from mockserver.recording.conformance.pairs import Pair, read_corpus
 from mockserver.recording.conformance.shapes import Shape, collapsed_sequence, event_types
 from tests.conformance.features import features
 
@@ -43,12 +43,12 @@ LEAF_TEXT = frozenset(
      "thinking", "signature", "encrypted_content", "data", "url", "file_data", "filename", "title", "query", "prompt",
      "stop", "stop_sequences", "image_url", "user", "file_url", "result", "message", "error"}
 )  # fmt: skip
-ALL_TEXT = frozenset({"metadata", "input", "arguments", "output", "result", "content"})  # a whole value given by callers
+ALL_TEXT = frozenset(
+    {"metadata", "input", "arguments", "output", "result", "content"}
+)  # a whole value given by callers
 SCHEMAS = frozenset({"parameters", "input_schema", "schema", "output_schema"})
 PROSE = frozenset({"description", "title", "examples", "default", "$comment"})
-PNG = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)  # a 1x1 PNG
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="  # a 1x1 PNG
 PDF = "JVBERi0xLjQKJSVFT0YK"  # "%PDF-1.4 %%EOF"
 REPLACEMENTS = {
     "arguments": "{}",

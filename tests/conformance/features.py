@@ -53,8 +53,11 @@ def _items(endpoint: str, request: dict[str, Any]) -> list[str]:
 def features(endpoint: str, stream: bool, request: dict[str, Any]) -> dict[str, Any]:
     text = request.get("text") if isinstance(request.get("text"), dict) else {}
     output = request.get("output_config") if isinstance(request.get("output_config"), dict) else {}
-    form = request.get("response_format") or (text or {}).get("format") or (output or {}).get("format") or request.get(
-        "output_format"
+    form = (
+        request.get("response_format")
+        or (text or {}).get("format")
+        or (output or {}).get("format")
+        or request.get("output_format")
     )
     reasoning = request.get("reasoning") or request.get("thinking") or request.get("reasoning_effort")
     out = {
@@ -64,7 +67,8 @@ def features(endpoint: str, stream: bool, request: dict[str, Any]) -> dict[str, 
         "format": form.get("type") if isinstance(form, dict) else None,
         "stream_options": sorted(k for k, v in (request.get("stream_options") or {}).items() if v),
         "items": _items(endpoint, request),
-        "reasoning": {k: v for k, v in reasoning.items() if k != "budget_tokens"} if isinstance(reasoning, dict)
+        "reasoning": {k: v for k, v in reasoning.items() if k != "budget_tokens"}
+        if isinstance(reasoning, dict)
         else reasoning,
         "include": sorted(request.get("include") or []),
         "other": sorted(k for k in request if k not in KNOWN_KEYS),

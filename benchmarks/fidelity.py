@@ -104,7 +104,8 @@ def drive_figures(drive: Path, corpus: Path, openai: str, anthropic: str) -> dic
 def differing(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
     out = [f"{mode}: only in one" for mode in sorted(set(ours) ^ set(theirs))]
     for mode in sorted(set(ours) & set(theirs)):
-        out += [f"{mode} {k}: {ours[mode][k]} here, {v} by drive.py" for k, v in theirs[mode].items() if ours[mode][k] != v]
+        here = ours[mode]
+        out += [f"{mode} {k}: {here[k]} here, {v} by drive.py" for k, v in theirs[mode].items() if here[k] != v]
     return out
 
 

@@ -19,6 +19,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from types import UnionType
 from typing import Any
 
 CHAT = "/v1/chat/completions"
@@ -46,20 +47,16 @@ class Event:
     data: Any
 
 
+JSON_TYPES: tuple[tuple[type | UnionType, str], ...] = (
+    (bool, "boolean"), (int | float, "number"), (str, "string"), (list, "array"), (dict, "object")
+)  # fmt: skip
+
+
 def json_type(value: Any) -> str:
+    """The JSON type of a parsed value (a boolean is not a number)."""
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    return next((name for kind, name in JSON_TYPES if isinstance(value, kind)), type(value).__name__)
 
 
 def flatten(value: Any) -> Shape:

@@ -18,7 +18,8 @@ import pytest
 from mockserver import MockServer
 from mockserver.recording.conformance.send import Sender
 from tests.conformance.check import SERVER_OPTIONS, differences, sender_for
-from tests.conformance.derive import KNOWN, SHAPES
+from tests.conformance.derive import KNOWN, SHAPES, skeleton
+from tests.conformance.features import features
 
 ENTRIES: list[dict[str, Any]] = json.loads(SHAPES.read_text(encoding="utf-8"))["entries"]
 KNOWN_ENTRIES: dict[str, Any] = json.loads(KNOWN.read_text(encoding="utf-8"))["entries"]
@@ -57,3 +58,37 @@ def test_reply_has_every_recorded_path_and_event_type(sender: Sender, entry: dic
     assert not new_paths, f"recorded paths missing from the reply: {new_paths} (recorded: {sources})"
     gone = sorted(set(known["paths"]) - set(found.paths)) + sorted(set(known["events"]) - set(found.events))
     assert not gone, f"listed as known differences but now produced: {gone[:8]}; {REGENERATE}"
+
+
+def test_the_derived_request_keeps_the_features_and_drops_every_text() -> None:
+    request = {
+        "instructions": "You are a pirate.",
+        "input": [
+            {"role": "user", "content": [{"type": "input_text", "text": "Where is the treasure?"},
+                                         {"type": "input_image", "image_url": "data:image/jpeg;base64,/9jPICTURE"}]},
+            {"type": "function_call", "call_id": "call_7", "name": "dig", "arguments": '{"spot": "under the palm"}'},
+            {"type": "function_call_output", "call_id": "call_7", "output": "A chest full of gold."},
+        ],
+        "tools": [{"type": "function", "name": "dig", "description": "Dig for it.",
+                   "parameters": {"type": "object", "properties": {"spot": {"type": "string", "description": "Spot"}}}},
+                  {"type": "web_search", "search_context_size": "medium"}],
+        "tool_choice": "required",
+        "reasoning": {"effort": "high", "summary": "auto"},
+        "metadata": {"crew": "Black Pearl"},
+    }  # fmt: skip
+    kept = skeleton(request)
+    text = json.dumps(kept)
+    for secret in ("pirate", "treasure", "palm", "gold", "Dig for", "Spot", "Black Pearl", "PICTURE"):
+        assert secret not in text
+    assert kept["input"][1] == {"type": "function_call", "call_id": "call_7", "name": "dig", "arguments": "{}"}
+    assert kept["input"][2]["call_id"] == "call_7" and kept["input"][0]["content"][0]["text"] == "<text>"
+    assert kept["tools"][0]["parameters"] == {"type": "object", "properties": {"spot": {"type": "string"}}}
+    assert kept["tools"][1] == request["tools"][1] and kept["reasoning"] == request["reasoning"]
+    assert features("/v1/responses", True, request) == {
+        "stream": True,
+        "tools": ["function", "web_search"],
+        "tool_choice": "required",
+        "items": ["message:user", "  input_image", "function_call", "function_call_output"],
+        "reasoning": {"effort": "high", "summary": "auto"},
+        "other": ["metadata"],
+    }

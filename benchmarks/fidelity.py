@@ -2,13 +2,15 @@
 
 Starts the generators as the command does (in this process: the built-in fixture at time scale 0,
 and the same with the ``claude-opus-4.8-fast`` preset for the Messages requests), sends every
-recorded request of the corpus, and writes the figures per endpoint and mode to
-``benchmarks/results/fidelity.json`` and the command's full table to
-``benchmarks/results/fidelity_table.txt``. With ``--drive``, it also runs the corpus' own driver
-(``drive.py``, beside the corpus) against the same generators and records its figures beside ours,
-with every figure that differs (there should be none).
+recorded request (of a corpus file, or of VCR cassettes), and writes the figures per endpoint and
+mode to ``benchmarks/results/fidelity.json`` and the command's full table to
+``benchmarks/results/fidelity_table.txt`` (``--output`` and ``--table`` for other names). With
+``--drive``, it also runs the corpus' own driver (``drive.py``, beside the corpus) on the same pairs
+against the same generators, and records its figures beside ours, with every figure that differs
+(there should be none). Each runs on generators of its own, started fresh, since what a generator
+has seen (its prompt cache) shows in its replies.
 
-    python benchmarks/fidelity.py --corpus ../shared/realtraffic/corpus.jsonl [--drive ../shared/realtraffic/drive.py]
+    python benchmarks/fidelity.py ../shared/realtraffic/corpus.jsonl [--drive ../shared/realtraffic/drive.py]
 """
 
 from __future__ import annotations
@@ -66,10 +68,22 @@ def figures(m: Measurement) -> dict[str, Any]:
     return out
 
 
-def drive_figures(drive: Path, corpus: Path, openai: str, anthropic: str) -> dict[str, Any]:
-    """The corpus driver's own figures per mode, from its JSON report and its table."""
+def corpus_line(pair: recorded.Pair) -> dict[str, Any]:
+    """A pair as a line of a corpus file, for the driver."""
+    where, _, index = pair.source.rpartition("#")
+    repo, _, path = where.rpartition(":") if pair.repo else ("", "", where)
+    return {"id": pair.source, "repo": repo, "commit": "", "path": path, "interaction": index,
+            "endpoint": pair.endpoint, "stream": pair.stream, "request": pair.request, "response": pair.response,
+            "events": [{"event": e.name, "data": e.data} for e in pair.events], "done": pair.done,
+            "query": pair.query, "anthropic_version": pair.anthropic_version}  # fmt: skip
+
+
+def drive_figures(drive: Path, pairs: list[recorded.Pair], openai: str, anthropic: str) -> dict[str, Any]:
+    """The corpus driver's own figures per mode on the same pairs, from its JSON report and its table."""
     with tempfile.TemporaryDirectory() as scratch:
         report_path = Path(scratch) / "drive.json"
+        corpus = Path(scratch) / "corpus.jsonl"
+        corpus.write_text("".join(json.dumps(corpus_line(p)) + "\n" for p in pairs), encoding="utf-8")
         done = subprocess.run(
             [sys.executable, str(drive), "--openai", openai, "--anthropic", anthropic, "--corpus", str(corpus),
              "--report", str(report_path), "--budget", str(DRIVE_TIMEOUT_S)],
@@ -111,26 +125,34 @@ def differing(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, required=True, help="corpus.jsonl of recorded pairs")
+    parser.add_argument("paths", nargs="+", help="a corpus file (*.jsonl) of recorded pairs, or VCR cassettes")
     parser.add_argument("--drive", type=Path, help="the corpus' drive.py, run against the same generators")
     parser.add_argument("--output", type=Path, default=OUTPUT)
+    parser.add_argument("--table", type=Path, default=TABLE)
     args = parser.parse_args()
-    pairs = recorded.read_corpus(args.corpus)
+    loaded = recorded.load(args.paths)
+    pairs = loaded.pairs
     with contextlib.ExitStack() as stack:
         openai = stack.enter_context(generator(()))
         anthropic = stack.enter_context(generator((CLAUDE_PRESET,)))
         sender = stack.enter_context(Sender(Target(openai, anthropic)))
         models = {"openai": sender.target.openai_model, "embeddings": EMBEDDINGS_MODEL, "anthropic": sender.claude}
-        result = measure(pairs, sender.send, repositories=recorded.repositories(pairs), models=models)
-        theirs = drive_figures(args.drive, args.corpus, openai, anthropic) if args.drive else None
+        result = measure(pairs, sender.send, skipped=loaded.skipped, repositories=recorded.repositories(pairs),
+                         models=models)  # fmt: skip
+    theirs = None
+    if args.drive:  # on generators of its own: a prompt cache warmed by the first run would change the replies
+        with generator(()) as openai, generator((CLAUDE_PRESET,)) as anthropic:
+            theirs = drive_figures(args.drive, pairs, openai, anthropic)
     ours = figures(result)
     table = report.render(result)
-    TABLE.write_text(table + "\n", encoding="utf-8")
+    args.table.write_text(table + "\n", encoding="utf-8")
     print(table)
     document: dict[str, Any] = {
-        "command": "python benchmarks/fidelity.py --corpus ../shared/realtraffic/corpus.jsonl"
-        + (" --drive ../shared/realtraffic/drive.py" if args.drive else ""),
+        "command": "python benchmarks/fidelity.py "
+        + " ".join(args.paths)
+        + (f" --drive {args.drive}" if args.drive else ""),
         "pairs": result.pairs,
+        "skipped": len(result.skipped),
         "repositories": result.repositories,
         "models": models,
         "overall_coverage_pct": round(result.coverage(), 1),
@@ -141,8 +163,9 @@ def main() -> int:
     }
     if theirs is not None:
         document["drive"] = {"modes": theirs, "differences": differing(ours, theirs)}
-        print(f"\ndrive.py on the same generators: {len(document['drive']['differences'])} figures differ")
-        for line in document["drive"]["differences"]:
+        differences = document["drive"]["differences"]
+        print(f"\ndrive.py on the same pairs, on generators of its own: {len(differences)} figures differ")
+        for line in differences:
             print(f"  {line}")
     write_report(args.output, document)
     return 1 if theirs is not None and document["drive"]["differences"] else 0

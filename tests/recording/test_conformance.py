@@ -190,6 +190,7 @@ def test_vcr_interactions_become_pairs_and_the_rest_are_skipped_with_a_reason() 
             Interaction("a.yaml#1", "POST", "/v1/responses?x=1", {"input": "hi"}, 200, None, stream),
             Interaction("a.yaml#2", "POST", "/v1/chat/completions", {"messages": []}, 429, {"error": {}}, None),
             Interaction("a.yaml#3", "GET", "/v1/models", None, 200, {"data": []}, None),
+            Interaction("a.yaml#4", "POST", "/v1/responses", {"previous_response_id": "resp_1"}, 200, {}, None),
         ],
         [Skip("b.yaml", "not a cassette")],
     )
@@ -201,5 +202,5 @@ def test_vcr_interactions_become_pairs_and_the_rest_are_skipped_with_a_reason() 
     assert found.pairs[1].done and found.pairs[1].events == (
         shapes.Event("response.created", {"type": "response.created"}),
     )
-    assert [s.source for s in found.skipped] == ["b.yaml", "a.yaml#2", "a.yaml#3"]
-    assert "429" in found.skipped[1].reason
+    assert [s.source for s in found.skipped] == ["b.yaml", "a.yaml#2", "a.yaml#3", "a.yaml#4"]
+    assert "429" in found.skipped[1].reason and "previous_response_id" in found.skipped[3].reason

@@ -121,6 +121,39 @@ def read_corpus(path: Path) -> list[Pair]:
     return pairs
 
 
+def server_state(request: dict[str, Any]) -> str | None:
+    """What server-side state the request names (the generator has none of it, and would refuse), or None."""
+    if request.get("previous_response_id"):
+        return "a previous response (previous_response_id)"
+    if request.get("conversation"):
+        return "a stored conversation"
+    if request.get("container") or request.get("mcp_servers"):
+        return "a container or a remote MCP server"
+    tools = request.get("tools")
+    for tool in tools if isinstance(tools, list) else ():
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        if kind == "file_search" or (kind == "mcp" and tool.get("server_url")):
+            return f"a {kind} tool's server-side state"
+        if kind == "code_interpreter" and isinstance(tool.get("container"), str):
+            return "a container"
+    return _stored_item(request.get("input")) or _stored_item(request.get("messages"))
+
+
+def _stored_item(items: Any) -> str | None:
+    """An uploaded file or a stored item that an input list or a message list refers to."""
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "item_reference":
+            return "a stored item (item_reference)"
+        content = item.get("content")
+        for part in content if isinstance(content, list) else ():
+            source = part.get("source") if isinstance(part, dict) else None
+            if isinstance(part, dict) and (part.get("file_id") or (isinstance(source, dict) and source.get("file_id"))):
+                return "an uploaded file (file_id)"
+    return None
+
+
 def pairs_from_vcr(load: VcrLoad) -> Loaded:
     """The pairs among VCR interactions: POSTs to an inference endpoint answered with a 200."""
     out = Loaded(skipped=[Skipped(s.source, s.reason) for s in load.skipped])
@@ -136,6 +169,8 @@ def pairs_from_vcr(load: VcrLoad) -> Loaded:
             reason = "the request body is not a JSON object"
         elif interaction.sse_events is None and interaction.response_json is None:
             reason = "the reply is neither JSON nor an event stream"
+        elif (state := server_state(interaction.request_json)) is not None:
+            reason = f"the request names server-side state the generator does not have: {state}"
         if reason is not None or endpoint is None:
             out.skipped.append(Skipped(interaction.source, reason or ""))
             continue

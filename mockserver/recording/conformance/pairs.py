@@ -162,7 +162,7 @@ def pairs_from_vcr(load: VcrLoad) -> Loaded:
         endpoint = next((e for e in ENDPOINTS if path.path.endswith(e)), None)
         reason = None
         if interaction.method.upper() != "POST" or endpoint is None:
-            reason = f"{interaction.method} {path.path} is not a Chat, Responses, embeddings or Messages request"
+            reason = f"{interaction.method} {path.path}: not a Chat, Responses, embeddings or Messages request"
         elif interaction.status != OK:
             reason = f"recorded status {interaction.status}: only replies of 200 are compared"
         elif not isinstance(interaction.request_json, dict):
@@ -170,7 +170,7 @@ def pairs_from_vcr(load: VcrLoad) -> Loaded:
         elif interaction.sse_events is None and interaction.response_json is None:
             reason = "the reply is neither JSON nor an event stream"
         elif (state := server_state(interaction.request_json)) is not None:
-            reason = f"the request names server-side state the generator does not have: {state}"
+            reason = f"names server-side state the generator does not have ({state})"
         if reason is not None or endpoint is None:
             out.skipped.append(Skipped(interaction.source, reason or ""))
             continue

@@ -3,7 +3,7 @@ recorded, and the same figures with every pair's result as JSON."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import asdict
 from typing import Any
 
@@ -102,7 +102,9 @@ def render(m: Measurement) -> str:
     models = ", ".join(f"{k} {v}" for k, v in m.models.items())
     lines = [f"conformance: {m.pairs} recorded pairs{repos}, sent to the generator in {m.elapsed_s:.1f} s ({models})"]
     if m.skipped:
-        lines.append(f"skipped: {len(m.skipped)} interactions (not a recorded 200 of an inference endpoint)")
+        reasons = Counter(s.reason.rpartition(": ")[2] for s in m.skipped).most_common(TOP)
+        lines.append(f"skipped: {len(m.skipped)} recorded interactions (--json lists each): "
+                     + "; ".join(f"{n} x {why}" for why, n in reasons))  # fmt: skip
     lines += [LEGEND, "", *table([HEADER, *(row(g) for g in groups)])]
     for g in groups:
         lines += details(g)

@@ -121,13 +121,14 @@ def summary(m: Measurement) -> str:
 
 
 def pair_document(r: PairResult) -> dict[str, Any]:
+    """One pair's result: its figures and differences (the full path sets are left out: they are the replies')."""
     out: dict[str, Any] = {"source": r.source, "mode": r.mode, "status": r.status}
     if r.comparison is None:
         out["error"] = r.error
         return out
     c = asdict(r.comparison)
-    for name in ("real_path_set", "mock_paths", "real_events", "mock_events"):
-        c[name] = sorted(c[name])
+    del c["real_path_set"], c["mock_paths"]
+    c["real_events"], c["mock_events"] = sorted(c["real_events"]), sorted(c["mock_events"])
     c["coverage"] = round(r.comparison.coverage, 1)
     c["missing_events"] = r.comparison.missing_events
     return {**out, **c}

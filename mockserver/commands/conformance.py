@@ -26,6 +26,7 @@ from mockserver.recording.conformance.measure import measure
 from mockserver.recording.conformance.send import (
     DEFAULT_KEY,
     DEFAULT_OPENAI_MODEL,
+    DEFAULT_TIMEOUT_S,
     EMBEDDINGS_MODEL,
     GeneratorError,
     Sender,
@@ -57,11 +58,15 @@ def add_conformance(commands: Any) -> None:
     parser.add_argument("--openai", metavar="URL", help="a running server for the OpenAI requests (no /v1)")
     parser.add_argument("--anthropic", metavar="URL", help="a running server with a Claude model (no /v1)")
     parser.add_argument("--key", default=DEFAULT_KEY, help=f"the key sent (default: {DEFAULT_KEY})")
+    models = f"the Chat and Responses requests' model (default: {DEFAULT_OPENAI_MODEL}; embeddings: {EMBEDDINGS_MODEL})"
+    parser.add_argument("--openai-model", default=DEFAULT_OPENAI_MODEL, metavar="MODEL", help=models)
     parser.add_argument(
-        "--openai-model", default=DEFAULT_OPENAI_MODEL, help=f"the model of the Chat and Responses requests "
-        f"(default: {DEFAULT_OPENAI_MODEL}; embeddings: {EMBEDDINGS_MODEL})"
-    )  # fmt: skip
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="S", help="seconds per request (default 30)")
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help=f"seconds per request (default {DEFAULT_TIMEOUT_S:g})",
+    )
 
 
 def conformance(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ import pytest
 from mockserver import MockServer
 from mockserver.recording.conformance.send import Sender
 from tests.conformance.check import SERVER_OPTIONS, differences, sender_for
-from tests.conformance.derive import KNOWN, SHAPES, skeleton
+from tests.conformance.derive import KNOWN, SHAPES, derive_shapes, skeleton
 from tests.conformance.features import features
 
 ENTRIES: list[dict[str, Any]] = json.loads(SHAPES.read_text(encoding="utf-8"))["entries"]
@@ -92,3 +93,18 @@ def test_the_derived_request_keeps_the_features_and_drops_every_text() -> None:
         "reasoning": {"effort": "high", "summary": "auto"},
         "other": ["metadata"],
     }
+
+
+def test_an_entry_keeps_the_paths_every_reply_of_its_features_had(tmp_path: Path) -> None:
+    def record(index: int, question: str, reply: dict[str, Any]) -> dict[str, Any]:
+        return {"repo": "example/app", "commit": "1" * 40, "path": "cassettes/a.yaml", "interaction": index,
+                "endpoint": "/v1/embeddings", "stream": False, "request": {"model": "m", "input": question},
+                "response": reply}  # fmt: skip
+
+    corpus = tmp_path / "corpus.jsonl"
+    lines = [record(0, "first", {"data": [], "usage": {"total_tokens": 1}}), record(1, "second", {"data": []})]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    (entry,) = derive_shapes(corpus)["entries"]
+    assert entry["paths"] == {"data": "array"}
+    assert [s["interaction"] for s in entry["sources"]] == [0, 1]
+    assert entry["request"] == {"input": "<text>"} and entry["features"] == {"stream": False, "items": ["text"]}

@@ -63,16 +63,24 @@ REPLACEMENTS = {
 }
 
 
+PNG_URL = f"data:image/png;base64,{PNG}"
+PDF_URL = f"data:application/pdf;base64,{PDF}"
+IMAGE_URL = "https://example.com/image.png"
+FILES = frozenset(
+    {PNG, PDF, PNG_URL, PDF_URL, IMAGE_URL}
+)  # the files and links of our own put in place of the recorded ones
+
+
 def placeholder(key: str | None, value: str, parent: dict[str, Any] | None) -> str:
     if key in REPLACEMENTS:
         return REPLACEMENTS[key]
     if key in ("url", "image_url"):
-        return f"data:image/png;base64,{PNG}" if value.startswith("data:image") else "https://example.com/image.png"
+        return PNG_URL if value.startswith("data:image") else IMAGE_URL
     if key in ("data", "file_data"):
         media = str((parent or {}).get("media_type") or "")
-        pdf = "pdf" in media or value.startswith("data:application/pdf") or key == "file_data"
-        body = PDF if pdf else PNG
-        return f"data:application/pdf;base64,{body}" if value.startswith("data:") else body
+        if "pdf" in media or value.startswith("data:application/pdf") or key == "file_data":
+            return PDF_URL if value.startswith("data:") else PDF
+        return PNG_URL if value.startswith("data:") else PNG
     return TEXT
 
 

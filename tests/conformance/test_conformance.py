@@ -10,6 +10,7 @@ Both files are rewritten by ``python -m tests.conformance.derive`` (see its docs
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,14 @@ KNOWN_ENTRIES: dict[str, Any] = json.loads(KNOWN.read_text(encoding="utf-8"))["e
 REGENERATE = "if the generator now sends it, rewrite the list: python -m tests.conformance.derive known"
 
 
+def strings(value: Any) -> Iterator[str]:
+    if isinstance(value, dict | list):
+        for child in value.values() if isinstance(value, dict) else value:
+            yield from strings(child)
+    elif isinstance(value, str):
+        yield value
+
+
 @pytest.fixture(scope="module")
 def sender() -> Iterator[Sender]:
     with MockServer(**SERVER_OPTIONS) as server, sender_for(server) as sending:
@@ -41,6 +50,8 @@ def test_the_data_names_its_sources_and_holds_no_recorded_text() -> None:
             assert source["repo"] and len(source["commit"]) == 40 and source["path"] and source["interaction"] >= 0
         assert entry["paths"], entry["id"]
         assert entry["features"]["stream"] == bool(entry["events"]), entry["id"]
+        for text in strings(entry["request"]):  # identifiers, enum values, schema refs, our placeholders: no prose
+            assert not re.search(r"\s", text), (entry["id"], text)
     assert set(KNOWN_ENTRIES) <= {e["id"] for e in ENTRIES}
 
 

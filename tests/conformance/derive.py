@@ -66,9 +66,6 @@ REPLACEMENTS = {
 PNG_URL = f"data:image/png;base64,{PNG}"
 PDF_URL = f"data:application/pdf;base64,{PDF}"
 IMAGE_URL = "https://example.com/image.png"
-FILES = frozenset(
-    {PNG, PDF, PNG_URL, PDF_URL, IMAGE_URL}
-)  # the files and links of our own put in place of the recorded ones
 
 
 def placeholder(key: str | None, value: str, parent: dict[str, Any] | None) -> str:

@@ -156,6 +156,7 @@ def test_coverage_is_pooled_over_paths_not_averaged_over_pairs() -> None:
 class Interaction:  # the fields of mockserver.cassettes.vcr.VcrInteraction that conformance reads
     source: str
     method: str
+    host: str
     path: str
     request_json: Any
     status: int
@@ -182,15 +183,19 @@ def test_inputs_that_cannot_be_used_get_one_line(corpus: Path, tmp_path: Path) -
     assert main(["conformance", str(corpus), "--openai", "http://127.0.0.1:9"]) == 2
 
 
+OPENAI = "api.openai.com"
+
+
 def test_vcr_interactions_become_pairs_and_the_rest_are_skipped_with_a_reason() -> None:
     stream = [("response.created", '{"type": "response.created"}'), (None, "[DONE]")]
     load = Load(
         [
-            Interaction("a.yaml#0", "POST", "/v1/chat/completions", {"messages": []}, 200, chat_reply(), None),
-            Interaction("a.yaml#1", "POST", "/v1/responses?x=1", {"input": "hi"}, 200, None, stream),
-            Interaction("a.yaml#2", "POST", "/v1/chat/completions", {"messages": []}, 429, {"error": {}}, None),
-            Interaction("a.yaml#3", "GET", "/v1/models", None, 200, {"data": []}, None),
-            Interaction("a.yaml#4", "POST", "/v1/responses", {"previous_response_id": "resp_1"}, 200, {}, None),
+            Interaction("a.yaml#0", "POST", OPENAI, "/v1/chat/completions", {"messages": []}, 200, chat_reply(), None),
+            Interaction("a.yaml#1", "POST", OPENAI, "/v1/responses?x=1", {"input": "hi"}, 200, None, stream),
+            Interaction("a.yaml#2", "POST", OPENAI, "/v1/chat/completions", {"messages": []}, 429, {"error": {}}, None),
+            Interaction("a.yaml#3", "GET", OPENAI, "/v1/models", None, 200, {"data": []}, None),
+            Interaction("a.yaml#4", "POST", OPENAI, "/v1/responses", {"previous_response_id": "resp_1"}, 200, {}, None),
+            Interaction("a.yaml#5", "POST", "localhost", "/v1/chat/completions", {"messages": []}, 200, {}, None),
         ],
         [Skip("b.yaml", "not a cassette")],
     )
@@ -202,5 +207,6 @@ def test_vcr_interactions_become_pairs_and_the_rest_are_skipped_with_a_reason() 
     assert found.pairs[1].done and found.pairs[1].events == (
         shapes.Event("response.created", {"type": "response.created"}),
     )
-    assert [s.source for s in found.skipped] == ["b.yaml", "a.yaml#2", "a.yaml#3", "a.yaml#4"]
+    assert [s.source for s in found.skipped] == ["b.yaml", "a.yaml#2", "a.yaml#3", "a.yaml#4", "a.yaml#5"]
     assert "429" in found.skipped[1].reason and "previous_response_id" in found.skipped[3].reason
+    assert "localhost" in found.skipped[4].reason

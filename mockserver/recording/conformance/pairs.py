@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from mockserver.recording.conformance.shapes import ENDPOINTS, Event, events_from_pairs
 
 CORPUS_SUFFIX = ".jsonl"
+LIVE_HOSTS = frozenset({"api.openai.com", "api.anthropic.com"})  # a reply from elsewhere is not the live API's
 OK = 200
 
 
@@ -60,6 +61,8 @@ class VcrInteraction(Protocol):
     def source(self) -> str: ...
     @property
     def method(self) -> str: ...
+    @property
+    def host(self) -> str: ...
     @property
     def path(self) -> str: ...
     @property
@@ -155,7 +158,7 @@ def _stored_item(items: Any) -> str | None:
 
 
 def pairs_from_vcr(load: VcrLoad) -> Loaded:
-    """The pairs among VCR interactions: POSTs to an inference endpoint answered with a 200."""
+    """The pairs among VCR interactions: POSTs to an inference endpoint of the live APIs answered with a 200."""
     out = Loaded(skipped=[Skipped(s.source, s.reason) for s in load.skipped])
     for interaction in load.interactions:
         path = urlsplit(interaction.path)
@@ -163,6 +166,8 @@ def pairs_from_vcr(load: VcrLoad) -> Loaded:
         reason = None
         if interaction.method.upper() != "POST" or endpoint is None:
             reason = f"{interaction.method} {path.path}: not a Chat, Responses, embeddings or Messages request"
+        elif interaction.host not in LIVE_HOSTS:
+            reason = f"recorded from {interaction.host}: not the live OpenAI or Anthropic API"
         elif interaction.status != OK:
             reason = f"recorded status {interaction.status}: only replies of 200 are compared"
         elif not isinstance(interaction.request_json, dict):

@@ -27,7 +27,8 @@ from mockserver.recording.conformance.shapes import (
     stream_shape,
 )
 
-SHOWN_CHARS = 100
+SHOWN_CHARS = 100  # of a structured output that is not JSON
+ARGUMENTS_SHOWN_CHARS = 80  # of tool-call arguments that are not JSON
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ def _invalid_arguments(calls: list[tuple[Any, Any]], schemas: dict[Any, Any]) ->
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError:
-                bad.append(f"{name}: arguments are not JSON: {arguments[:80]!r}")
+                bad.append(f"{name}: arguments are not JSON: {arguments[:ARGUMENTS_SHOWN_CHARS]!r}")
                 continue
         error = replies.schema_error(arguments, schemas[name])
         if error:

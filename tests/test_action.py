@@ -150,7 +150,8 @@ def test_the_action_starts_a_server_whose_url_answers(
     assert env["OPENAI_BASE_URL"] == base_url and env["MOCKSERVER_ADMIN_TOKEN"] == token
     assert httpx.get(outputs["url"] + "/ready").status_code == 200
     headers = {"authorization": f"Bearer {env['OPENAI_API_KEY']}"}
-    models = httpx.get(f"{base_url}/models", headers=headers).json()["data"]
+    anthropic_headers = {"x-api-key": env["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01"}
+    models = httpx.get(f"{env['ANTHROPIC_BASE_URL']}/v1/models", headers=anthropic_headers).json()["data"]
     assert "claude-opus-4-8" in {m["id"] for m in models}  # the preset was merged in
     reply = httpx.post(
         f"{base_url}/chat/completions",

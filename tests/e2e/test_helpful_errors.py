@@ -108,8 +108,9 @@ def test_a_preset_name_asked_for_as_a_model_names_its_model() -> None:
         client = anthropic.Anthropic(base_url=served.url, api_key="sk-mock-preview", max_retries=0)
         with client, pytest.raises(anthropic.NotFoundError) as caught:
             client.messages.create(model="claude-opus-4.8-fast", max_tokens=8, messages=MESSAGES)  # type: ignore[arg-type]
-    assert caught.value.message.startswith("model: claude-opus-4.8-fast")  # Anthropic's own words first
-    assert "Did you mean `claude-opus-4-8`, the model of preset `claude-opus-4.8-fast`?" in caught.value.message
+    assert caught.value.body["error"]["message"] == (  # type: ignore[index]
+        "model: claude-opus-4.8-fast. Did you mean `claude-opus-4-8`, the model of preset `claude-opus-4.8-fast`?"
+    )  # Anthropic's own words first
 
 
 def test_a_preset_that_is_not_served_says_how_to_serve_it(server: MockServer) -> None:
@@ -128,9 +129,11 @@ def test_a_preset_that_is_not_served_says_how_to_serve_it(server: MockServer) ->
 def test_an_id_spelled_with_dots_gets_a_guess_and_a_hidden_one_the_live_words(server: MockServer) -> None:
     with sdk(server) as client, pytest.raises(openai.NotFoundError) as caught:
         client.chat.completions.create(model="GPT_5.6_sol", messages=MESSAGES)
-    assert caught.value.message == (
+    assert caught.value.body["message"] == (  # type: ignore[index]
         "The model `GPT_5.6_sol` does not exist or you do not have access to it. Did you mean `gpt-5.6-sol`?"
     )
     with sdk(server, "sk-mock-standard") as client, pytest.raises(openai.NotFoundError) as hidden:
         client.chat.completions.create(model="gpt-5.6-sol-ultrafast", messages=MESSAGES)
-    assert hidden.value.message == "The model `gpt-5.6-sol-ultrafast` does not exist or you do not have access to it."
+    assert hidden.value.body["message"] == (  # type: ignore[index]
+        "The model `gpt-5.6-sol-ultrafast` does not exist or you do not have access to it."
+    )

@@ -5,6 +5,7 @@ before is whole."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -44,11 +45,13 @@ def ledger(server: ServerProcess) -> dict[str, int]:
 
 
 def test_readiness_fails_while_redis_is_stopped_and_returns_with_it() -> None:
-    with (
-        RedisServer(persist=True) as redis,
-        ServerProcess("--state", redis.url) as one,
-        ServerProcess("--state", redis.url) as two,
-    ):
+    with RedisServer(persist=True) as redis, contextlib.ExitStack() as stack:
+        one, two = ServerProcess("--state", redis.url), ServerProcess("--state", redis.url)
+        for server in (one, two):
+            stack.callback(server.__exit__, None, None, None)
+            server.launch()
+        for server in (one, two):  # started side by side
+            server.answering()
         for server in (one, two):
             reply = httpx.post(
                 f"{server.base_url}/chat/completions",

@@ -1,7 +1,7 @@
 """The hint a 404 for an unknown model id carries: the model the caller most likely meant.
 
 A preset's name is not a model id (``--preset claude-opus-4.8-fast`` serves ``claude-opus-4-8``),
-and ids are easily spelled with dots for dashes. The live 404's words stay as they are; one
+and ids are easily spelled with dots for dashes or with a word added (``claude-opus-4-8-fast``). The live 404's words stay as they are; one
 sentence is added after them, naming a model the key may see on that API, or, for a preset's name
 whose models are not served, how to serve them. Ids the key may not see are never named.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from mockserver.config import presets, suggestions
+from mockserver.config import presets
 from mockserver.config.fixture import Fixture, ModelAPI
 
 
@@ -24,9 +24,14 @@ def hint(fixture: Fixture, model_id: str, api: ModelAPI, visible: list[str]) -> 
             return f"Did you mean `{served[0]}`, the model of preset `{model_id}`?"
         if ids and model_id not in fixture.presets:
             return f"`{model_id}` is a preset: serve it with `--preset {model_id}`, and ask for its model `{ids[0]}`."
-    forms = {_spelled(known): known for known in visible}
-    found = suggestions.closest(_spelled(model_id), forms)
-    return None if found is None else f"Did you mean `{forms[found]}`?"
+    asked = _spelled(model_id)
+    for known in visible:
+        form = _spelled(known)
+        # The same id spelled otherwise, or with a word more or less at its end (`-fast`): a guess worth
+        # reading. Any other unknown id keeps the live 404 as it is, word for word.
+        if asked == form or asked.startswith(f"{form}-") or form.startswith(f"{asked}-"):
+            return f"Did you mean `{known}`?"
+    return None
 
 
 def _spelled(model_id: str) -> str:

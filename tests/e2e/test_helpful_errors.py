@@ -137,3 +137,12 @@ def test_an_id_spelled_with_dots_gets_a_guess_and_a_hidden_one_the_live_words(se
     assert hidden.value.body["message"] == (  # type: ignore[index]
         "The model `gpt-5.6-sol-ultrafast` does not exist or you do not have access to it."
     )
+
+
+def test_an_id_with_a_word_added_names_the_served_one_and_an_unlike_one_gets_no_guess(server: MockServer) -> None:
+    with sdk(server) as client:
+        for asked, hint in [("gpt-5.6-sol-fast", " Did you mean `gpt-5.6-sol`?"), ("gpt-nope", "")]:
+            with pytest.raises(openai.NotFoundError) as caught:
+                client.chat.completions.create(model=asked, messages=MESSAGES)
+            live = f"The model `{asked}` does not exist or you do not have access to it."
+            assert caught.value.body["message"] == live + hint  # type: ignore[index]

@@ -170,4 +170,4 @@ def test_the_action_starts_a_server_whose_url_answers(
 def test_the_install_step_installs_the_actions_own_source() -> None:
     (install,) = (step for step in action()["runs"]["steps"] if step["name"] == "Install mockserver")
     assert install["if"] == "inputs.install == 'true'"
-    assert '-m pip install' in install["run"] and '"$GITHUB_ACTION_PATH"' in install["run"]
+    assert "-m pip install" in install["run"] and '"$GITHUB_ACTION_PATH"' in install["run"]

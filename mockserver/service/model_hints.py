@@ -1,9 +1,10 @@
 """The hint a 404 for an unknown model id carries: the model the caller most likely meant.
 
 A preset's name is not a model id (``--preset claude-opus-4.8-fast`` serves ``claude-opus-4-8``),
-and ids are easily spelled with dots for dashes or with a word added (``claude-opus-4-8-fast``). The live 404's words stay as they are; one
-sentence is added after them, naming a model the key may see on that API, or, for a preset's name
-whose models are not served, how to serve them. Ids the key may not see are never named.
+and ids are easily spelled with dots for dashes or with a word added (``claude-opus-4-8-fast``).
+The live 404's words stay as they are; one sentence is added after them, naming a model the key
+may see on that API, or, for a preset's name whose models are not served, how to serve them. Ids
+the key may not see are never named.
 """
 
 from __future__ import annotations

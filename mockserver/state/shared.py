@@ -150,10 +150,11 @@ async def unreachable_because(shared: Shared, timeout: float = READY_TIMEOUT_S) 
     connection or hangs is not ready; so is one that answers with an error (loading its data)."""
     from redis import exceptions as redis_errors
 
+    away: tuple[type[BaseException], ...] = (*unreachable(), redis_errors.RedisError)
     try:
         await asyncio.wait_for(shared.connection.ping(), timeout)
     except TimeoutError:
         return f"Redis at {where(shared.url)} did not answer within {timeout:g} s"
-    except (*unreachable(), redis_errors.RedisError) as exc:
+    except away as exc:
         return f"Redis at {where(shared.url)}: {str(exc).rstrip('. ') or type(exc).__name__}"
     return None

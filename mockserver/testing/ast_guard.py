@@ -46,7 +46,7 @@ def install() -> bool:
     if not needed():
         return False
     if not getattr(ast.parse, "_holds_off_collection", False):
-        ast.parse = _guarded(ast.parse)  # type: ignore[assignment]
+        ast.parse = _guarded(ast.parse)
     return True
 
 

@@ -54,7 +54,7 @@ def pytest_runtest_makereport(item, call):
         gc.set_threshold(700, 10, 10)
 '''
 
-TESTS = '''
+TESTS = """
 import _pydecimal
 
 
@@ -64,7 +64,7 @@ def test_fails_on_purpose():
 
 def test_runs_after_it():
     pass
-'''
+"""
 
 
 def session(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:

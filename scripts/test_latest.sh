@@ -35,7 +35,7 @@ npm install --prefix "$node_dir" --silent --no-audit --no-fund openai@latest @an
 echo "newest releases under test:"
 python -m pip list --format=freeze 2>/dev/null |
   grep -iE '^(openai|anthropic|httpx2?|langchain|langchain-openai|openai-agents|pydantic-ai-slim|llama-index-embeddings-openai)==' |
-  sed 's/^/  /'
+  sed 's/^/  /' || true
 node -e 'for (const p of ["openai", "@anthropic-ai/sdk"]) console.log(`  ${p}@${require(process.argv[1] + "/node_modules/" + p + "/package.json").version}`)' "$node_dir"
 
 MOCKSERVER_TEST_NODE_DIR="$node_dir" python -m pytest -p no:cacheprovider "${SDK_TESTS[@]}"

@@ -101,7 +101,7 @@ def add_config(commands: Any, defaults: Settings) -> None:
 def add_health(commands: Any) -> None:
     parser = commands.add_parser(
         "health",
-        help="exit 0 if the local server answers GET /health (a container's HEALTHCHECK)",
+        help="exit 0 if the local server is ready, GET /ready (a container's HEALTHCHECK)",
         description=health.DESCRIPTION,
     )
     health.add_arguments(parser)
@@ -131,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "conformance":
             return conformance.conformance(args)
         if args.command == "health":
-            return health.probe_health(health.port_to_probe(args.port), args.timeout)
+            return health.probe_health(
+                health.port_to_probe(args.port), args.timeout, health.LIVE_PATH if args.live else health.READY_PATH
+            )
         return serve(args, defaults)
     except ConfigError as exc:
         return fail(str(exc))

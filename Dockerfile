@@ -26,6 +26,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     MOCKSERVER_ADMIN_TOKEN=generate
 EXPOSE 8000
 STOPSIGNAL SIGTERM
+# Readiness (GET /ready): unhealthy while the shared state (MOCKSERVER_STATE=redis://...) is unreachable.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=5s --retries=6 CMD ["mockserver", "health"]
 CMD ["mockserver", "serve"]
 WORKDIR /app

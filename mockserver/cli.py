@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from mockserver.commands import analysis, recording
+from mockserver.commands import analysis, conformance, recording
 from mockserver.commands.serve_options import GENERATED_TOKEN, LIMIT_FLAGS, add_config_option, add_serve
 from mockserver.config import presets
 from mockserver.config.fixture import ConfigError, default_fixture_path, load_fixture
@@ -59,6 +59,7 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     recording.add_cassette(commands)
     analysis.add_whatif(commands)
     analysis.add_calibrate(commands)
+    conformance.add_conformance(commands)
     commands.add_parser(
         "presets",
         help="list the timing presets with their rates and sources",
@@ -100,7 +101,7 @@ def add_config(commands: Any, defaults: Settings) -> None:
 def add_health(commands: Any) -> None:
     parser = commands.add_parser(
         "health",
-        help="exit 0 if the local server answers GET /health (a container's HEALTHCHECK)",
+        help="exit 0 if the local server is ready, GET /ready (a container's HEALTHCHECK)",
         description=health.DESCRIPTION,
     )
     health.add_arguments(parser)
@@ -127,8 +128,12 @@ def main(argv: list[str] | None = None) -> int:
             return recording.cassette(args)
         if args.command in ("whatif", "calibrate"):
             return analysis.whatif(args) if args.command == "whatif" else analysis.calibrate(args)
+        if args.command == "conformance":
+            return conformance.conformance(args)
         if args.command == "health":
-            return health.probe_health(health.port_to_probe(args.port), args.timeout)
+            return health.probe_health(
+                health.port_to_probe(args.port), args.timeout, health.LIVE_PATH if args.live else health.READY_PATH
+            )
         return serve(args, defaults)
     except ConfigError as exc:
         return fail(str(exc))

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import httpx
+import httpx2
 import openai
 import pytest
 
@@ -81,7 +82,8 @@ def fresh_connections() -> dict[str, object]:
     test land on any worker (a kept-alive connection stays with the worker that accepted it)."""
     if not os.environ.get(WORKERS_STATE_VARIABLE):
         return {}
-    return {"http_client": httpx.Client(limits=httpx.Limits(max_keepalive_connections=0))}
+    # The SDK's own client class, on the HTTP library the SDK is built on (httpx2), as its users pass one.
+    return {"http_client": openai.DefaultHttpxClient(limits=httpx2.Limits(max_keepalive_connections=0))}
 
 
 @pytest.fixture

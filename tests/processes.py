@@ -43,6 +43,10 @@ class ServerProcess:
         return f"{self.url}/v1"
 
     def start(self) -> ServerProcess:
+        return self.launch().answering()
+
+    def launch(self) -> ServerProcess:
+        """Start the process without waiting for it: several servers then start side by side."""
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "mockserver", *self.args],
             stdout=self._log,
@@ -50,6 +54,11 @@ class ServerProcess:
             env=self.env,
             text=True,
         )
+        return self
+
+    def answering(self) -> ServerProcess:
+        """Wait until the launched server answers ``/health``."""
+        assert self.proc is not None
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

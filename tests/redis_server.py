@@ -1,5 +1,7 @@
 """A real ``redis-server`` (Debian's package, which ``.ci/run`` installs) on a free port, for the tests
-of shared state. Each server gets its own scratch directory and saves nothing to disk.
+of shared state. Each server gets its own scratch directory and saves nothing to disk, unless made
+with ``persist=True``: then every write goes to an append-only file there (fsynced at once), so a
+Redis stopped and started again holds what it held, as a restarted Redis with persistence does.
 
 Where ``redis-server`` is missing, the tests that need it are skipped, except in CI (``CI`` set),
 where a missing Redis is a failure: the shared-state tests must run there.
@@ -38,8 +40,9 @@ class RedisServer:
     """One ``redis-server`` process on loopback. :meth:`stop` and :meth:`start` again keep the port,
     so a test can take Redis away and bring it back."""
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, *, persist: bool = False) -> None:
         self.port = port or free_port()
+        self.persist = persist
         self._dir = tempfile.TemporaryDirectory(prefix="mockserver-redis-")
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -48,8 +51,9 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> RedisServer:
+        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.persist else ["--appendonly", "no"]
         self.proc = subprocess.Popen(
-            [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence,
              "--dir", self._dir.name, "--protected-mode", "no"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

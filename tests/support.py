@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import openai
@@ -87,3 +89,13 @@ class Attempts(list[Attempt]):
 
     def gaps(self) -> list[float]:
         return [b.started_at - a.started_at for a, b in itertools.pairwise(self)]
+
+
+NODE_DIR_VARIABLE = "MOCKSERVER_TEST_NODE_DIR"
+
+
+def node_dir() -> Path:
+    """Where the Node SDK tests run: tests/node (``npm ci --prefix tests/node`` installs its pinned SDKs),
+    or the copy of it that ``MOCKSERVER_TEST_NODE_DIR`` names (``scripts/test_latest.sh`` installs the
+    newest SDKs there)."""
+    return Path(os.environ.get(NODE_DIR_VARIABLE) or Path(__file__).resolve().parent / "node")

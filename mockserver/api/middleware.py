@@ -32,9 +32,9 @@ logger = logging.getLogger("mockserver")
 
 REQUEST_ID_HEADER = "x-request-id"
 _REQUEST_ID_HEADER_BYTES = REQUEST_ID_HEADER.encode()
-# Answered from this process alone, even while a shared store is unreachable: the liveness probe and
-# this worker's metrics.
-LOCAL_PATHS = ("/health", "/metrics")
+# Answered from this process alone, even while a shared store is unreachable: the liveness probe, the
+# readiness probe (which asks the store itself) and this worker's metrics.
+LOCAL_PATHS = ("/health", "/ready", "/metrics")
 CLIENT_CLOSED_STATUS = 499  # nginx's "client closed request": shown in the journal, never sent
 
 

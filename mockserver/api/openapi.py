@@ -108,6 +108,9 @@ def _document_errors(path: str, method: str, operation: dict[str, Any]) -> None:
     responses.pop("422", None)
     if path == "/health":
         return
+    if path == "/ready":
+        responses["503"] = {"description": "Not ready: the shared state (--state redis://...) is unreachable"}
+        return
     if path.startswith("/_mock/"):
         statuses = CONTROL_ERRORS
     elif method == "post":

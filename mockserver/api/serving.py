@@ -37,7 +37,7 @@ from mockserver.engine.pacing import Clock, Pacer, Schedule
 from mockserver.engine.streaming import Item, close_items
 from mockserver.harness.faults import injection
 from mockserver.operations import metrics
-from mockserver.service import access, capacity_queue, context_window, inflight, prefill, prompt_cache
+from mockserver.service import access, capacity_queue, context_window, inflight, prefill, prompt_cache, tiers
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
 
@@ -93,15 +93,20 @@ async def admit_and_plan(
     state = server_state(request)
     exchange = exchange_of(request.scope)
     headers = exchange.headers  # the request's headers (:func:`mockserver.api.middleware.request_headers`)
-    resolved = access.resolve(
-        state.fixture,
-        account,
-        headers,
-        model,
-        service_tier,
-        received_at=exchange.started_at,
-        api=dialect.api,
-    )
+    try:
+        resolved = access.resolve(
+            state.fixture,
+            account,
+            headers,
+            model,
+            service_tier,
+            received_at=exchange.started_at,
+            api=dialect.api,
+        )
+    except errors.MockAPIError as exc:
+        if exc.param == "service_tier":  # the journal shows the tier that was refused
+            exchange.requested_tier, exchange.tier = service_tier, tiers.asked_tier(service_tier)
+        raise
     # The prompt is counted once, here: in pieces that let the loop run, and no further than the window.
     exchange.dialect = dialect
     if measure is not None:

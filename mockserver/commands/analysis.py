@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -91,9 +92,12 @@ def whatif(args: argparse.Namespace) -> int:
     if args.drive:
         standard = next((r.end_to_end_s for r in rows if r.tier == "default"), None)
         recorded = rows[0].end_to_end_s if loaded.timed else None
+        # A driven run is served the recorded tokens, so it costs what the computed row of its tier does.
+        costs = {r.tier: r.cost_usd for r in rows}
         for tier in tiers:
-            rows.append(drive(args.drive, calls, tier, key=args.key, time_scale=args.time_scale,
-                              standard_s=standard, recorded_s=recorded))  # fmt: skip
+            measured = drive(args.drive, calls, tier, key=args.key, time_scale=args.time_scale,
+                             standard_s=standard, recorded_s=recorded)  # fmt: skip
+            rows.append(replace(measured, cost_usd=costs[tier]))
     if args.plot:
         try:
             draw(rows, args.plot, f"{Path(args.path).name}: {len(calls)} calls, model time against client time")

@@ -48,6 +48,7 @@ from mockserver.config.caching import PromptCaching as PromptCaching
 from mockserver.config.documents import ConfigError as ConfigError
 from mockserver.config.documents import read_yaml, resolve
 from mockserver.config.faults import Faults
+from mockserver.config.hosted_tools import HostedTools as HostedTools
 from mockserver.config.models import DEFAULT_CONTEXT_WINDOW as DEFAULT_CONTEXT_WINDOW
 from mockserver.config.models import DEFAULT_LONG_ANSWER as DEFAULT_LONG_ANSWER
 from mockserver.config.models import DEFAULT_MAX_OUTPUT_TOKENS as DEFAULT_MAX_OUTPUT_TOKENS
@@ -112,6 +113,10 @@ class Fixture(_Strict):
     )
     default_reasoning_effort: ReasoningEffort | None = Field(
         default=None, description="Effort used by reasoning models when the request sets none."
+    )
+    hosted_tools: HostedTools = Field(
+        default_factory=HostedTools,
+        description="What the Responses API's hosted tools find: web search results, code, vector stores.",
     )
     faults: Faults = Field(
         default_factory=Faults, description="Fault injection: rules matched per request, and a server-wide probability."

@@ -262,6 +262,30 @@ class ModelSpec(Strict):
         ),
     )
 
+    reported_effort: ReasoningEffort | None = Field(
+        default=None,
+        description=(
+            "The reasoning effort the Responses API reports for this model when neither the request nor "
+            "default_reasoning_effort sets one (the live gpt-5.6-sol reports 'medium'); it adds no reasoning tokens."
+        ),
+    )
+    reasoning_context: Literal["current_turn", "all_turns"] | None = Field(
+        default=None,
+        description=(
+            "The Responses API's reasoning.context when the request sets none; set on current models, which "
+            "report reasoning.context and reasoning.mode (gpt-5.6-sol: 'all_turns'). Null leaves both out."
+        ),
+    )
+    reasoning_mode: str = Field(
+        default="standard", description="reasoning.mode when the request sets none, on a model with reasoning_context."
+    )
+    prompt_cache_retention: Literal["in_memory", "24h"] | None = Field(
+        default=None,
+        description=(
+            "The prompt_cache_retention a Responses reply reports when the request sets none (gpt-5.6-sol: 24h)."
+        ),
+    )
+
     @model_validator(mode="after")
     def _forced_tier_supported(self) -> ModelSpec:
         if self.forced_tier is not None and self.forced_tier not in self.tiers:

@@ -114,6 +114,17 @@ class ScriptError(_Strict):
 
 
 MAX_SCRIPTED_CALLS = 16
+
+
+class ScriptServerTool(_Strict):
+    """One run of an Anthropic server tool, shown before the reply's answer: the ``server_tool_use``
+    block's ``name`` and ``input``, and the ``content`` of its result block, verbatim."""
+
+    name: str = Field(min_length=1, description="web_search, web_fetch, bash_code_execution, advisor, ...")
+    input: dict[str, Any] = Field(default_factory=dict)
+    result: Any = Field(default=None, description="The result block's content, as the live API writes it.")
+
+
 MAX_EMBEDDING_DIMENSIONS = 16_384  # as an embedding model's dimensions (mockserver.config.fixture)
 
 
@@ -131,6 +142,12 @@ class ScriptStep(_Strict):
         ),
     )
     error: ScriptError | None = Field(default=None, description="An HTTP error: 'status=429' or {status, code}.")
+    server_tools: list[ScriptServerTool] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_SCRIPTED_CALLS,
+        description="Anthropic server tool runs shown before the text or tool calls (the Messages API only).",
+    )
     embedding: list[Annotated[float, Field(allow_inf_nan=False)]] | None = Field(
         default=None,
         min_length=1,

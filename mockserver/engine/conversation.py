@@ -262,7 +262,9 @@ def function_spec(definition: Mapping[str, Any], where: str) -> FunctionSpec:
     parameters = definition.get("parameters")
     if parameters is not None and not isinstance(parameters, Mapping):
         raise errors.invalid_type(f"{where}.parameters", "an object", describe(parameters))
-    return FunctionSpec(name, parameters or {}, f"{where}.parameters")
+    description = definition.get("description")
+    described = description if isinstance(description, str) else ""
+    return FunctionSpec(name, parameters or {}, f"{where}.parameters", described)
 
 
 def tool_definition_tokens(tools: Sequence[Any] | None) -> int:

@@ -127,11 +127,10 @@ def invalid_api_key(key: str) -> AuthenticationError:
     )
 
 
-def model_not_found(model: str) -> NotFoundError:
-    return NotFoundError(
-        f"The model `{model}` does not exist or you do not have access to it.",
-        code="model_not_found",
-    )
+def model_not_found(model: str, hint: str | None = None) -> NotFoundError:
+    """The live 404; ``hint``, one sentence naming the model the caller likely meant, follows its words."""
+    message = f"The model `{model}` does not exist or you do not have access to it."
+    return NotFoundError(f"{message} {hint}" if hint else message, code="model_not_found")
 
 
 def wrong_model_kind(model: str, kind: str) -> MockAPIError:

@@ -66,8 +66,9 @@ def translate(error: MockAPIError) -> tuple[int, str]:
     if code == "insufficient_quota":
         return 400, LOW_CREDIT  # Anthropic answers a spent balance with a 400, which no SDK retries
     if code == "model_not_found" and model is not None:
-        if status == 404:
-            return 404, f"model: {model.group(1)}"
+        if status == 404:  # Anthropic's words, and the hint that may follow the OpenAI-shaped message's
+            hint = message.partition(" you do not have access to it.")[2]
+            return 404, f"model: {model.group(1)}.{hint}" if hint else f"model: {model.group(1)}"
         return status, f"Your API key does not have permission to use the specified model: {model.group(1)}"
     if status == 429 and code == "rate_limit_exceeded":
         return status, _VISIT.sub(f"For details, refer to: {RATE_LIMITS_URL}.", message)

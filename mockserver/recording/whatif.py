@@ -140,7 +140,7 @@ def render(rows: Sequence[TierFigures], calls: int) -> str:
                 f"{row.client_s:.2f}",
                 "-" if row.speedup_vs_recorded is None else f"{row.speedup_vs_recorded:.2f}x",
                 "-" if row.speedup_vs_standard is None else f"{row.speedup_vs_standard:.2f}x",
-                f"{row.cost_usd:.4f}",
+                f"{row.cost_usd:.4f}" if row.cost_usd >= 0.01 or not row.cost_usd else f"{row.cost_usd:.6f}",
                 "measured" if row.measured else ("" if row.tier == "recorded" else "computed"),
             )
         )

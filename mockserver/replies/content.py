@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,13 +104,15 @@ def write_reply(
     schema_param: str,
     script: Scripted | None = None,
     parallel: bool = False,
+    called: Collection[str] = (),
 ) -> Reply:
     """The reply's visible tokens: the ``script`` rule's reply when one applies, else generated ones.
 
     ``schema_param`` is where the request put a ``json_schema`` format's schema, for the 400 refusing it.
     With ``parallel`` (the request allows parallel tool calls), a reply that calls a tool may call
     several (see :func:`_parallel_tools`), and a script's ``tool_calls`` are all made; without it,
-    one call: the first.
+    one call: the first. ``called``: the tools the conversation already called, which a forced
+    ``tool_choice`` moves on from (:mod:`mockserver.engine.structured.forced`).
     """
     # Every tool's schema is checked, not only the one the seed picks, so a bad one fails every time.
     for spec in tools:
@@ -127,11 +129,12 @@ def write_reply(
         return _prose(writer, admission, seed, cues)
     rng = random.Random(seed ^ _STRUCTURED_SALT)
     prompt = structured.Prompt.of(cues.latest, cues.system)
-    tool = structured.pick_tool(tools, tool_choice, answered=answered, rng=rng, prompt=prompt)
+    tool = structured.pick_tool(tools, tool_choice, answered=answered, rng=rng, prompt=prompt, called=called)
     if tool is not None:
         picked = [tool]
         if parallel:
-            picked += _parallel_tools(writer.fixture, tools, tool_choice, tool, random.Random(seed ^ _PARALLEL_SALT))
+            rng_parallel = random.Random(seed ^ _PARALLEL_SALT)
+            picked += _parallel_tools(writer.fixture, tools, tool_choice, tool, rng_parallel, called)
         return _calls([Call(t, _json_text(structured.call_arguments(t, rng, prompt))) for t in picked])
     if kind == "json_schema":
         fmt_source = structured.SchemaSource.response_format(output_format.get("name"), schema_param)
@@ -195,13 +198,19 @@ def _parallel_tools(
     tool_choice: str | Mapping[str, Any] | None,
     first: FunctionSpec,
     rng: random.Random,
+    called: Collection[str] = (),
 ) -> list[FunctionSpec]:
     """The other functions a reply calls besides ``first``: with the fixture's
     ``parallel_tool_calls.probability``, one or more other callable tools (up to ``max_calls`` in
-    all); never when ``tool_choice`` names one function."""
+    all); never when ``tool_choice`` names one function. Under a forced choice, only work tools not
+    called yet join a work tool: the output tool, which ends an agent's turn, comes alone."""
     if structured.chosen_name(tool_choice) is not None:
         return []
     callable_names = structured.callable_tools(tools, tool_choice) - {first.name}
+    if structured.is_forced(tool_choice):
+        if structured.is_output_tool(first):
+            return []
+        callable_names -= {t.name for t in tools if structured.is_output_tool(t)} | set(called)
     others = [t for t in tools if t.name in callable_names]
     settings = fixture.parallel_tool_calls
     if not others or rng.random() >= settings.probability:

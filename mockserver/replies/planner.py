@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mockserver.engine import generation
+from mockserver.engine import generation, structured
 from mockserver.engine.conversation import ConversationItem, answered
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Clock, Schedule
@@ -123,7 +123,8 @@ def plan(facts: Facts) -> Plan:
     # What every choice reads alike, found once.
     has_answer = answered(facts.conversation)
     output_format = facts.output_format or _TEXT
-    choices = tuple(_said(facts, index, script, has_answer, output_format) for index in range(facts.choices))
+    called = _called(facts, has_answer)
+    choices = tuple(_said(facts, index, script, has_answer, output_format, called) for index in range(facts.choices))
     # Choices advance side by side: the longest reasoning, then the longest text.
     total = max([c.reasoning for c in choices]) + max([len(c.text) for c in choices])
     language = facts.cues.language
@@ -156,8 +157,21 @@ def whole_reply_schedule(admission: Admission, clock: Clock, time_scale: float) 
 _TEXT: Mapping[str, Any] = {"type": "text"}  # the output format of a request that sets none
 
 
+def _called(facts: Facts, has_answer: bool) -> set[str]:
+    """The function tools the conversation already called, which a forced ``tool_choice`` moves on
+    from, and which ``auto`` after tool results does not call again; looked for only then."""
+    if not facts.tools or not (has_answer or structured.is_forced(facts.tool_choice)):
+        return set()
+    return structured.called_tools(facts.conversation, [t.name for t in facts.tools])
+
+
 def _said(
-    facts: Facts, index: int, script: Scripted | None, has_answer: bool, output_format: Mapping[str, Any]
+    facts: Facts,
+    index: int,
+    script: Scripted | None,
+    has_answer: bool,
+    output_format: Mapping[str, Any],
+    called: set[str],
 ) -> Said:
     reply = write_reply(
         facts.sources.writer,
@@ -171,6 +185,7 @@ def _said(
         schema_param=facts.schema_param,
         script=script,
         parallel=facts.parallel,
+        called=called,
     )
     text, stop_sequence = reply.text, None
     if reply.tool is None and any(facts.stop):

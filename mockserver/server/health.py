@@ -1,4 +1,9 @@
-"""``mockserver health``: exit 0 if the local server answers ``GET /health``, 1 otherwise.
+"""``mockserver health``: exit 0 if the local server is ready (``GET /ready`` answers 200), 1 otherwise.
+
+Readiness follows the shared state: with ``--state redis://...`` and Redis unreachable, the server
+is not ready (every API request would get a 503), so a container's health check takes it out of
+rotation, and puts it back once Redis answers again. ``--live`` probes liveness (``GET /health``)
+instead, which answers 200 whenever the process serves HTTP.
 
 A container's HEALTHCHECK runs this every few seconds, so it loads only the standard library and
 :mod:`mockserver.config.environment`, not the server (``python -X importtime -m mockserver health``
@@ -11,6 +16,7 @@ else ``MOCKSERVER_PORT``, else the default port.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import urllib.error
@@ -21,9 +27,12 @@ from pathlib import Path
 from mockserver.config.environment import DEFAULT_PORT, ENV_PREFIX
 
 DEFAULT_TIMEOUT_S = 2.0
+READY_PATH = "/ready"
+LIVE_PATH = "/health"
 DESCRIPTION = (
-    "Probe http://127.0.0.1:PORT/health and exit 0 if it answers 200, 1 otherwise. The port is "
-    "--port, else the one in MOCKSERVER_PORT_FILE (written by `serve --port-file`), else MOCKSERVER_PORT."
+    "Probe readiness, http://127.0.0.1:PORT/ready, and exit 0 if it answers 200, 1 otherwise (not ready "
+    "while the shared state, --state redis://..., is unreachable). The port is --port, else the one in "
+    "MOCKSERVER_PORT_FILE (written by `serve --port-file`), else MOCKSERVER_PORT."
 )
 
 
@@ -32,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS", help="how long to wait for the answer"
     )
+    parser.add_argument(
+        "--live", action="store_true", help="probe liveness (/health: the process serves HTTP) instead of readiness"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -39,7 +51,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="mockserver health", description=DESCRIPTION)
     add_arguments(parser)
     args = parser.parse_args(argv)
-    return probe_health(port_to_probe(args.port), args.timeout)
+    return probe_health(port_to_probe(args.port), args.timeout, LIVE_PATH if args.live else READY_PATH)
 
 
 def port_to_probe(port: int | None, environ: Mapping[str, str] = os.environ) -> int:
@@ -58,15 +70,29 @@ def port_to_probe(port: int | None, environ: Mapping[str, str] = os.environ) -> 
         return DEFAULT_PORT
 
 
-def probe_health(port: int, timeout: float) -> int:
-    """0 if ``GET /health`` on the local port answers 200, else 1 (with one line why)."""
-    url = f"http://127.0.0.1:{port}/health"
+def probe_health(port: int, timeout: float, path: str = READY_PATH) -> int:
+    """0 if ``GET path`` (readiness, else liveness) on the local port answers 200, else 1 (with one line why)."""
+    url = f"http://127.0.0.1:{port}{path}"
     try:
         with urllib.request.urlopen(url, timeout=timeout) as reply:
             if reply.status == 200:
                 return 0
             problem = f"status {reply.status}"
+    except urllib.error.HTTPError as exc:  # 503 from /ready: the reason is in the body
+        problem = f"status {exc.code}: {_reason(exc)}"
     except (urllib.error.URLError, OSError) as exc:
         problem = str(getattr(exc, "reason", exc))
     print(f"mockserver: {url} is not healthy: {problem}", file=sys.stderr)
     return 1
+
+
+def _reason(reply: urllib.error.HTTPError) -> str:
+    """The ``reason`` a 503 from ``/ready`` gives, else its body's first line."""
+    try:
+        text = reply.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return reply.reason
+    try:
+        return str(json.loads(text).get("reason") or text)
+    except (ValueError, AttributeError):
+        return text.splitlines()[0] if text else str(reply.reason)

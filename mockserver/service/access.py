@@ -20,7 +20,7 @@ from typing import NamedTuple
 from mockserver import errors
 from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelKind, ModelSpec, TimingProfile
 from mockserver.engine.pacing import Clock
-from mockserver.service import accounts, capacity, capacity_queue, ratelimits
+from mockserver.service import accounts, capacity, capacity_queue, model_hints, ratelimits
 from mockserver.service.accounts import bearer_key
 from mockserver.service.exchange import Exchange
 from mockserver.service.per_fixture import PerFixture
@@ -67,8 +67,17 @@ def visible_models(fixture: Fixture, account: Account, api: ModelAPI = "openai")
 def find_model(fixture: Fixture, account: Account, model_id: str, api: ModelAPI = "openai") -> ModelSpec:
     model = fixture.model(model_id)
     if model is None or model.api != api or not can_see(account, model):
-        raise errors.model_not_found(model_id)
+        raise _not_found(fixture, account, model_id, api)
     return model
+
+
+def _not_found(fixture: Fixture, account: Account, model_id: str, api: ModelAPI) -> errors.NotFoundError:
+    """The live 404; for an id the fixture does not have, with the one the caller likely meant among
+    those the key may see (:mod:`.model_hints`). A model hidden from the key gets the live words alone."""
+    if fixture.model(model_id) is not None:
+        return errors.model_not_found(model_id)
+    visible = [m.id for m in visible_models(fixture, account, api)]
+    return errors.model_not_found(model_id, model_hints.hint(fixture, model_id, api, visible))
 
 
 def inference_model(
@@ -78,7 +87,7 @@ def inference_model(
     project may not use it, and the live refusal if it is of another ``kind`` than the endpoint serves."""
     model = fixture.model(model_id)
     if model is None or model.api != api or (model.forced_tier is not None and model.forced_tier not in account.tiers):
-        raise errors.model_not_found(model_id)
+        raise _not_found(fixture, account, model_id, api)
     if account.models is not None and model.id not in account.models:
         raise errors.project_model_access(account.project, model.id)
     if model.kind != kind:

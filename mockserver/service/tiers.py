@@ -55,6 +55,12 @@ class TierDecision:
     downgraded: bool = False
 
 
+def asked_tier(requested: str | None) -> Tier | None:
+    """The tier a request's ``service_tier`` asks for (``fast`` is ``priority``), or None for a value
+    that names none: what the journal records of a request whose tier is refused."""
+    return _TIER_FOR_REQUEST.get(requested)
+
+
 def resolve_tier(fixture: Fixture, account: Account, model: ModelSpec, requested: str | None) -> TierDecision:
     """Pick the tier that serves a request, or raise the error the live API would send."""
     if requested not in _TIER_FOR_REQUEST:

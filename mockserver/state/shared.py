@@ -14,6 +14,7 @@ again by ``redis``'s script helper.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -138,3 +139,22 @@ async def reaching(url: str) -> AsyncIterator[None]:
         # failover, ... The same retryable 503, with Redis's own words; logged, as an operator must act.
         logger.warning("Redis at %s refused a call: %s", where(url), exc)
         raise errors.state_unavailable(f"Redis at {where(url)}", refused=str(exc)) from None
+
+
+READY_TIMEOUT_S = 0.5  # readiness waits this long for Redis' PONG: a probe must answer within its own timeout
+
+
+async def unreachable_because(shared: Shared, timeout: float = READY_TIMEOUT_S) -> str | None:
+    """Why Redis does not answer a ``PING`` within ``timeout`` (one line), or None when it does:
+    readiness (``GET /ready``) asks this on every probe. A Redis that is stopped, refuses the
+    connection or hangs is not ready; so is one that answers with an error (loading its data)."""
+    from redis import exceptions as redis_errors
+
+    away: tuple[type[BaseException], ...] = (*unreachable(), redis_errors.RedisError)
+    try:
+        await asyncio.wait_for(shared.connection.ping(), timeout)
+    except TimeoutError:
+        return f"Redis at {where(shared.url)} did not answer within {timeout:g} s"
+    except away as exc:
+        return f"Redis at {where(shared.url)}: {str(exc).rstrip('. ') or type(exc).__name__}"
+    return None

@@ -68,7 +68,8 @@ class MockServerHandle:
 
     @property
     def requests(self) -> Calls:
-        """This test's journal, oldest first, once every reply already read has been recorded."""
+        """This test's journal, oldest first, once every reply already read has been recorded. Empty
+        while the test records a cassette: its requests go through the recorder to the upstream."""
         return self.server.calls(test_id=self.test_id, include_unscoped=True, since=self._since)
 
     def reset(self) -> None:

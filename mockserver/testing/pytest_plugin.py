@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from mockserver.testing import ast_guard
+
 if TYPE_CHECKING:
     from mockserver.testing.handle import MockServerHandle
     from mockserver.testing.recorder import RecordingProxy
@@ -77,6 +79,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
+    # A failing test must never take the session down on the CPython releases where a finalizer run
+    # inside ast.parse (pytest formats failures with it) crashes it: see mockserver.testing.ast_guard.
+    ast_guard.install()
 
 
 def _server_scope(fixture_name: str, config: pytest.Config) -> Any:

@@ -86,6 +86,17 @@ def test_journal_entry_fields_and_filters(mockserver: MockServerHandle, http: ht
         calls.assert_called_once(path="/v1/*")
 
 
+def test_a_refused_tier_is_in_the_journal_as_asked(mockserver: MockServerHandle) -> None:
+    standard = mockserver.client("sk-mock-standard", max_retries=0)
+    with pytest.raises(openai.PermissionDeniedError) as refused:
+        standard.chat.completions.create(
+            model="gpt-5.6-sol", messages=MESSAGES, extra_body={"service_tier": "ultrafast"}
+        )
+    assert refused.value.code == "service_tier_not_available"
+    call = mockserver.requests.assert_called_once(status=403)
+    assert (call.requested_tier, call.tier) == ("ultrafast", "ultrafast")  # as a capacity 429 records it
+
+
 def test_bad_query_is_a_400_not_a_422(http: httpx.Client) -> None:
     reply = http.get("/_mock/requests", params={"limit": "many"})
     assert reply.status_code == 400 and reply.json()["error"]["param"] == "query.limit"

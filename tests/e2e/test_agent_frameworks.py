@@ -3,7 +3,8 @@ the argument the prompt names and ends with an answer that mentions what the too
 LangChain's JSON mode parses an answer whose keys the prompt named in prose.
 
 LangChain's tool-calling agent (``create_agent``, Chat Completions), the OpenAI Agents SDK
-(its default Responses model) and pydantic-ai (its OpenAI chat model pointed at the server)."""
+(its default Responses model) and pydantic-ai (its OpenAI chat model pointed at the server, reasoning
+off as pydantic-ai requires for tools on Chat Completions)."""
 
 from __future__ import annotations
 
@@ -83,7 +84,9 @@ def test_pydantic_ai_agent(server: MockServer) -> None:
         client = openai.AsyncOpenAI(base_url=server.base_url, api_key=PREVIEW_KEY, max_retries=0)
         try:
             model = OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client))
-            agent = Agent(model, instructions="You manage customers.")
+            # GPT-5.6 takes function tools on Chat Completions only with reasoning off; pydantic-ai
+            # refuses the request otherwise. `thinking=False` sends `reasoning_effort: "none"`.
+            agent = Agent(model, instructions="You manage customers.", model_settings={"thinking": False})
 
             @agent.tool_plain
             def create_customer(name: str) -> dict[str, Any]:

@@ -36,4 +36,4 @@ def test_health_fails_with_one_line_when_nothing_answers() -> None:
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1
-    assert f"http://127.0.0.1:{port}/health is not healthy" in result.stderr
+    assert f"http://127.0.0.1:{port}/ready is not healthy" in result.stderr

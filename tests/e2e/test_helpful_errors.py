@@ -99,3 +99,50 @@ def test_a_misspelled_journal_filter_is_refused_not_ignored(server: MockServer) 
     reply = httpx.get(f"{server.url}/_mock/requests", params={"cod": "rate_limit_exceeded"})
     assert "did you mean `code`?" in reply.json()["error"]["message"]
     assert httpx.get(f"{server.url}/_mock/requests", params={"code": "x", "limit": 5}).status_code == 200
+
+
+def test_a_preset_name_asked_for_as_a_model_names_its_model() -> None:
+    import anthropic
+
+    with MockServer(time_scale=0, presets=["claude-opus-4.8-fast"]) as served:
+        client = anthropic.Anthropic(base_url=served.url, api_key="sk-mock-preview", max_retries=0)
+        with client, pytest.raises(anthropic.NotFoundError) as caught:
+            client.messages.create(model="claude-opus-4.8-fast", max_tokens=8, messages=MESSAGES)  # type: ignore[arg-type]
+    assert caught.value.body["error"]["message"] == (  # type: ignore[index]
+        "model: claude-opus-4.8-fast. Did you mean `claude-opus-4-8`, the model of preset `claude-opus-4.8-fast`?"
+    )  # Anthropic's own words first
+
+
+def test_a_preset_that_is_not_served_says_how_to_serve_it(server: MockServer) -> None:
+    reply = httpx.post(
+        f"{server.url}/v1/messages",
+        headers={"x-api-key": "sk-mock-preview", "anthropic-version": "2023-06-01"},
+        json={"model": "claude-opus-4.8-fast", "max_tokens": 8, "messages": MESSAGES},
+    )
+    assert reply.status_code == 404
+    assert reply.json()["error"]["message"] == (
+        "model: claude-opus-4.8-fast. `claude-opus-4.8-fast` is a preset: serve it with "
+        "`--preset claude-opus-4.8-fast`, and ask for its model `claude-opus-4-8`."
+    )
+
+
+def test_an_id_spelled_with_dots_gets_a_guess_and_a_hidden_one_the_live_words(server: MockServer) -> None:
+    with sdk(server) as client, pytest.raises(openai.NotFoundError) as caught:
+        client.chat.completions.create(model="GPT_5.6_sol", messages=MESSAGES)
+    assert caught.value.body["message"] == (  # type: ignore[index]
+        "The model `GPT_5.6_sol` does not exist or you do not have access to it. Did you mean `gpt-5.6-sol`?"
+    )
+    with sdk(server, "sk-mock-standard") as client, pytest.raises(openai.NotFoundError) as hidden:
+        client.chat.completions.create(model="gpt-5.6-sol-ultrafast", messages=MESSAGES)
+    assert hidden.value.body["message"] == (  # type: ignore[index]
+        "The model `gpt-5.6-sol-ultrafast` does not exist or you do not have access to it."
+    )
+
+
+def test_an_id_with_a_word_added_names_the_served_one_and_an_unlike_one_gets_no_guess(server: MockServer) -> None:
+    with sdk(server) as client:
+        for asked, hint in [("gpt-5.6-sol-fast", " Did you mean `gpt-5.6-sol`?"), ("gpt-nope", "")]:
+            with pytest.raises(openai.NotFoundError) as caught:
+                client.chat.completions.create(model=asked, messages=MESSAGES)
+            live = f"The model `{asked}` does not exist or you do not have access to it."
+            assert caught.value.body["message"] == live + hint  # type: ignore[index]

@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from mockserver import MockServer
 from tests.conftest import PREVIEW_KEY
+from tests.support import node_dir
 
-NODE_DIR = Path(__file__).resolve().parents[1] / "node"
+NODE_DIR = node_dir()
 NODE_TIMEOUT_S = 90
 
 

@@ -19,8 +19,9 @@ import pytest
 from mockserver import MockServer
 from mockserver.testing.recorder import RecordingProxy
 from tests.conftest import PREVIEW_KEY
+from tests.support import node_dir
 
-NODE_DIR = Path(__file__).resolve().parents[1] / "node"
+NODE_DIR = node_dir()
 NODE_TIMEOUT_S = 90
 
 

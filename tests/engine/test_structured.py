@@ -105,7 +105,8 @@ def test_pick_tool_rules() -> None:
     rng = random.Random(0)
     assert pick_tool([], "auto", answered=False, rng=rng) is None
     assert pick_tool([WEATHER], "none", answered=False, rng=rng) is None
-    assert pick_tool([WEATHER], "required", answered=True, rng=rng) is None
+    assert pick_tool([WEATHER], "auto", answered=True, rng=rng) is None
+    assert pick_tool([WEATHER], "required", answered=True, rng=rng) == WEATHER  # forced means forced
     assert pick_tool([WEATHER, TIME], {"type": "function", "name": "get_time"}, answered=False, rng=rng) == TIME
     assert (
         pick_tool([WEATHER, TIME], {"type": "function", "function": {"name": "get_time"}}, answered=False, rng=rng)

@@ -161,7 +161,7 @@ def test_truncate_after_n_tokens_ends_cleanly_without_finish_reason(mockserver: 
 
 
 def test_stall_before_first_token_trips_the_read_timeout_and_frees_the_server(mockserver: MockServerHandle) -> None:
-    client = mockserver.client(max_retries=0, timeout=httpx.Timeout(0.3, connect=5))
+    client = mockserver.client(max_retries=0, timeout=openai.Timeout(0.3, connect=5))
     stream = client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True, extra_headers=fault("stall"))
     with pytest.raises(openai.APITimeoutError):
         list(stream)
@@ -181,7 +181,7 @@ def test_stall_mid_stream_then_resume(mockserver: MockServerHandle) -> None:
 
 
 def test_slow_first_token_delays_the_headers_so_the_sdk_retries_the_timeout(mockserver: MockServerHandle) -> None:
-    client = mockserver.client(max_retries=1, timeout=httpx.Timeout(0.15, connect=5))
+    client = mockserver.client(max_retries=1, timeout=openai.Timeout(0.15, connect=5))
     completion = client.chat.completions.create(model=MODEL, messages=MESSAGES, extra_headers=fault("once ttft_ms=600"))
     assert completion.choices[0].message.content
     calls = mockserver.requests

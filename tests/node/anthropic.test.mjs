@@ -158,3 +158,72 @@ test('prompt caching: a cache_control breakpoint is written, then read by the st
   assert.equal(second.usage.cache_read_input_tokens, first.usage.cache_creation_input_tokens);
   assert.equal(second.usage.cache_creation_input_tokens, 0);
 });
+
+// Server tools, today's blocks and the pause of a long server-tool turn: the stream helper rebuilds
+// the same message (ids and times aside), whose blocks the SDK reads.
+const SERVER_TOOLS = {
+  'web search with citations': {
+    messages: [{ role: 'user', content: 'Search for "tides in Brest" and sum up.' }],
+    tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+  },
+  'code execution': {
+    messages: [{ role: 'user', content: 'Calculate 3 * 12390 with code.' }],
+    tools: [{ type: 'code_execution_20250825', name: 'code_execution' }],
+  },
+  'tool search': {
+    messages: [{ role: 'user', content: 'What is the exchange rate from USD to EUR?' }],
+    tools: [
+      { type: 'tool_search_tool_bm25_20251119', name: 'tool_search_tool_bm25' },
+      { ...WEATHER, name: 'get_exchange_rate', description: 'Currency exchange rates.', defer_loading: true },
+    ],
+  },
+  'redacted thinking': {
+    messages: [{ role: 'user', content: 'ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193C177646C7398A98432ECC' }],
+    thinking: { type: 'enabled', budget_tokens: 1024 },
+  },
+};
+
+function comparable(message) {
+  const text = JSON.stringify(withoutIds(message));
+  return JSON.parse(
+    text.replace(/(srvtoolu|toolu|container)_01[1C]?[A-Za-z0-9]+/g, '$1_').replace(/"\d{4}-\d\d-\d\dT[^"]+"/g, '"time"'),
+  );
+}
+
+for (const [name, body] of Object.entries(SERVER_TOOLS)) {
+  test(`messages.stream rebuilds the non-streamed message: ${name}`, async () => {
+    const params = { model: MODEL, max_tokens: 1500, ...body };
+    const whole = await client.messages.create(params);
+    const final = await client.messages.stream(params).finalMessage();
+    assert.deepEqual(comparable(final), comparable(whole));
+    assert.ok(whole.usage.inference_geo && whole.usage.output_tokens_details);
+  });
+}
+
+test('a paused server-tool turn continues when it is sent back', async () => {
+  const queries = Array.from({ length: 11 }, (_, n) => `"topic ${n}"`).join(' ');
+  const ask = [{ role: 'user', content: `Search: ${queries}` }];
+  const tools = [{ type: 'web_search_20250305', name: 'web_search' }];
+  const paused = await client.messages.create({ model: MODEL, max_tokens: 600, messages: ask, tools });
+  assert.equal(paused.stop_reason, 'pause_turn');
+  assert.equal(paused.usage.server_tool_use.web_search_requests, 10);
+  const back = [...ask, { role: 'assistant', content: paused.content }];
+  const resumed = await client.messages.stream({ model: MODEL, max_tokens: 600, messages: back, tools }).finalMessage();
+  assert.equal(resumed.stop_reason, 'end_turn');
+  assert.equal(resumed.usage.server_tool_use.web_search_requests, 1);
+});
+
+test('compaction comes with the beta client', async () => {
+  const long = 'The quick brown fox jumps over the lazy dog. '.repeat(400);
+  const params = {
+    model: MODEL,
+    max_tokens: 300,
+    messages: [{ role: 'user', content: `${long}Say hi.` }],
+    context_management: { edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value: 2000 } }] },
+  };
+  const whole = await client.beta.messages.create(params);
+  const final = await client.beta.messages.stream(params).finalMessage();
+  assert.deepEqual(whole.content.map((b) => b.type), ['compaction', 'text']);
+  assert.equal(final.content[0].content, whole.content[0].content);
+  assert.deepEqual(final.usage.iterations.map((i) => i.type), ['compaction', 'message']);
+});

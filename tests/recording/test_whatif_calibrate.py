@@ -88,6 +88,7 @@ def test_whatif_drive_measures_what_it_computed(session: Path, capsys: pytest.Ca
     computed, measured = rows[1], rows[2]
     assert measured["measured"] and measured["tier"] == computed["tier"] == "ultrafast"
     assert measured["end_to_end_s"] == pytest.approx(computed["end_to_end_s"], rel=0.2)
+    assert measured["cost_usd"] == computed["cost_usd"] > 0  # the recorded tokens at the tier's prices
 
 
 RATE, TTFT_MS = 300.0, 150.0

@@ -29,10 +29,11 @@ from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
 from mockserver.api.routing import reply_sources
 from mockserver.config.fixture import Fixture
-from mockserver.engine import conversation, generation, prompt_count, tokens
+from mockserver.engine import conversation, generation, prompt_count, structured, tokens
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
 from mockserver.engine.structured import FunctionSpec
+from mockserver.replies import anthropic_server_tools as server_tools
 from mockserver.replies.planner import Facts, plan
 from mockserver.server_state import ServerState
 from mockserver.service.access import Admission
@@ -43,17 +44,61 @@ MIN_THINKING_BUDGET = 1024
 ADAPTIVE_EFFORT = "medium"
 FAST_TIER = "priority"  # speed: "fast" is the model's priority tier
 _THINKING_SALT = 0x7B1C
+_SUMMARY_SALT = 0xC0C0
+_PREAMBLE_SALT = 0x9EA1
+PREAMBLE_TOKENS = 12  # the sentence before a tool call under tool_choice auto ("I'll look that up.")
 CUSTOM_TOOL_TYPES = (None, "custom")
+_PATH = {"type": "string", "enum": ["/tmp/notes.txt"]}
+CLIENT_TOOLS: tuple[tuple[str, dict[str, Any]], ...] = (  # Anthropic-defined tools the client runs, by type prefix
+    (
+        "bash_",
+        {"type": "object", "properties": {"command": {"type": "string", "enum": ["ls"]}}, "required": ["command"]},
+    ),
+    (
+        "text_editor_",
+        {
+            "type": "object",
+            "properties": {"command": {"enum": ["view"]}, "path": _PATH},
+            "required": ["command", "path"],
+        },
+    ),
+    (
+        "memory_",
+        {
+            "type": "object",
+            "properties": {"command": {"enum": ["view"]}, "path": {"enum": ["/memories"]}},
+            "required": ["command", "path"],
+        },
+    ),
+    ("computer_", {"type": "object", "properties": {"action": {"enum": ["screenshot"]}}, "required": ["action"]}),
+)
 
-BlockKind = Literal["thinking", "text", "tool_use"]
+BlockKind = Literal[
+    "thinking", "redacted_thinking", "text", "tool_use", "server_tool_use", "server_result", "compaction"
+]
+DIRECT = {"type": "direct"}  # the caller of a block the model wrote itself
+CALLED_RESULTS = ("web_search_tool_result",)  # the result blocks that name their caller, as recorded live
+REDACTED_TRIGGER = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING"  # the documented test prompt
+INFERENCE_GEO = "global"
+COMPACTION = "compact_"  # the prefix of the context_management edit that compacts the conversation
+COMPACTION_TRIGGER = 150_000  # input tokens, when the edit names no trigger
+COMPACTION_SUMMARY = 96  # tokens of a compaction block's summary
 
 
 @dataclass(frozen=True)
 class Block:
+    """One content block: ``text`` holds the tokens paced on the schedule (the thinking, the answer,
+    a tool call's input JSON); ``payload`` the rest of a block that has no paced tokens (a server
+    tool's input, its result block, a compaction's summary)."""
+
     kind: BlockKind
-    text: Text  # the thinking, the answer, or the tool input's JSON, as tokens
+    text: Text
     tool_id: str | None = None
     name: str | None = None
+    payload: Mapping[str, Any] | None = None
+    citations: tuple[Mapping[str, Any], ...] | None = None  # a text block's, when it cites web results
+    unpaced: int = 0  # output tokens the block adds outside the schedule (a server tool's input, a summary)
+    omitted: bool = False  # a thinking block whose text is not shown (thinking.display: "omitted")
 
     @property
     def signature(self) -> str:
@@ -63,19 +108,47 @@ class Block:
 
     def content(self) -> dict[str, Any]:
         """The block as a whole Message shows it."""
-        if self.kind == "thinking":
-            return {"type": "thinking", "thinking": self.text.text, "signature": self.signature}
-        if self.kind == "tool_use":
-            return {"type": "tool_use", "id": self.tool_id, "name": self.name, "input": _json(self.text.text)}
-        return {"type": "text", "text": self.text.text, "citations": None}
+        kind, payload = self.kind, self.payload or {}
+        if kind == "thinking":
+            return {"type": "thinking", "thinking": "" if self.omitted else self.text.text, "signature": self.signature}
+        if kind == "redacted_thinking":
+            return {"type": "redacted_thinking", "data": self.signature}
+        if kind == "tool_use":
+            return {
+                "type": "tool_use",
+                "id": self.tool_id,
+                "name": self.name,
+                "input": _json(self.text.text),
+                "caller": DIRECT,
+            }
+        if kind == "server_tool_use":
+            return {
+                "type": "server_tool_use",
+                "id": self.tool_id,
+                "name": self.name,
+                "input": dict(payload),
+                "caller": DIRECT,
+            }
+        if kind == "server_result":
+            return {**payload, "caller": DIRECT} if payload.get("type") in CALLED_RESULTS else dict(payload)
+        if kind == "compaction":
+            return {"type": "compaction", "content": payload.get("content")}
+        return {"type": "text", "text": self.text.text, "citations": list(self.citations) if self.citations else None}
 
     def opening(self) -> dict[str, Any]:
         """The block as ``content_block_start`` shows it, before any delta."""
-        if self.kind == "thinking":
+        kind = self.kind
+        if kind == "thinking":
             return {"type": "thinking", "thinking": "", "signature": ""}
-        if self.kind == "tool_use":
-            return {"type": "tool_use", "id": self.tool_id, "name": self.name, "input": {}}
-        return {"type": "text", "text": "", "citations": None}
+        if kind == "tool_use":
+            return {"type": "tool_use", "id": self.tool_id, "name": self.name, "input": {}, "caller": DIRECT}
+        if kind == "server_tool_use":
+            return {"type": "server_tool_use", "id": self.tool_id, "name": self.name, "input": {}, "caller": DIRECT}
+        if kind == "compaction":
+            return {"type": "compaction", "content": None}
+        if kind == "text":
+            return {"type": "text", "text": "", "citations": [] if self.citations else None}
+        return self.content()  # whole from the start: a result, redacted thinking
 
 
 @dataclass(frozen=True)
@@ -89,6 +162,11 @@ class MessagePlan:
     speed: str | None  # echoed in usage when the request set it
     schedule: Schedule
     cache: CacheUse = NO_CACHE
+    inference_geo: str = INFERENCE_GEO
+    server_tools: Mapping[str, int] | None = None  # usage.server_tool_use, when the request declares server tools
+    container: Mapping[str, Any] | None = None  # code execution's container
+    advisor: str | None = None  # the advisor's model, when it was consulted: usage.iterations
+    compacted: int | None = None  # the input tokens a compaction summarised: usage.iterations
 
     def shifted(self, seconds: float) -> MessagePlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
@@ -96,11 +174,11 @@ class MessagePlan:
 
     @property
     def output_tokens(self) -> int:
-        return sum(len(b.text) for b in self.blocks)
+        return sum(len(b.text) + b.unpaced for b in self.blocks)
 
     @property
     def thinking_tokens(self) -> int:
-        return sum(len(b.text) for b in self.blocks if b.kind == "thinking")
+        return sum(len(b.text) for b in self.blocks if b.kind in ("thinking", "redacted_thinking"))
 
     def exchange_usage(self) -> Usage:
         cache = self.cache
@@ -119,11 +197,54 @@ class MessagePlan:
                 "ephemeral_1h_input_tokens": cache.written_1h,
             },
             "output_tokens": self.output_tokens if output_tokens is None else output_tokens,
+            "output_tokens_details": {"thinking_tokens": self.thinking_tokens},
             "service_tier": "standard",
+            "inference_geo": self.inference_geo,
         }
+        if self.server_tools is not None:
+            usage["server_tool_use"] = dict(self.server_tools)
+        iterations = self.iterations()
+        if iterations:
+            usage["iterations"] = iterations
         if self.speed is not None:
             usage["speed"] = self.speed
         return usage
+
+    def iterations(self) -> list[dict[str, Any]]:
+        """``usage.iterations``: the model's passes of a Message that consulted the advisor or compacted
+        the conversation, each with its own counts (empty otherwise: the field is left out)."""
+        if self.advisor is None and self.compacted is None:
+            return []
+        usage = self.usage_counts()
+        out = []
+        if self.compacted is not None:
+            summary = sum(b.unpaced for b in self.blocks if b.kind == "compaction")
+            out.append(_iteration("compaction", self.compacted, summary))
+        if self.advisor is not None:
+            before = sum(1 for b in self.blocks if b.kind != "text") or 1
+            first = max(1, usage["output"] * before // max(1, len(self.blocks)))
+            out.append(_iteration("message", usage["input"], first))
+            advice = _iteration("advisor_message", usage["input"] + first, server_tools.ADVICE_TOKENS)
+            out.append({**advice, "model": self.advisor})
+            out.append(_iteration("message", usage["input"] + first, max(0, usage["output"] - first)))
+        else:
+            out.append(_iteration("message", usage["input"], usage["output"]))
+        return out
+
+    def usage_counts(self) -> dict[str, int]:
+        cache = self.cache
+        return {"input": self.input_tokens - cache.cached_tokens - cache.written_tokens, "output": self.output_tokens}
+
+
+def _iteration(kind: str, input_tokens: int, output_tokens: int) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+    }
 
 
 def tier_for(body: CountTokensRequest) -> str | None:
@@ -169,12 +290,16 @@ def plan_message(
             f"max_tokens: {body.max_tokens} > {model.max_output_tokens}, which is the maximum allowed number of "
             f"output tokens for {model.id}"
         )
+    server, deferred = server_tools.classify(body.tools)
     tools = function_tools(body.tools)
-    choice = tool_choice(body.tool_choice, tools)
+    choice: str | Mapping[str, Any] | None = tool_choice(body.tool_choice, tools, [t.name for t in server])
+    forced_server = _forced_server(body.tool_choice, server, tools)
     thinking = thinking_tokens(state.fixture, body)
-    if thinking and isinstance(choice, Mapping | str) and choice not in ("auto", "none"):
-        raise invalid_request("Thinking may not be enabled when tool_choice forces tool use.")
-    fmt = output_format(body.output_config)
+    if thinking and (isinstance(choice, Mapping) or choice == "required" or forced_server is not None):
+        if (body.thinking or {}).get("type") == "enabled":
+            raise invalid_request("Thinking may not be enabled when tool_choice forces tool use.")
+        thinking = 0  # adaptive thinking: the model does not think before a forced call
+    fmt = output_format(body.output_config, body.output_format)
     seed = generation.request_seed(generation.content_fields(raw_body), state.settings.seed)
     cues = generation.cues_of(
         read.user_texts,
@@ -182,6 +307,18 @@ def plan_message(
         system=read.texts[:1] if body.system else (),
         results=conversation.tool_results(read.items),
     )
+    latest = read.user_texts[-1] if read.user_texts else ""
+    context = _context(state, body, seed, latest)
+    turn = _server_turn(body, read, server, deferred, context, choice, forced_server)
+    named = {choice.get("name")} if isinstance(choice, Mapping) else set()  # a tool named by tool_choice is loaded
+    hidden = {d.name for d in deferred} - read.referenced - set(turn.found) - named
+    callable_tools = [t for t in tools if t.name not in hidden]
+    choice = _added_tool_choice(choice, read, callable_tools)
+    if not callable_tools and choice not in (None, "none", "auto"):
+        choice = "auto"
+    # Under auto (a forced choice prefills the call: nothing comes before it), a sentence before the calls.
+    calls_next = choice in ("auto", None) and (bool(turn.calls) or (bool(callable_tools) and not read.turn.answered))
+    preamble = PREAMBLE_TOKENS if calls_next and fmt["type"] == "text" else 0
     planned = plan(
         Facts(
             reply_sources(state),
@@ -190,29 +327,49 @@ def plan_message(
             seed,
             cues,
             read.items,
-            tools,
+            callable_tools,
             choice,
             output_format=fmt,
             schema_param="output_config.format.schema",
-            reasoning=thinking,
+            reasoning=thinking + preamble,  # the preamble is paced with the thinking, before the answer
             output_limit=body.max_tokens,
             stop=body.stop_sequences or (),
             whole_calls=True,  # never half a tool call
         )
     )
+    scripted = planned.script.reply.server_tools if planned.script is not None else None
+    if scripted:
+        entries = [entry.model_dump() for entry in scripted]
+        turn = server_tools.plan_turn(server, deferred, context, turns_so_far(read), scripted=entries)
     said = planned.said
-    blocks = []
-    if said.reasoning:
-        blocks.append(Block("thinking", state.generator.generate(seed ^ _THINKING_SALT, said.reasoning, cues.language)))
-    if len(said.text) or (not said.incomplete and (said.tool is not None or not blocks)):
+    blocks: list[Block] = []
+    prompt_tokens = input_tokens(body, read)
+    compacted = _compaction(state, body, prompt_tokens, seed, cues.language, blocks)
+    thought = min(thinking, said.reasoning)
+    if thought:
+        made = state.generator.generate(seed ^ _THINKING_SALT, thought, cues.language)
+        omitted = (body.thinking or {}).get("display") == "omitted"  # thought, not shown: only its signature
+        kind: BlockKind = "redacted_thinking" if REDACTED_TRIGGER in latest else "thinking"
+        blocks.append(Block(kind, made, omitted=omitted and kind == "thinking"))
+    if said.reasoning > thought and planned.script is None:  # a sentence saying what the model will do
+        blocks.append(Block("text", state.generator.generate(seed ^ _PREAMBLE_SALT, said.reasoning - thought)))
+    for call in turn.calls:
+        spent = tokens.count(structured.dumps(call.input)) if call.input else 0
+        blocks.append(Block("server_tool_use", Text(()), call.id, call.name, call.input, unpaced=spent))
+        if call.result is not None:
+            blocks.append(Block("server_result", Text(()), payload=call.result))
+    if not turn.paused and (len(said.text) or (not said.incomplete and (said.tool is not None or not blocks))):
         if said.tool is None:
-            blocks.append(Block("text", said.text))
+            web = [server_tools.citation(turn.sources[0], seed)] if turn.sources else []
+            blocks.extend(_cited(said.text, web or read.citable[:1]))
         else:
             tool_id = f"toolu_01{state.ids.token(22)}"
             blocks.append(Block("tool_use", said.text, tool_id, said.tool.name))
     stop_reason = "max_tokens" if said.incomplete or body.max_tokens == 0 else "end_turn"
     stop_sequence = said.stop_sequence
-    if stop_reason == "end_turn" and stop_sequence is not None:
+    if turn.paused:
+        stop_reason, stop_sequence = "pause_turn", None
+    elif stop_reason == "end_turn" and stop_sequence is not None:
         stop_reason = "stop_sequence"
     elif stop_reason == "end_turn" and said.tool is not None:
         stop_reason = "tool_use"
@@ -222,16 +379,21 @@ def plan_message(
         blocks=tuple(blocks),
         stop_reason=stop_reason,
         stop_sequence=stop_sequence if stop_reason == "stop_sequence" else None,
-        input_tokens=input_tokens(body, read),
+        input_tokens=prompt_tokens,
         speed=body.speed,
         schedule=planned.schedule,
         cache=admission.cache,
+        inference_geo=body.inference_geo or INFERENCE_GEO,
+        server_tools={key: turn.requests(key) for key in server_tools.COUNTED.values()} if server else None,
+        container=turn.container,
+        advisor=_advisor_model(turn.advisor, model.id),
+        compacted=compacted,
     )
 
 
 def message_body(plan: MessagePlan) -> dict[str, Any]:
     """The non-streaming ``Message``."""
-    return {
+    body = {
         "id": plan.id,
         "type": "message",
         "role": "assistant",
@@ -242,34 +404,171 @@ def message_body(plan: MessagePlan) -> dict[str, Any]:
         "stop_details": None,
         "usage": plan.usage(),
     }
+    if plan.container is not None:
+        body["container"] = dict(plan.container)
+    if plan.compacted is not None:
+        body["context_management"] = {"applied_edits": []}
+    return body
+
+
+# -- Server tools, compaction and citations ------------------------------------------------------
+
+
+def _forced_server(
+    choice: Mapping[str, Any] | None, server: Sequence[server_tools.ServerTool], tools: Sequence[FunctionSpec]
+) -> str | None:
+    """The server tool a ``tool_choice`` forces: the one it names, or the first when ``any`` has no
+    custom tool to call."""
+    if not choice or not server:
+        return None
+    if choice.get("type") == "tool" and choice.get("name") in {t.name for t in server}:
+        return str(choice["name"])
+    if choice.get("type") == "any" and not tools:
+        return server[0].name
+    return None
+
+
+def _server_turn(
+    body: MessagesRequest,
+    read: turns.Conversation,
+    server: Sequence[server_tools.ServerTool],
+    deferred: Sequence[server_tools.Deferred],
+    context: server_tools.Context,
+    choice: str | Mapping[str, Any] | None,
+    forced_server: str | None,
+) -> server_tools.ServerTurn:
+    """The server tools this Message runs: at the start of a turn, or where a paused turn stopped; none
+    when a tool result answers the turn, ``tool_choice`` is ``none``, or it names a custom tool (under
+    ``any`` they run first, and a custom tool is called after them)."""
+    so_far = turns_so_far(read)
+    turn = read.turn
+    starting = not turn.server and turn.last_role == "user"
+    refused = choice == "none" and forced_server is None
+    if not server or turn.answered or refused or not (starting or so_far.dangling is not None):
+        return server_tools.ServerTurn()
+    if forced_server is None and isinstance(choice, Mapping):  # a named custom tool: called at once
+        return server_tools.ServerTurn()
+    return server_tools.plan_turn(server, deferred, context, so_far, only=forced_server)
+
+
+def turns_so_far(read: turns.Conversation) -> server_tools.TurnSoFar:
+    """The server tool runs of the current turn: how many have a result, and the one left without."""
+    turn = read.turn
+    done = sum(1 for call in turn.server if call[0] in turn.results)
+    dangling = next((call for call in turn.server if call[0] not in turn.results), None)
+    return server_tools.TurnSoFar(done, dangling)
+
+
+def _context(state: ServerState, body: MessagesRequest, seed: int, latest: str) -> server_tools.Context:
+    return server_tools.Context(
+        prompt=latest,
+        seed=seed,
+        now=state.wall_clock(),
+        new_id=lambda prefix: prefix + state.ids.token(22),
+        prose=lambda s, n: state.generator.generate(s, n).text,
+        container=body.container if isinstance(body.container, str) else None,
+    )
+
+
+def _advisor_model(advisor: server_tools.ServerTool | None, model: str) -> str | None:
+    if advisor is None:
+        return None
+    named = advisor.definition.get("model")
+    return named if isinstance(named, str) else model
+
+
+def _added_tool_choice(
+    choice: str | Mapping[str, Any] | None, read: turns.Conversation, tools: Sequence[FunctionSpec]
+) -> str | Mapping[str, Any] | None:
+    """Under ``auto``, a deferred tool loaded in this turn after its tool results (by a ``system``
+    message's ``tool_addition``, or a ``tool_reference`` in a client-side tool search's result) and not
+    called yet is called next: the model loaded it to use it."""
+    if choice != "auto" or not read.turn.added:
+        return choice
+    names = {t.name for t in tools} - read.turn.called
+    wanted = next((n for n in reversed(read.turn.added) if n in names), None)
+    return {"type": "function", "name": wanted} if wanted is not None else choice
+
+
+def _compaction(
+    state: ServerState, body: MessagesRequest, prompt: int, seed: int, language: str, blocks: list[Block]
+) -> int | None:
+    """A ``compaction`` block first, when ``context_management`` asks for compaction and the prompt
+    reaches its trigger: the input tokens it summarised (None when it does not compact)."""
+    managed = body.context_management
+    edits = managed.get("edits") if isinstance(managed, Mapping) else None
+    for edit in edits if isinstance(edits, list) else []:
+        if not isinstance(edit, Mapping) or not str(edit.get("type", "")).startswith(COMPACTION):
+            continue
+        trigger = edit.get("trigger")
+        value = trigger.get("value") if isinstance(trigger, Mapping) else None
+        if prompt < (value if isinstance(value, int) else COMPACTION_TRIGGER):
+            return None
+        summary = state.generator.generate(seed ^ _SUMMARY_SALT, COMPACTION_SUMMARY, language)
+        blocks.append(Block("compaction", Text(()), payload={"content": summary.text}, unpaced=len(summary)))
+        return prompt
+    return None
+
+
+def _cited(text: Text, citations: Sequence[Mapping[str, Any]]) -> list[Block]:
+    """The answer as text blocks: one; with something to cite (a web result, a document sent with
+    citations enabled), the middle third cites it in a block of its own between two plain ones, as the
+    live API splits a cited answer."""
+    if not citations or len(text) < 3:
+        return [Block("text", text)]
+    third = len(text) // 3
+    return [
+        Block("text", text.piece_text(0, third)),
+        Block("text", text.piece_text(third, 2 * third), citations=tuple(citations)),
+        Block("text", text.piece_text(2 * third, len(text))),
+    ]
 
 
 # -- Request parts ------------------------------------------------------------------------------
 
 
 def function_tools(tools: Sequence[Mapping[str, Any]] | None) -> list[FunctionSpec]:
-    """The custom tools the model may call; server tools (``web_search_...``) are accepted and never called."""
+    """The custom tools the model may call (server tools, ``web_search_...``, run in
+    :mod:`mockserver.replies.anthropic_server_tools`)."""
     specs = []
     for i, tool in enumerate(tools or []):
         name = tool.get("name")
         if not isinstance(name, str) or not name:
             raise invalid_request(f"tools.{i}.name: Field required")
         if tool.get("type") not in CUSTOM_TOOL_TYPES:
+            defined = _client_tool_input(tool.get("type"))
+            if defined is not None:  # a tool Anthropic defines and the client runs: bash, the text editor, ...
+                specs.append(FunctionSpec(name, defined, f"tools.{i}"))
             continue
         schema = tool.get("input_schema")
         if not isinstance(schema, Mapping):
             raise invalid_request(f"tools.{i}.custom.input_schema: Field required")
         if schema.get("type") != "object":
             raise invalid_request(f"tools.{i}.custom.input_schema.type: Input should be 'object'")
-        specs.append(FunctionSpec(name, schema, f"tools.{i}.input_schema"))
+        description = tool.get("description")
+        described = description if isinstance(description, str) else ""
+        specs.append(FunctionSpec(name, schema, f"tools.{i}.input_schema", described))
     names = [s.name for s in specs]
     if len(names) != len(set(names)):
         raise invalid_request("tools: Tool names must be unique.")
     return specs
 
 
-def tool_choice(choice: Mapping[str, Any] | None, tools: Sequence[FunctionSpec]) -> str | dict[str, Any] | None:
-    """Anthropic's ``tool_choice`` in the shared layout: auto, any (required), none, or one named tool."""
+def _client_tool_input(tool_type: Any) -> dict[str, Any] | None:
+    """The input of a call of an Anthropic-defined client tool (``bash_20250124``, ``memory_20250818``, ...):
+    the simplest the tool documents (a command to run, a file or the memory directory to view, a
+    screenshot); None for a server tool or an unknown type."""
+    if not isinstance(tool_type, str):
+        return None
+    return next((schema for prefix, schema in CLIENT_TOOLS if tool_type.startswith(prefix)), None)
+
+
+def tool_choice(
+    choice: Mapping[str, Any] | None, tools: Sequence[FunctionSpec], server: Sequence[str] = ()
+) -> str | dict[str, Any] | None:
+    """Anthropic's ``tool_choice`` in the shared layout: auto, any (required), none, or one named tool.
+    Server tools count as tools: ``tool_choice`` may come with server tools only, and may name one
+    (:func:`_forced_server` then runs it, and no custom tool is called)."""
     if choice is None:
         return "auto" if tools else None
     kind = choice.get("type")
@@ -278,15 +577,19 @@ def tool_choice(choice: Mapping[str, Any] | None, tools: Sequence[FunctionSpec])
             f"tool_choice: Input tag '{kind}' found using 'type' does not match any of the expected tags: "
             "'auto', 'any', 'tool', 'none'"
         )
-    if kind != "none" and not tools:
+    if kind != "none" and not tools and not server:
         raise invalid_request("tool_choice may only be specified while providing tools.")
     if kind == "tool":
         name = choice.get("name")
         if not isinstance(name, str):
             raise invalid_request("tool_choice.tool.name: Field required")
+        if name in server:
+            return "none"
         if name not in {t.name for t in tools}:
             raise invalid_request(f"tool_choice.tool.name: Tool '{name}' not found in 'tools'.")
         return {"type": "function", "name": name}
+    if not tools:
+        return "none" if kind == "none" else "auto"
     return {"auto": "auto", "any": "required", "none": "none"}[str(kind)]
 
 
@@ -323,16 +626,20 @@ def thinking_tokens(fixture: Fixture, body: MessagesRequest) -> int:
     return budget
 
 
-def output_format(config: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``output_config.format`` (structured outputs) in the shared layout; plain text otherwise."""
+def output_format(config: Mapping[str, Any] | None, older: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``output_config.format`` (structured outputs) in the shared layout, or the older top-level
+    ``output_format``, which the live API still accepts; plain text otherwise."""
     fmt = (config or {}).get("format")
+    param = "output_config.format"
+    if fmt is None and older is not None:
+        fmt, param = older, "output_format"
     if fmt is None:
         return {"type": "text"}
     if not isinstance(fmt, Mapping) or fmt.get("type") != "json_schema":
-        raise invalid_request("output_config.format.type: Input should be 'json_schema'")
+        raise invalid_request(f"{param}.type: Input should be 'json_schema'")
     schema = fmt.get("schema")
     if not isinstance(schema, Mapping):
-        raise invalid_request("output_config.format.schema: Field required")
+        raise invalid_request(f"{param}.schema: Field required")
     return {"type": "json_schema", "name": "output", "schema": schema}
 
 

@@ -17,7 +17,7 @@ class _Body(BaseModel):
 
 
 class MessageParam(_Body):
-    role: Literal["user", "assistant"]
+    role: Literal["user", "assistant", "system"]  # system: mid-conversation instructions
     content: str | list[dict[str, Any]]
 
 
@@ -31,6 +31,7 @@ class CountTokensRequest(_Body):
     tool_choice: dict[str, Any] | None = None
     thinking: dict[str, Any] | None = None
     output_config: dict[str, Any] | None = None
+    output_format: dict[str, Any] | None = None  # the older place of output_config.format
     speed: Literal["standard", "fast"] | None = None
     mcp_servers: Any = None
     context_management: Any = None

@@ -164,6 +164,8 @@ class ResponseCreateRequest(_Body):
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, ge=0, le=1)
     top_logprobs: int | None = Field(default=None, ge=0, le=20)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     truncation: Literal["auto", "disabled"] | None = None
     service_tier: str | None = None
     seed: int | None = None

@@ -12,8 +12,9 @@ Two decisions live here, each deterministic under the request's seed:
 - :mod:`.described` finds the schema a prompt describes, for ``json_object`` answers.
 - :func:`pick_tool` applies the tool-choice rule: with function tools present and
   ``tool_choice`` not ``none``, the reply calls a tool (the named one for a specific
-  choice, otherwise a seeded pick), unless the conversation already holds a tool
-  result after the last user message, in which case the reply is text.
+  choice, otherwise a seeded pick). Under ``auto``, a conversation that already holds a
+  tool result after the last user message gets text instead; a forced choice always gets
+  a call, the loop-aware pick of :mod:`.forced`.
 
 :mod:`.described` finds the schema (or example object) a prompt describes, for ``json_object``
 answers and ```json code blocks.
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,10 @@ from mockserver.config.patterns import PatternTooSlow, within_budget
 from mockserver.engine.structured.arguments import Prompt as Prompt
 from mockserver.engine.structured.arguments import prompted_arguments
 from mockserver.engine.structured.build import Builder
+from mockserver.engine.structured.forced import called_tools as called_tools
+from mockserver.engine.structured.forced import declines_tools, forced_pick, named_fresh
+from mockserver.engine.structured.forced import is_forced as is_forced
+from mockserver.engine.structured.forced import is_output_tool as is_output_tool
 from mockserver.engine.structured.schema import SchemaError, Schemas
 from mockserver.engine.structured.strings import WORDS
 from mockserver.engine.structured.written_calls import named_tool
@@ -118,6 +123,7 @@ class FunctionSpec:
     name: str
     parameters: Mapping[str, Any] = field(default_factory=dict)
     param: str = "parameters"  # where the request gave the parameters, e.g. tools[0].function.parameters
+    description: str = ""  # what the tool is for, as the request describes it
 
     @property
     def source(self) -> SchemaSource:
@@ -140,22 +146,33 @@ def pick_tool(
     answered: bool,
     rng: random.Random,
     prompt: Prompt | None = None,
+    called: Collection[str] = (),
 ) -> FunctionSpec | None:
     """The function the reply calls, or None for a text reply.
 
-    ``answered`` says whether a tool result follows the last user message: then the
-    model has what it asked for and answers in text, whatever ``tool_choice`` says.
-    Among the tools it may call, one the ``prompt`` names (:func:`.written_calls.named_tool`)
-    is called; otherwise a seeded pick.
+    A forced ``tool_choice`` (:func:`.forced.is_forced`) always gets a call: the named function, or
+    the pick :func:`.forced.forced_pick` makes from the tools the conversation already ``called``.
+    Otherwise, a latest user message that asks for no tool (:func:`.forced.declines_tools`) gets text;
+    ``answered`` (a tool result follows the last user message) means the model has what it asked for
+    and answers in text, unless the prompt names a tool not ``called`` yet; without it, one the
+    ``prompt`` names (:func:`.written_calls.named_tool`) is called among the tools it may call, else a
+    seeded pick.
     """
-    if not tools or tool_choice == "none" or answered:
+    if not tools or tool_choice == "none":
+        return None
+    forced = is_forced(tool_choice)
+    if not forced and prompt is not None and declines_tools(prompt.latest):
         return None
     named = chosen_name(tool_choice)
     if named is not None:
         return next(t for t in tools if t.name == named)
     allowed = allowed_names(tool_choice)
     candidates = [t for t in tools if allowed is None or t.name in allowed] or list(tools)
+    if answered and not forced:
+        return named_fresh(candidates, called, prompt)
     picked = rng.choice(candidates)  # drawn even when the prompt names one, so the arguments draw the same
+    if forced:
+        return forced_pick(candidates, picked, called, prompt)
     if prompt is not None and len(candidates) > 1:
         wanted = named_tool(prompt.latest, prompt.system, [t.name for t in candidates])
         return next((t for t in candidates if t.name == wanted), picked)
@@ -199,13 +216,16 @@ def callable_tools(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str
     return names if allowed is None else names & allowed
 
 
-def check_tool_choice(tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None) -> None:
-    """Refuse a ``tool_choice`` that cannot be honoured, with the live API's wording."""
+def check_tool_choice(
+    tools: Sequence[FunctionSpec], tool_choice: str | Mapping[str, Any] | None, *, hosted: bool = False
+) -> None:
+    """Refuse a ``tool_choice`` that cannot be honoured, with the live API's wording. ``hosted``: the
+    request lists hosted tools (web search, image generation, ...), which a choice may force as well."""
     if isinstance(tool_choice, str) and tool_choice not in TOOL_CHOICE_OPTIONS:
         raise errors.invalid_value("tool_choice", tool_choice, list(TOOL_CHOICE_OPTIONS))
     if tool_choice in (None, "none", "auto"):
         return
-    if not tools:
+    if not tools and not hosted:
         raise errors.InvalidRequestError(
             "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
             param="tool_choice",

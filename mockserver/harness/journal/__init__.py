@@ -43,7 +43,7 @@ from mockserver.service.exchange import Exchange
 from mockserver.service.prefill import PREFILL_MS
 
 TEST_ID_HEADER = "x-mock-test-id"
-UNRECORDED_PREFIXES = ("/_mock/", "/health", "/metrics", "/docs", "/redoc", "/openapi.json")
+UNRECORDED_PREFIXES = ("/_mock/", "/health", "/ready", "/metrics", "/docs", "/redoc", "/openapi.json")
 SETTLE_TIMEOUT_S = 2.0
 
 

@@ -16,16 +16,20 @@ from typing import Any
 import orjson
 
 from mockserver import errors
+from mockserver.api.openai import obfuscation
 from mockserver.api.openai.chat import checks
 from mockserver.api.openai.schemas import ChatCompletionRequest, ChatMessage
 from mockserver.api.routing import reply_sources
 from mockserver.config.fixture import Fixture
+from mockserver.config.hosted_tools import SearchResult
 from mockserver.engine import conversation, generation, in_turns, structured, tokens
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.streaming import DONE, Item, Run, data_event
 from mockserver.engine.structured import FunctionSpec
 from mockserver.errors.validation import describe
+from mockserver.replies.hosted_tools import citations_for, web_search_pages
+from mockserver.replies.inline_moderation import moderation_of
 from mockserver.replies.planner import Facts, plan
 from mockserver.server_state import ServerState
 from mockserver.service import output_limits
@@ -60,6 +64,8 @@ class ChatChoice:
     finish_reason: str
     reasoning_tokens: int = 0  # reasoning produced before the text, after any cut by the output limit
     calls: tuple[ChatCall, ...] = ()
+    legacy: bool = False  # the request listed ``functions``: the call is the message's ``function_call``
+    annotations: tuple[dict[str, Any], ...] = ()  # url_citation annotations of a web-searched answer
 
     def tool_call_deltas(self, lo: int, hi: int) -> list[dict[str, Any]]:
         """The ``tool_calls`` delta entries for tokens ``lo`` to ``hi``: one per call they touch. A call's
@@ -93,6 +99,8 @@ class ChatPlan:
     include_usage: bool
     schedule: Schedule
     cache: CacheUse = NO_CACHE
+    obfuscate: bool = True  # every streamed chunk carries ``obfuscation`` (stream_options.include_obfuscation)
+    moderation: dict[str, Any] | None = None  # what the requested moderation model says of the prompt and answer
     # The token counts of the choices, summed once when the plan is made: the usage, the stream and
     # the exchange each read them.
     reasoning_steps: int = field(init=False)  # token steps of reasoning before any text; choices think side by side
@@ -188,8 +196,10 @@ def plan_chat_completion(
     if items is None:
         items = [_role_and_text(m) for m in messages]
     texts = [text for _, text in items]
-    tools = function_tools(body.tools)
-    structured.check_tool_choice(tools, body.tool_choice)
+    legacy = bool(body.functions) and not body.tools
+    tools = legacy_functions(body.functions) if legacy else function_tools(body.tools)
+    tool_choice = legacy_choice(body.function_call) if legacy else body.tool_choice
+    structured.check_tool_choice(tools, tool_choice)
     fmt = response_format(body.response_format, texts)
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
     cues = generation.cues_of(
@@ -208,10 +218,10 @@ def plan_chat_completion(
             cues,
             items,
             tools,
-            body.tool_choice,
+            tool_choice,
             output_format=fmt,
             schema_param="response_format.json_schema.schema",
-            parallel=body.parallel_tool_calls is not False,
+            parallel=body.parallel_tool_calls is not False and not legacy,
             choices=body.n or 1,
             reasoning=planned_reasoning,
             output_limit=limit,
@@ -219,13 +229,17 @@ def plan_chat_completion(
             scripts_strict=fixture.scripts_strict,
         )
     )
+    # web_search_options: the answer cites the pages a search found (the fixture's, else made up).
+    pages = web_search_pages(body.web_search_options, fixture.hosted_tools, cues.latest)
     choices = []
     for index, said in enumerate(planned.choices):
-        finish = "length" if said.incomplete else ("stop" if said.tool is None else "tool_calls")
+        called = "function_call" if legacy else "tool_calls"
+        finish = "length" if said.incomplete else ("stop" if said.tool is None else called)
         calls = tuple(
             ChatCall(call.tool.name, f"call_{state.ids.token(24)}", start, end) for call, start, end in said.calls()
         )
-        choices.append(ChatChoice(index, said.text, finish, said.reasoning, calls))
+        cited = _cited(said.text.text, pages) if pages and not calls else ()
+        choices.append(ChatChoice(index, said.text, finish, said.reasoning, calls, legacy, cited))
     return ChatPlan(
         id=state.ids.chat_completion(),
         created=int(state.wall_clock()),
@@ -242,6 +256,10 @@ def plan_chat_completion(
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
         schedule=planned.schedule,
         cache=admission.cache,
+        obfuscate=obfuscation.wanted(body.stream_options),
+        moderation=moderation_of(
+            body.moderation, fixture.moderation.rules, cues.latest, planned.said.text.text, listed=True
+        ),
     )
 
 
@@ -264,6 +282,7 @@ def completion_body(plan: ChatPlan) -> dict[str, Any]:
         "usage": plan.usage(),
         "service_tier": plan.service_tier,
         "system_fingerprint": plan.system_fingerprint,
+        **({"moderation": plan.moderation} if plan.moderation is not None else {}),
     }
 
 
@@ -273,13 +292,17 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     Each frame is encoded before its deadline is yielded, so it is ready when it falls due.
     """
     envelope = _envelope(plan)
-    # Every chunk is the envelope, its choices and maybe ``"usage":null``: the bytes around the
-    # choices are encoded once (orjson's output of the whole object, spliced).
+    # Every chunk is the envelope, its choices, maybe ``"usage":null`` and its ``obfuscation``: the bytes
+    # around the choices are encoded once (orjson's output of the whole object, spliced).
     head = b"data: " + orjson.dumps(envelope)[:-1] + b',"choices":'
-    tail = b',"usage":null}\n\n' if plan.include_usage else b"}\n\n"
+    usage_null = b',"usage":null' if plan.include_usage else b""
+    pads = obfuscation.members() if plan.obfuscate else None
+
+    def tail() -> bytes:
+        return usage_null + next(pads) + b"}\n\n" if pads is not None else usage_null + b"}\n\n"
 
     def chunk(choices: list[dict[str, Any]]) -> bytes:
-        return head + orjson.dumps(choices) + tail
+        return head + orjson.dumps(choices) + tail()
 
     def choice(index: int, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         return {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
@@ -288,15 +311,22 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     openings = []
     for c in plan.choices:
         if not c.calls:
-            openings.append(head + _text_opening(c.index) + tail)
+            openings.append(head + _text_opening(c.index) + tail())
             continue
         # id, type and name go in the first fragment only: the SDK accumulators concatenate strings.
-        opening = {"role": "assistant", "content": None, "tool_calls": [c.calls[0].entry(0, "")]}
+        first_call: dict[str, Any] = (
+            {"function_call": {"name": c.calls[0].name, "arguments": ""}}
+            if c.legacy
+            else {"tool_calls": [c.calls[0].entry(0, "")]}
+        )
+        opening = {"role": "assistant", "content": None, "refusal": None, **first_call}
         openings.append(chunk([choice(c.index, opening)]))
     yield pacer.token_due(first)
     yield from openings
     # Text deltas are the per-token hot path: their bytes around the text are encoded once.
-    content_frames = {c.index: _frame_around(chunk([choice(c.index, {"content": _SLOT})])) for c in plan.choices}
+    content_frames = {
+        c.index: _frame_around(head + orjson.dumps([choice(c.index, {"content": _SLOT})])) for c in plan.choices
+    }
     if len(plan.choices) == 1 and not plan.choices[0].calls:
         # The usual reply, one choice of text: the same frames as below, without the per-choice loop.
         (before, after), text, dumps = content_frames[plan.choices[0].index], plan.choices[0].text, orjson.dumps
@@ -307,7 +337,7 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
         for lo, hi, due in pacer.chunks(first, alone, per_chunk):
             piece = text.piece(lo - first, hi - first)
             if piece:  # a token that is only part of a character's bytes sends nothing (engine.tokens)
-                frame = before + dumps(piece) + after
+                frame = before + dumps(piece) + after + tail()
                 yield due
                 yield frame
         if alone < stop:  # the next deadline first, so the first run is made after the first token is out
@@ -317,12 +347,17 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
             if "" in pieces:  # tokens that are only part of a character send nothing
                 dues = [due for due, piece in zip(dues, pieces, strict=True) if piece]
                 pieces = [piece for piece in pieces if piece]
-            yield Run(dues, [before + dumps(piece) + after for piece in pieces])
+            yield Run(dues, [before + dumps(piece) + after + tail() for piece in pieces])
     else:
-        yield from _choice_deltas(plan, pacer, first, per_chunk, content_frames, chunk, choice)
-    closing = [chunk([choice(c.index, {}, c.finish_reason)]) for c in plan.choices]
+        yield from _choice_deltas(plan, pacer, first, per_chunk, content_frames, chunk, choice, tail)
+    # A cited answer's annotations come in a delta of their own, after its text.
+    cited = [chunk([choice(c.index, {"annotations": list(c.annotations)})]) for c in plan.choices if c.annotations]
+    closing = [*cited, *(chunk([choice(c.index, {}, c.finish_reason)]) for c in plan.choices)]
+    if plan.moderation is not None:  # after the answer, in a chunk of its own
+        closing.append(data_event({**envelope, "choices": [], "moderation": plan.moderation}))
     if plan.include_usage:
-        closing.append(data_event({**envelope, "choices": [], "usage": plan.usage()}))
+        padded = {"obfuscation": next(obfuscation.pads())} if plan.obfuscate else {}
+        closing.append(data_event({**envelope, "choices": [], "usage": plan.usage(), **padded}))
     yield pacer.end
     yield from closing
     yield DONE
@@ -336,6 +371,7 @@ def _choice_deltas(
     content_frames: dict[int, tuple[bytes, bytes]],
     chunk: Callable[[list[dict[str, Any]]], bytes],
     choice: Callable[..., dict[str, Any]],
+    tail: Callable[[], bytes],
 ) -> Iterator[Item]:
     """The deltas of several choices side by side, or of a tool call's arguments."""
     for lo, hi, due in pacer.chunks(first, first + plan.text_steps, per_chunk):
@@ -346,19 +382,30 @@ def _choice_deltas(
                 for entry in c.tool_call_deltas(lo - first, hi - first):
                     if entry["index"] == 0 and "id" in entry:
                         entry = {"index": 0, "function": {"arguments": entry["function"]["arguments"]}}
-                    frames.append(chunk([choice(c.index, {"tool_calls": [entry]})]))
+                    delta = {"function_call": entry["function"]} if c.legacy else {"tool_calls": [entry]}
+                    frames.append(chunk([choice(c.index, delta)]))
                 continue
             piece = c.text.piece(lo - first, hi - first)
             if piece:
                 before, after = content_frames[c.index]
-                frames.append(before + orjson.dumps(piece) + after)
+                frames.append(before + orjson.dumps(piece) + after + tail())
         yield due
         yield from frames
 
 
 def _message(c: ChatChoice) -> dict[str, Any]:
     if not c.calls:
-        return {"role": "assistant", "content": c.text.text, "refusal": None, "annotations": []}
+        return {"role": "assistant", "content": c.text.text, "refusal": None, "annotations": list(c.annotations)}
+    if c.legacy:
+        [call] = c.calls
+        function_call = {"name": call.name, "arguments": c.text.piece(call.start, call.end)}
+        return {
+            "role": "assistant",
+            "content": None,
+            "refusal": None,
+            "annotations": [],
+            "function_call": function_call,
+        }
     calls = []
     for call in c.calls:
         entry = call.entry(0, c.text.piece(call.start, call.end))
@@ -386,6 +433,26 @@ def function_tools(tools: list[dict[str, Any]] | None) -> list[FunctionSpec]:
             raise errors.missing_parameter(f"tools[{i}].function")
         specs.append(conversation.function_spec(function, f"tools[{i}].function"))
     return specs
+
+
+def _cited(text: str, pages: Sequence[SearchResult]) -> tuple[dict[str, Any], ...]:
+    """Chat's ``url_citation`` annotations: the Responses API's, nested under ``url_citation``."""
+    return tuple(
+        {"type": "url_citation", "url_citation": {k: v for k, v in a.items() if k != "type"}}
+        for a in citations_for(text, pages)
+    )
+
+
+def legacy_functions(functions: list[dict[str, Any]] | None) -> list[FunctionSpec]:
+    """The deprecated ``functions`` parameter's functions, the tools of a request that lists no ``tools``."""
+    return [conversation.function_spec(f, f"functions[{i}]") for i, f in enumerate(functions or [])]
+
+
+def legacy_choice(function_call: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
+    """The deprecated ``function_call`` parameter as a ``tool_choice``: ``auto``, ``none`` or one named function."""
+    if isinstance(function_call, dict):
+        return {"type": "function", "function": {"name": function_call.get("name")}}
+    return function_call
 
 
 def response_format(fmt: dict[str, Any] | None, texts: list[str]) -> dict[str, Any]:

@@ -1,8 +1,11 @@
 """The typed event stream of one response (WIRE.md §5.3), paced on the plan's schedule.
 
-Order: ``response.created`` and ``response.in_progress`` at once; then, at the
+Order: ``response.created`` (then ``response.queued`` for a background response) and
+``response.in_progress`` at once; then, at the
 first token's deadline, the reasoning item (with its summary part, whose text
-deltas fall due as the last reasoning tokens); then the message or function call
+deltas fall due as the last reasoning tokens); then each hosted tool's call item with its events
+(:mod:`mockserver.replies.hosted_tools`); then the message (its ``url_citation`` annotations each
+announced by ``response.output_text.annotation.added`` after its text) or function call
 item with its deltas; and after the schedule's end ``response.completed`` (or
 ``response.incomplete``). ``sequence_number`` counts every event from 0, every
 lifecycle event carries the same response id, and there is no ``[DONE]``.
@@ -21,6 +24,7 @@ import itertools
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+from mockserver.api.openai import obfuscation
 from mockserver.api.openai.responses.lifecycle import ResponsePlan, output_text, response_object
 from mockserver.engine.pacing import Pacer
 from mockserver.engine.streaming import Item, closing_items, play, typed_event
@@ -42,9 +46,15 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
     def event(kind: str, **fields: Any) -> bytes:
         return typed_event(payload(kind, **fields))
 
-    in_progress = response_object(plan, final=False)
-    yield event("response.created", response=in_progress)
+    in_progress = response_object(plan, final=False, streamed=True)
+    if plan.background:  # a background response is queued before it runs
+        queued = response_object(plan, final=False, status="queued", streamed=True)
+        yield event("response.created", response=queued)
+        yield event("response.queued", response=queued)
+    else:
+        yield event("response.created", response=in_progress)
     yield event("response.in_progress", response=in_progress)
+    pads = obfuscation.pads() if plan.obfuscate else None
 
     index = 0
     if plan.reasoning is not None:
@@ -61,14 +71,24 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
             for lo, hi, due in pacer.chunks(start, part.tokens, per_chunk):
                 yield due
                 if summary_piece := part.summary.piece(lo - start, hi - start):
-                    yield event("response.reasoning_summary_text.delta", **where, delta=summary_piece)
+                    padded = {"obfuscation": next(pads)} if pads is not None else {}
+                    yield event("response.reasoning_summary_text.delta", **where, delta=summary_piece, **padded)
             text = part.summary.text
             yield event("response.reasoning_summary_text.done", **where, text=text)
             done_part = {"type": "summary_text", "text": text}
             extra = {"status": "incomplete"} if part.summary_cut else {}
             yield event("response.reasoning_summary_part.done", **where, part=done_part, **extra)
-        yield pacer.token_due(part.tokens - 1)
+        yield pacer.token_due(max(part.tokens - 1, 0))
         yield event("response.output_item.done", output_index=index, item=part.item())
+        index += 1
+
+    if plan.hosted:
+        yield pacer.token_due(plan.reasoning_tokens)  # the hosted calls run before the answer's first token
+    for hosted in plan.hosted:
+        yield event("response.output_item.added", output_index=index, item=hosted.item(done=False))
+        for kind, fields in hosted.call.events:
+            yield event(kind, output_index=index, item_id=hosted.id, **fields)
+        yield event("response.output_item.done", output_index=index, item=hosted.item())
         index += 1
 
     first = plan.reasoning_tokens
@@ -80,7 +100,8 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
             for lo, hi, due in pacer.chunks(first, stop, per_chunk):
                 yield due
                 if arguments := answer.text.piece(lo - first, hi - first):
-                    yield event("response.function_call_arguments.delta", **where, delta=arguments)
+                    padded = {"obfuscation": next(pads)} if pads is not None else {}
+                    yield event("response.function_call_arguments.delta", **where, delta=arguments, **padded)
             yield event("response.function_call_arguments.done", **where, arguments=answer.text.text)
         else:
             text_at = {**where, "content_index": 0}
@@ -88,15 +109,20 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
             for lo, hi, due in pacer.chunks(first, stop, per_chunk):
                 yield due
                 if piece := answer.text.piece(lo - first, hi - first):
-                    yield event("response.output_text.delta", **text_at, delta=piece, logprobs=[])
+                    padded = {"obfuscation": next(pads)} if pads is not None else {}
+                    yield event("response.output_text.delta", **text_at, delta=piece, logprobs=[], **padded)
+            for number, annotation in enumerate(answer.annotations):
+                yield event(
+                    "response.output_text.annotation.added", **text_at, annotation_index=number, annotation=annotation
+                )
             yield event("response.output_text.done", **text_at, text=answer.text.text, logprobs=[])
-            yield event("response.content_part.done", **text_at, part=output_text(answer.text.text))
+            yield event("response.content_part.done", **text_at, part=output_text(answer.text.text, answer.annotations))
         yield event("response.output_item.done", output_index=index, item=answer.item())
         index += 1
         first = stop
 
     yield pacer.end
-    yield event(f"response.{plan.status}", response=response_object(plan))
+    yield event(f"response.{plan.status}", response=response_object(plan, streamed=True))
 
 
 def stream_events(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> AsyncIterator[bytes]:

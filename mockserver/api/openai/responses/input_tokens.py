@@ -32,7 +32,8 @@ async def input_token_count(
     """``previous``: the stored response ``previous_response_id`` names (:func:`lifecycle.earlier_turn`)."""
     model = access.inference_model(state.fixture, account, body.model) if body.model is not None else None
     context = prompt_fit.read_context(body.input, body.previous_response_id, previous)
-    check_tool_choice(function_tools(body.tools), body.tool_choice)
+    functions = function_tools(body.tools)
+    check_tool_choice(functions, body.tool_choice, hosted=len(body.tools or ()) > len(functions))
     texts = [body.instructions or "", *(text for _, text in context)]
     output_format(body.text.format if body.text else None, texts, param="text.format")
     if model is not None and body.truncation == "auto":

@@ -13,19 +13,21 @@ as on the live API, so a low limit can end a response inside its reasoning.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
 from mockserver import errors
-from mockserver.api.openai.responses import input_items
+from mockserver.api.openai import obfuscation
+from mockserver.api.openai.responses import echo, input_items
 from mockserver.api.openai.responses.prompt_fit import Fitted, read_context
 from mockserver.api.openai.schemas import ResponseCreateRequest
 from mockserver.api.routing import reply_sources
 from mockserver.engine import generation, tokens
 from mockserver.engine.conversation import (
     ConversationItem,
+    function_spec,
     function_tools,
     output_format,
     prompt_messages,
@@ -35,7 +37,10 @@ from mockserver.engine.conversation import (
 )
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
-from mockserver.engine.structured import check_tool_choice
+from mockserver.engine.structured import FunctionSpec, check_tool_choice
+from mockserver.replies.commentary import commentary, narrates
+from mockserver.replies.hosted_tools import HostedCall, citations_for, plan_hosted
+from mockserver.replies.inline_moderation import moderation_of
 from mockserver.replies.planner import Facts, plan
 from mockserver.server_state import ServerState
 from mockserver.service import output_limits, reasoning
@@ -45,6 +50,7 @@ from mockserver.service.prompt_cache import NO_CACHE, CacheUse
 from mockserver.state.responses import StoredResponse
 
 ENCRYPTED_REASONING_INCLUDE = "reasoning.encrypted_content"
+BILLING: dict[str, Any] = {"payer": "developer"}  # who pays for the response: the API key's project
 
 
 @dataclass(frozen=True)
@@ -61,7 +67,7 @@ class ReasoningPart:
 
     def item(self) -> dict[str, Any]:
         summary = [{"type": "summary_text", "text": self.summary.text}] if self.summary else []
-        item: dict[str, Any] = {"id": self.id, "type": "reasoning", "summary": summary}
+        item: dict[str, Any] = {"id": self.id, "type": "reasoning", "summary": summary, "content": []}
         if self.encrypted:
             item["encrypted_content"] = base64.b64encode(f"mock:{self.id}:{self.tokens}".encode()).decode()
         return item
@@ -76,6 +82,9 @@ class AnswerPart:
     complete: bool
     name: str | None = None
     call_id: str | None = None
+    namespace: str | None = None  # the namespace of a called function that a tool search loads
+    annotations: tuple[dict[str, Any], ...] = ()  # the message's url_citation annotations
+    phase: str = "final_answer"  # a message's: the answer, or "commentary" before tool calls
 
     @property
     def status(self) -> str:
@@ -84,7 +93,7 @@ class AnswerPart:
     def item(self, status: str | None = None) -> dict[str, Any]:
         status = status or self.status
         if self.name is not None:
-            return {
+            call = {
                 "id": self.id,
                 "type": "function_call",
                 "call_id": self.call_id,
@@ -92,12 +101,34 @@ class AnswerPart:
                 "arguments": self.text.text if status != "in_progress" else "",
                 "status": status,
             }
-        content = [output_text(self.text.text)] if status != "in_progress" else []
-        return {"id": self.id, "type": "message", "status": status, "role": "assistant", "content": content}
+            return call if self.namespace is None else {**call, "namespace": self.namespace}
+        content = [output_text(self.text.text, self.annotations)] if status != "in_progress" else []
+        return {
+            "id": self.id,
+            "type": "message",
+            "status": status,
+            "role": "assistant",
+            "content": content,
+            "phase": self.phase,
+        }
 
 
-def output_text(text: str) -> dict[str, Any]:
-    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+def output_text(text: str, annotations: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": list(annotations), "logprobs": []}
+
+
+@dataclass(frozen=True)
+class HostedItem:
+    """A hosted tool's output item (:mod:`mockserver.replies.hosted_tools`), with its id."""
+
+    id: str
+    call: HostedCall
+    call_id: str | None = None
+
+    def item(self, *, done: bool = True) -> dict[str, Any]:
+        fields = self.call.done if done else self.call.added
+        extra = {"call_id": self.call_id} if self.call_id is not None else {}
+        return {"id": self.id, **fields, **extra}
 
 
 @dataclass(frozen=True)
@@ -117,6 +148,11 @@ class ResponsePlan:
     store: bool
     background: bool
     cache: CacheUse = NO_CACHE
+    obfuscate: bool = True  # streamed deltas carry ``obfuscation`` (stream_options.include_obfuscation)
+    hosted: tuple[HostedItem, ...] = ()  # the hosted tools' calls, before the answer
+    moderation: dict[str, Any] | None = None  # what the requested moderation model says, once final
+    web_searches: int = 0
+    image_tokens: int = 0
 
     def shifted(self, seconds: float) -> ResponsePlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
@@ -136,7 +172,7 @@ class ResponsePlan:
 
     def output(self) -> list[dict[str, Any]]:
         items = [self.reasoning.item()] if self.reasoning else []
-        return items + [a.item() for a in self.answers]
+        return items + [h.item() for h in self.hosted] + [a.item() for a in self.answers]
 
     def exchange_usage(self) -> Usage:
         cached, written = self.cache.cached_tokens, self.cache.written_tokens
@@ -174,8 +210,11 @@ def plan_response(
         raise errors.missing_parameter("input")
     sent = list(fitted.context) if fitted else read_context(body.input, body.previous_response_id, previous)
     context = fitted.kept if fitted else sent
-    tools = function_tools(body.tools)
-    check_tool_choice(tools, body.tool_choice)
+    top_level = function_tools(body.tools)
+    tools = top_level + _namespaced(body.tools) + _added(body.input)
+    check_tool_choice(tools, body.tool_choice, hosted=len(body.tools or ()) > len(top_level))
+    latest = next((text for kind, text in reversed(context) if kind == "user"), "")
+    hosted = plan_hosted(body.tools, body.tool_choice, context, latest=latest, data=fixture.hosted_tools)
     prompt_texts = [body.instructions or "", *(text for _, text in context)]
     fmt = output_format(body.text.format if body.text else None, prompt_texts, param="text.format")
 
@@ -220,8 +259,17 @@ def plan_response(
     incomplete = said.incomplete
 
     reasoning_part = None
-    if planned_reasoning > 0:
-        include = body.include or []
+    # A model that reports an effort (gpt-5.6-sol: medium) sends its reasoning item, encrypted, to a client
+    # that asks for it, even when the fixture plans no reasoning tokens at that effort, as the live one does.
+    model = admission.model
+    include = body.include or []
+    reports_effort = (
+        model.reasoning
+        and effort_param is None
+        and model.reported_effort not in (None, "none")
+        and ENCRYPTED_REASONING_INCLUDE in include
+    )
+    if planned_reasoning > 0 or reports_effort:
         reasoning_part = ReasoningPart(
             id=state.ids.prefixed("rs"),
             tokens=reasoning_made,
@@ -230,7 +278,10 @@ def plan_response(
             encrypted=ENCRYPTED_REASONING_INCLUDE in include,
         )
     answers: tuple[AnswerPart, ...] = ()
-    if said.reply.calls:
+    namespaces = _namespaces(body.tools)
+    if hosted.ends_turn:  # a client-executed tool search: the client answers it before the model goes on
+        pass
+    elif said.reply.calls:
         # Parallel tool calls are one function_call item each; an output limit can cut the last one short.
         answers = tuple(
             AnswerPart(
@@ -239,18 +290,33 @@ def plan_response(
                 complete=end - start == len(call.arguments),
                 name=call.tool.name,
                 call_id=f"call_{state.ids.token(24)}",
+                namespace=namespaces.get(call.tool.name),
             )
             for call, start, end in said.calls()
         )
     elif not incomplete or len(visible) > 0:
-        answers = (AnswerPart(id=state.ids.prefixed("msg"), text=visible, complete=not incomplete),)
+        cited = tuple(citations_for(visible.text, hosted.citations))
+        answers = (AnswerPart(state.ids.prefixed("msg"), visible, not incomplete, annotations=cited),)
+    if answers and answers[0].name is not None and narrates([body.instructions or "", *system_texts(context)]):
+        said_first = Text(tuple(tokens.split(commentary([a.name or "" for a in answers]))))
+        answers = (AnswerPart(state.ids.prefixed("msg"), said_first, True, phase="commentary"), *answers)
+    hosted_items = tuple(
+        HostedItem(state.ids.prefixed(c.prefix), c, f"call_{state.ids.token(24)}" if c.call_id else None)
+        for c in hosted.calls
+    )
 
     return ResponsePlan(
         id=state.ids.prefixed("resp"),
         created_at=int(state.wall_clock()),
         duration=schedule.end - schedule.start,
         project=admission.account.project,
-        echo=_echo(body, admission, fmt, reasoning.effort_for(fixture, admission, effort_param)),
+        echo=echo.settings(
+            body,
+            admission,
+            fmt,
+            reasoning.effort_for(fixture, admission, effort_param),
+            loaded=any(kind == "tool_search_output" for kind, _ in context),
+        ),
         input_tokens=fitted.input_tokens if fitted else count_input_tokens(body.instructions, context, body.tools),
         reasoning=reasoning_part,
         answers=answers,
@@ -261,7 +327,58 @@ def plan_response(
         store=body.store is not False,
         background=bool(body.background),
         cache=admission.cache,
+        obfuscate=obfuscation.wanted(body.stream_options),
+        hosted=hosted_items,
+        moderation=moderation_of(body.moderation, fixture.moderation.rules, latest, visible.text, listed=False),
+        web_searches=hosted.web_searches,
+        image_tokens=hosted.image_tokens,
     )
+
+
+def _namespaces(tools: Sequence[Any] | None) -> dict[str, str]:
+    """The namespace of each function its calls name: a function in a ``namespace`` tool, that
+    namespace; a function a tool search loads (``defer_loading``), a namespace of its own name, where
+    the live API puts it."""
+    spaces: dict[str, str] = {}
+    for t in tools or ():
+        name = t.get("name")
+        if not isinstance(name, str):
+            continue
+        if t.get("type") == "function" and t.get("defer_loading"):
+            spaces[name] = name
+        elif t.get("type") == "namespace":
+            spaces.update((inner["name"], name) for inner in _inner_functions(t) if isinstance(inner.get("name"), str))
+    return spaces
+
+
+def _added(raw_input: Any) -> list[FunctionSpec]:
+    """The function tools ``additional_tools`` input items add to the conversation, callable from then on."""
+    if not isinstance(raw_input, list):
+        return []
+    return [
+        function_spec(inner, f"input[{i}].tools[{j}]")
+        for i, item in enumerate(raw_input)
+        if isinstance(item, Mapping) and item.get("type") == "additional_tools"
+        for j, inner in enumerate(_inner_functions(item))
+    ]
+
+
+def _inner_functions(holder: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The function tools a namespace tool or an ``additional_tools`` item lists."""
+    inner = holder.get("tools")
+    return (
+        [t for t in inner if isinstance(t, Mapping) and t.get("type") == "function"] if isinstance(inner, list) else []
+    )
+
+
+def _namespaced(tools: Sequence[Any] | None) -> list[FunctionSpec]:
+    """The function tools inside ``namespace`` tools, which the model calls as it calls any other."""
+    return [
+        function_spec(inner, f"tools[{i}].tools[{j}]")
+        for i, t in enumerate(tools or ())
+        if isinstance(t, Mapping) and t.get("type") == "namespace"
+        for j, inner in enumerate(_inner_functions(t))
+    ]
 
 
 async def earlier_turn(state: ServerState, project: str, previous_response_id: str | None) -> StoredResponse | None:
@@ -300,40 +417,17 @@ def _output_items(reasoning_part: ReasoningPart | None, answers: Sequence[Answer
     return items
 
 
-def _echo(body: ResponseCreateRequest, admission: Admission, fmt: dict[str, Any], effort: str | None) -> dict[str, Any]:
-    return {
-        "background": bool(body.background),
-        "instructions": body.instructions,
-        "max_output_tokens": body.max_output_tokens,
-        "max_tool_calls": body.max_tool_calls,
-        "metadata": body.metadata or {},
-        "model": admission.model.id,
-        "parallel_tool_calls": body.parallel_tool_calls if body.parallel_tool_calls is not None else True,
-        "previous_response_id": body.previous_response_id,
-        "prompt_cache_key": body.prompt_cache_key,
-        "prompt_cache_retention": body.prompt_cache_retention,
-        "reasoning": {"effort": effort, "summary": body.reasoning.summary_style if body.reasoning else None},
-        "safety_identifier": body.safety_identifier,
-        "service_tier": admission.tier.tier,
-        "store": body.store is not False,
-        "temperature": body.temperature if body.temperature is not None else 1.0,
-        "text": {"format": fmt, "verbosity": (body.text.verbosity if body.text else None) or "medium"},
-        "tool_choice": body.tool_choice if body.tool_choice is not None else "auto",
-        "tools": body.tools or [],
-        "top_logprobs": body.top_logprobs or 0,
-        "top_p": body.top_p if body.top_p is not None else 1.0,
-        "truncation": body.truncation or "disabled",
-        "user": body.user,
-    }
-
-
 # -- Rendering ----------------------------------------------------------------------------------
 
 
-def response_object(plan: ResponsePlan, *, final: bool = True, status: str = "in_progress") -> dict[str, Any]:
-    """The ``Response`` object: final (completed or incomplete), or as it looks while ``status``."""
+def response_object(
+    plan: ResponsePlan, *, final: bool = True, status: str = "in_progress", streamed: bool = False
+) -> dict[str, Any]:
+    """The ``Response`` object: final (completed or incomplete), or as it looks while ``status``.
+    A ``streamed`` one (in a stream's lifecycle events) has no ``billing``, as live; ``tool_usage`` counts
+    what the hosted tools used once the response is final."""
     status = plan.status if final else status
-    return {
+    body = {
         "id": plan.id,
         "object": "response",
         "created_at": plan.created_at,
@@ -345,6 +439,12 @@ def response_object(plan: ResponsePlan, *, final: bool = True, status: str = "in
         "output": plan.output() if final else [],
         "usage": plan.usage() if final else None,
     }
+    if not streamed:
+        body["billing"] = BILLING
+    body["tool_usage"] = echo.tool_usage(plan.web_searches, plan.image_tokens) if final else echo.tool_usage()
+    if final and plan.moderation is not None:
+        body["moderation"] = plan.moderation
+    return body
 
 
 def stored(plan: ResponsePlan, items: tuple[dict[str, Any], ...]) -> StoredResponse:

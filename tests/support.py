@@ -10,10 +10,13 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import openai
+import pytest
+import tiktoken
 
 from mockserver import MockServer
 from mockserver.config.fixture import Fixture, load_fixture
 from mockserver.service.exchange import Exchange
+from mockserver.testing.tiktoken_cache import seed_tiktoken_cache
 
 MESSAGES = [{"role": "user", "content": "Write a haiku about speed."}]
 T = TypeVar("T")
@@ -87,3 +90,13 @@ class Attempts(list[Attempt]):
 
     def gaps(self) -> list[float]:
         return [b.started_at - a.started_at for a, b in itertools.pairwise(self)]
+
+
+def tiktoken_reference(name: str, factory: pytest.TempPathFactory) -> tiktoken.Encoding:
+    """``tiktoken.get_encoding(name)`` as a client gets it: tiktoken's own pattern and special tokens,
+    reading the file it would download from a cache seeded with mockserver's copy (its SHA-256 checked)
+    and not from the network."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIKTOKEN_CACHE_DIR", str(factory.mktemp("tiktoken")))
+        seed_tiktoken_cache()
+        return tiktoken.get_encoding(name)

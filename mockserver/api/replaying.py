@@ -10,7 +10,7 @@ the metrics see it as they see a generated one. A request that matches none gets
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 from starlette.responses import Response
@@ -22,11 +22,12 @@ from mockserver.config.fixture import Account
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.harness.replay import library
-from mockserver.recording.proxy import forward
-from mockserver.recording.recorders import Recorders
 from mockserver.replies.recorded import plan_replay
 from mockserver.replies.recorded_shapes import BodyStream
 from mockserver.server_state import ServerState
+
+if TYPE_CHECKING:
+    from mockserver.recording.recorders import Recorders
 
 RECORDERS = "recorders"  # the server's :class:`Recorders`, in its resources: closed when it stops
 
@@ -87,6 +88,8 @@ async def answer(
 
 async def _record(request: Request, state: ServerState, upstream: str, cassette: str, redact: list[str]) -> Response:
     """Forward a request no recording matches, and record it; the library reloads the cassette after."""
+    from mockserver.recording.proxy import forward  # an HTTP client: only for a server that records misses
+
     body = await request.body()
     recorder = await recorders(state).get(upstream, cassette, redact)
     return await forward(recorder, request, body)  # counts the exchange on the recorder before it awaits
@@ -94,6 +97,8 @@ async def _record(request: Request, state: ServerState, upstream: str, cassette:
 
 def recorders(state: ServerState) -> Recorders:
     """The server's recorders of replay misses, made on the first miss recorded."""
+    from mockserver.recording.recorders import Recorders
+
     kept = state.resources.get(RECORDERS)
     if isinstance(kept, Recorders):
         return kept

@@ -11,9 +11,6 @@ from typing import Any
 from mockserver.cassettes import files
 from mockserver.config.fixture import load_fixture
 from mockserver.recording import calibrate as calibration
-from mockserver.recording import whatif as what
-from mockserver.recording.drive import drive
-from mockserver.recording.plot import PlotUnavailable, draw
 
 USAGE_ERROR = 2
 DEFAULT_TIERS = ("default", "priority", "ultrafast")
@@ -75,6 +72,11 @@ def add_calibrate(commands: Any) -> None:
 
 
 def whatif(args: argparse.Namespace) -> int:
+    # Here, not at the top: they bring an HTTP client, which no other command needs.
+    from mockserver.recording import whatif as what
+    from mockserver.recording.drive import drive
+    from mockserver.recording.plot import PlotUnavailable, draw
+
     try:
         records = files.load(args.path).records
     except files.CassetteError as exc:

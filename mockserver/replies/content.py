@@ -175,27 +175,17 @@ def _reporting(writer: Writer, admission: Admission, seed: int, cues: generation
     """An answer after tool results: ``report`` (what they returned), then generated prose.
 
     A forced or stated length is the whole answer's, the report within it: a report longer than that
-    is cut before a word, so "in about 40 words" after a long tool result is still about 40 words.
-    Without one, the answer runs its kind's natural length, and never shorter than the report."""
+    is cut there, so "in about 40 words" after a long tool result is still about 40 words. Without
+    one, the answer runs its kind's natural length, and never shorter than the report."""
     opening = tokens.split(report)
     per_character = writer.fixture.tokens_per_character(cues.language)
     length = _asked_length(writer.fixture, admission, seed, cues, per_character)
     if length is None:
         length = max(lengths.natural_length(seed, *writer.fixture.output_tokens.range_for(cues.kind)), len(opening))
-    elif len(opening) > length:
-        opening = opening[: _word_start_within(opening, length)]
+    if len(opening) >= length:
+        return Reply(Text(tuple(opening[:length])))
     rest = writer.generator.generate(seed, length - len(opening), cues.language, tokens_per_character=per_character)
-    return Reply(Text((*opening, *rest.tokens)[:length]))
-
-
-def _word_start_within(pieces: Sequence[str], most: int) -> int:
-    """How many of ``pieces`` to keep, at most ``most``, so that the next one starts a word (a space
-    before it), where generated prose can follow and the text re-counts as it was split; ``most`` when
-    no piece in reach starts one (Chinese has no spaces: there a token boundary is the cut)."""
-    for at in range(most, 0, -1):
-        if pieces[at].startswith(" "):
-            return at
-    return most
+    return Reply(Text((*opening, *rest.tokens)))
 
 
 def _described_instance(cues: generation.Cues, rng: random.Random) -> Any | None:

@@ -1,6 +1,7 @@
 """What mockserver weighs on a machine that uses it: start-up, memory and the installed size.
 
-    python benchmarks/weight.py [--baseline-python PY --baseline-checkout DIR] [--rounds N] [--venv] [--output PATH]
+    python benchmarks/weight.py [--baseline-python PY --baseline-checkout DIR] [--rounds N] [--output PATH]
+    python benchmarks/weight.py --venv [--baseline-python PY --baseline-checkout DIR]
 
 Four figures, each for this checkout and, with ``--baseline-*``, another (an older checkout run with an
 interpreter whose environment has that checkout's dependencies), measured in turns so both see the
@@ -9,18 +10,20 @@ same machine:
 1. **A pytest session with the fixture.** pytest runs one test file in a fresh interpreter, in an empty
    directory (the plugin loads through its entry point): ``def test_one(mockserver): pass`` against
    ``def test_one(): pass``. The difference of the wall times is what the fixture costs a session, and
-   the difference of the peak RSS its memory. A second pair makes one Chat Completions request through
+   the difference of the peak RSS its memory; the difference of the CPU times (user and system) is
+   the same cost as a busy machine disturbs it less. A second pair makes one Chat Completions request through
    ``mockserver.client()``, against a test that builds the same ``openai`` client without the fixture
    (no request can be made without a server): that adds what the first request costs.
 2. **``mockserver serve`` to its first ``/health``.** From launching the process to the first 200 on
    ``GET /health`` (polled every 5 ms), beside the same for a bare FastAPI app with one route under
    uvicorn (``_fastapi_floor.py``): the floor any FastAPI server pays to import and listen.
 3. **Idle RSS**: the server's resident memory once ``/health`` has answered, before any API request.
-4. **The installed size** (``--venv``): a new venv, ``pip install -c constraints.txt CHECKOUT`` (no extras),
-   its size on disk and its largest packages.
+4. **The installed size** (``--venv``, alone): a new venv, ``pip install -c constraints.txt CHECKOUT`` (no
+   extras), its size on disk and its largest packages.
 
 Medians of ``--rounds`` runs (default 7; the venv once). The machine is shared: the figures are meant
-side by side, not as absolutes. Written to ``benchmarks/results/weight.json``.
+side by side, not as absolutes. Written to ``benchmarks/results/weight.json`` (``--venv``:
+``benchmarks/results/weight_installed.json``).
 """
 
 from __future__ import annotations
@@ -66,8 +69,8 @@ TESTS = {
 PAIRS = {"fixture": ("fixture", "no_fixture"), "fixture_one_request": ("fixture_one_request", "no_fixture_client")}
 
 
-def run_measured(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """Run ``command``; its wall time in seconds and its peak RSS in MiB."""
+def run_measured(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, float]:
+    """Run ``command``; its wall time and CPU time (user and system) in seconds, and its peak RSS in MiB."""
     started = time.perf_counter()
     process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
@@ -75,14 +78,14 @@ def run_measured(command: list[str], env: dict[str, str], cwd: Path) -> tuple[fl
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise RuntimeError(f"{command} failed: {process.stderr.read().decode()[-2000:] if process.stderr else ''}")
-    return elapsed, usage.ru_maxrss / 1024
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def environment(checkout: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(checkout), "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def pytest_session(python: str, checkout: Path, test: str, directory: Path) -> tuple[float, float]:
+def pytest_session(python: str, checkout: Path, test: str, directory: Path) -> tuple[float, float, float]:
     path = directory / f"test_{test}.py"
     path.write_text(TESTS[test])
     command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore", str(path)]
@@ -107,10 +110,13 @@ def rss_mib(pid: int) -> float:
     raise RuntimeError(f"no VmRSS for {pid}")
 
 
-def first_health(command: list[str], env: dict[str, str], port: int, settle_s: float = 1.0) -> tuple[float, float]:
-    """Seconds from launching ``command`` to its first 200 on /health, and its RSS ``settle_s`` after."""
+def first_health(
+    command: list[str], env: dict[str, str], port: int, cwd: Path, settle_s: float = 1.0
+) -> tuple[float, float]:
+    """Seconds from launching ``command`` to its first 200 on /health, and its RSS ``settle_s`` after.
+    It runs in ``cwd``: ``python -m`` puts the working directory first on the import path."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         while not health(port):
             if process.poll() is not None or time.perf_counter() - started > 60:
@@ -127,12 +133,12 @@ def first_health(command: list[str], env: dict[str, str], port: int, settle_s: f
 def serve(python: str, checkout: Path) -> tuple[float, float]:
     port = free_port()
     command = [python, "-m", "mockserver", "serve", "--port", str(port), "--log-level", "warning"]
-    return first_health(command, environment(checkout), port)
+    return first_health(command, environment(checkout), port, checkout)
 
 
 def fastapi_floor(python: str) -> tuple[float, float]:
     port = free_port()
-    return first_health([python, str(HERE / "_fastapi_floor.py"), str(port)], dict(os.environ), port)
+    return first_health([python, str(HERE / "_fastapi_floor.py"), str(port)], dict(os.environ), port, HERE)
 
 
 def venv_size(python: str, checkout: Path) -> dict[str, Any]:
@@ -177,8 +183,9 @@ def measure(trees: dict[str, tuple[str, Path]], rounds: int) -> dict[str, dict[s
             seen = runs[name]
             with tempfile.TemporaryDirectory(prefix="mockserver-weight-") as scratch:
                 for test in TESTS:
-                    seconds, peak = pytest_session(python, checkout, test, Path(scratch))
+                    seconds, cpu, peak = pytest_session(python, checkout, test, Path(scratch))
                     seen.setdefault(f"{test}_s", []).append(seconds)
+                    seen.setdefault(f"{test}_cpu_s", []).append(cpu)
                     seen.setdefault(f"{test}_peak_rss_mib", []).append(peak)
             seconds, idle = serve(python, checkout)
             seen.setdefault("serve_first_health_s", []).append(seconds)
@@ -191,6 +198,7 @@ def measure(trees: dict[str, tuple[str, Path]], rounds: int) -> dict[str, dict[s
         figures: dict[str, Any] = {key: median(values) for key, values in seen.items()}
         for pair, (with_it, without) in PAIRS.items():
             figures[f"{pair}_extra_s"] = median(differences(seen, f"{with_it}_s", f"{without}_s"))
+            figures[f"{pair}_extra_cpu_s"] = median(differences(seen, f"{with_it}_cpu_s", f"{without}_cpu_s"))
             memory = differences(seen, f"{with_it}_peak_rss_mib", f"{without}_peak_rss_mib")
             figures[f"{pair}_extra_peak_rss_mib"] = median(memory, 1)
         report[name] = figures
@@ -202,24 +210,25 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--baseline-python", help="the interpreter for --baseline-checkout")
     parser.add_argument("--baseline-checkout", type=Path, help="another checkout, measured beside this one")
-    parser.add_argument("--venv", action="store_true", help="also install each checkout into a new venv (minutes)")
-    parser.add_argument("--output", type=Path, default=RESULTS / "weight.json")
+    parser.add_argument("--venv", action="store_true", help="only the installed size: a new venv per checkout")
+    parser.add_argument("--output", type=Path)
     args = parser.parse_args()
+    output = args.output or RESULTS / ("weight_installed.json" if args.venv else "weight.json")
     trees = {"mockserver": (sys.executable, HERE.parent)}
     if args.baseline_checkout:
         trees["baseline"] = (args.baseline_python or sys.executable, args.baseline_checkout.resolve())
     report: dict[str, Any] = {
-        "rounds": args.rounds,
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg(),
         "checkouts": {name: str(checkout) for name, (_, checkout) in trees.items()},
-        **measure(trees, args.rounds),
     }
     if args.venv:
-        report["installed"] = {name: venv_size(python, checkout) for name, (python, checkout) in trees.items()}
+        report.update({name: venv_size(python, checkout) for name, (python, checkout) in trees.items()})
+    else:
+        report.update({"rounds": args.rounds, **measure(trees, args.rounds)})
     report["load_average_after"] = os.getloadavg()
-    write_report(args.output, report)
-    print(args.output.read_text())
+    write_report(output, report)
+    print(output.read_text())
 
 
 if __name__ == "__main__":

@@ -110,11 +110,18 @@ def rss_mib(pid: int) -> float:
     raise RuntimeError(f"no VmRSS for {pid}")
 
 
+def cpu_s(pid: int) -> float:
+    """The CPU time (user and system) process ``pid`` has used so far, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def first_health(
     command: list[str], env: dict[str, str], port: int, cwd: Path, settle_s: float = 1.0
-) -> tuple[float, float]:
-    """Seconds from launching ``command`` to its first 200 on /health, and its RSS ``settle_s`` after.
-    It runs in ``cwd``: ``python -m`` puts the working directory first on the import path."""
+) -> tuple[float, float, float]:
+    """Seconds from launching ``command`` to its first 200 on /health, the CPU seconds it used until
+    then (what a busy machine disturbs less), and its RSS ``settle_s`` after. It runs in ``cwd``:
+    ``python -m`` puts the working directory first on the import path."""
     started = time.perf_counter()
     process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -122,21 +129,21 @@ def first_health(
             if process.poll() is not None or time.perf_counter() - started > 60:
                 raise RuntimeError(f"{command} did not answer /health")
             time.sleep(0.005)
-        elapsed = time.perf_counter() - started
+        elapsed, used = time.perf_counter() - started, cpu_s(process.pid)
         time.sleep(settle_s)
-        return elapsed, rss_mib(process.pid)
+        return elapsed, used, rss_mib(process.pid)
     finally:
         process.terminate()
         process.wait(timeout=10)
 
 
-def serve(python: str, checkout: Path) -> tuple[float, float]:
+def serve(python: str, checkout: Path) -> tuple[float, float, float]:
     port = free_port()
     command = [python, "-m", "mockserver", "serve", "--port", str(port), "--log-level", "warning"]
     return first_health(command, environment(checkout), port, checkout)
 
 
-def fastapi_floor(python: str) -> tuple[float, float]:
+def fastapi_floor(python: str) -> tuple[float, float, float]:
     port = free_port()
     return first_health([python, str(HERE / "_fastapi_floor.py"), str(port)], dict(os.environ), port, HERE)
 
@@ -187,12 +194,11 @@ def measure(trees: dict[str, tuple[str, Path]], rounds: int) -> dict[str, dict[s
                     seen.setdefault(f"{test}_s", []).append(seconds)
                     seen.setdefault(f"{test}_cpu_s", []).append(cpu)
                     seen.setdefault(f"{test}_peak_rss_mib", []).append(peak)
-            seconds, idle = serve(python, checkout)
-            seen.setdefault("serve_first_health_s", []).append(seconds)
-            seen.setdefault("serve_idle_rss_mib", []).append(idle)
-            seconds, idle = fastapi_floor(python)
-            seen.setdefault("fastapi_floor_first_health_s", []).append(seconds)
-            seen.setdefault("fastapi_floor_idle_rss_mib", []).append(idle)
+            for server, start in (("serve", serve), ("fastapi_floor", lambda py, _: fastapi_floor(py))):
+                seconds, cpu, idle = start(python, checkout)
+                seen.setdefault(f"{server}_first_health_s", []).append(seconds)
+                seen.setdefault(f"{server}_first_health_cpu_s", []).append(cpu)
+                seen.setdefault(f"{server}_idle_rss_mib", []).append(idle)
     report: dict[str, dict[str, Any]] = {}
     for name, seen in runs.items():
         figures: dict[str, Any] = {key: median(values) for key, values in seen.items()}

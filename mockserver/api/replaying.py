@@ -12,7 +12,7 @@ none gets the fixture's ``replay_miss``: the ``no_recording`` 400, ``None`` (the
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 from starlette.responses import Response
@@ -26,12 +26,13 @@ from mockserver.config.fixture import Account, ModelKind
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.harness.replay import library
-from mockserver.recording.proxy import forward
-from mockserver.recording.recorders import Recorders
 from mockserver.replies.recorded import plan_replay, recorded_error
 from mockserver.replies.recorded_shapes import BodyStream
 from mockserver.server_state import ServerState
 from mockserver.service import access
+
+if TYPE_CHECKING:
+    from mockserver.recording.recorders import Recorders
 
 RECORDERS = "recorders"  # the server's :class:`Recorders`, in its resources: closed when it stops
 
@@ -142,6 +143,8 @@ async def _recording(
 
 async def _record(request: Request, state: ServerState, upstream: str, cassette: str, redact: list[str]) -> Response:
     """Forward a request no recording matches, and record it; the library reloads the cassette after."""
+    from mockserver.recording.proxy import forward  # an HTTP client: only for a server that records misses
+
     body = await request.body()
     recorder = await recorders(state).get(upstream, cassette, redact)
     return await forward(recorder, request, body)  # counts the exchange on the recorder before it awaits
@@ -149,6 +152,8 @@ async def _record(request: Request, state: ServerState, upstream: str, cassette:
 
 def recorders(state: ServerState) -> Recorders:
     """The server's recorders of replay misses, made on the first miss recorded."""
+    from mockserver.recording.recorders import Recorders
+
     kept = state.resources.get(RECORDERS)
     if isinstance(kept, Recorders):
         return kept

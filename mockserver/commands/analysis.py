@@ -12,9 +12,6 @@ from typing import Any
 from mockserver.cassettes import files, sources
 from mockserver.config.fixture import load_fixture
 from mockserver.recording import calibrate as calibration
-from mockserver.recording import whatif as what
-from mockserver.recording.drive import drive
-from mockserver.recording.plot import PlotUnavailable, draw
 
 USAGE_ERROR = 2
 DEFAULT_TIERS = ("default", "priority", "ultrafast")
@@ -78,6 +75,11 @@ def add_calibrate(commands: Any) -> None:
 
 
 def whatif(args: argparse.Namespace) -> int:
+    # Here, not at the top: they bring an HTTP client, which no other command needs.
+    from mockserver.recording import whatif as what
+    from mockserver.recording.drive import drive
+    from mockserver.recording.plot import PlotUnavailable, draw
+
     try:
         loaded = sources.load([args.path])
     except files.CassetteError as exc:

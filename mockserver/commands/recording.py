@@ -18,8 +18,6 @@ from mockserver.config.settings import Settings
 from mockserver.harness.replay import library
 from mockserver.harness.replay.library import REPLAY_MISSES, REPLAY_TIMINGS
 from mockserver.recording import table
-from mockserver.recording.proxy import Recorder, create_proxy_app
-from mockserver.recording.upstream import Upstream
 from mockserver.server import startup
 
 USAGE_ERROR = 2
@@ -191,6 +189,10 @@ def add_cassette(commands: Any) -> None:
 
 def record(args: argparse.Namespace) -> int:
     import uvicorn
+
+    # Here, not at the top: the recording proxy brings an HTTP client, which `serve` never needs.
+    from mockserver.recording.proxy import Recorder, create_proxy_app
+    from mockserver.recording.upstream import Upstream
 
     if not args.upstream or not args.cassette:
         return _fail("record needs --upstream URL and --cassette PATH (or MOCKSERVER_UPSTREAM, MOCKSERVER_CASSETTE)")

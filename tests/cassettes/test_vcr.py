@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import vcr
 import yaml
 
 from mockserver import MockServer
-from mockserver.cassettes.vcr import read_vcr
+from mockserver.cassettes.vcr import BROTLI_MISSING, read_vcr
 from mockserver.cli import main
 from mockserver.config.fixture import ConfigError
 from mockserver.config.settings import Settings
@@ -226,6 +227,17 @@ def test_serializer_shapes_are_read_and_the_rest_is_listed(tmp_path: Path) -> No
     assert main(["cassette", "import", str(path), "--out", str(imported)]) == 0
     assert "recordedsecret" not in imported.read_text()
     assert len(imported.read_text().splitlines()) == 3
+
+
+def test_a_brotli_body_without_the_vcr_extra_is_skipped_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _serializer_shapes(tmp_path)
+    monkeypatch.setitem(sys.modules, "brotli", None)  # as without `pip install "mockserver[vcr]"`
+    load = read_vcr([path])
+    assert [i.path for i in load.interactions] == ["/v1/chat/completions", "/v1/messages"]
+    assert (f"{path}#2", BROTLI_MISSING) in [(s.source, s.reason) for s in load.skipped]
+    assert "mockserver[vcr]" in BROTLI_MISSING
 
 
 def test_access_rules_still_apply_to_the_keys_the_fixture_knows(recorded: Any) -> None:

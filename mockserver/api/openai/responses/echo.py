@@ -3,8 +3,10 @@
 The live API echoes every setting, the request's value or the default in force: the penalties,
 the reasoning effort (and on current models its ``context`` and ``mode``, from the model's fixture
 entry), the verbosity, the prompt cache's retention. Tools come back as sent, with the fields the API
-fills in (a function's ``description``, ``output_schema`` and ``strict``; a hosted tool's options),
-and without the request-only ``external_web_access``.
+fills in (a function's ``description``, ``output_schema`` and ``strict``; a hosted tool's options:
+``web_search``'s ``filters`` and ``return_token_budget``, but not ``web_search_preview``'s; the image
+model ``image_generation`` uses), and without the request-only ``external_web_access`` and
+``image_generation``'s ``input_fidelity`` and ``partial_images``, which live replies leave out.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ _WEB_SEARCH_DEFAULTS: Mapping[str, Any] = {
     "search_context_size": "medium",
     "return_token_budget": "default",
 }
+_WEB_SEARCH_PREVIEW_DEFAULTS: Mapping[str, Any] = {"search_context_size": "medium"}  # no filters, no budget
 _USER_LOCATION_DEFAULTS: Mapping[str, Any] = {
     "type": "approximate",
     "city": None,
@@ -31,6 +34,7 @@ _USER_LOCATION_DEFAULTS: Mapping[str, Any] = {
 }
 _IMAGE_GENERATION_DEFAULTS: Mapping[str, Any] = {
     "background": "auto",
+    "model": "gpt-image-1",
     "moderation": "auto",
     "n": 1,
     "output_compression": 100,
@@ -39,6 +43,7 @@ _IMAGE_GENERATION_DEFAULTS: Mapping[str, Any] = {
     "size": "auto",
 }
 _REQUEST_ONLY = frozenset({"external_web_access"})  # accepted, never echoed
+_IMAGE_REQUEST_ONLY = frozenset({"input_fidelity", "partial_images"})  # image_generation options never echoed
 
 
 def settings(
@@ -121,9 +126,10 @@ def tool(sent: Mapping[str, Any], *, loaded: bool = False) -> dict[str, Any]:
         location = echoed.get("user_location")
         located = {**_USER_LOCATION_DEFAULTS, **location} if isinstance(location, Mapping) else _USER_LOCATION_DEFAULTS
         offline = {"search_content_types": ["text"]} if sent.get("external_web_access") is False else {}
-        return {**_WEB_SEARCH_DEFAULTS, **offline, **echoed, "user_location": dict(located)}
+        defaults = _WEB_SEARCH_PREVIEW_DEFAULTS if kind == "web_search_preview" else _WEB_SEARCH_DEFAULTS
+        return {**defaults, **offline, **echoed, "user_location": dict(located)}
     if kind == "image_generation":
-        return {**_IMAGE_GENERATION_DEFAULTS, **echoed}
+        return {**_IMAGE_GENERATION_DEFAULTS, **{k: v for k, v in echoed.items() if k not in _IMAGE_REQUEST_ONLY}}
     return echoed
 
 

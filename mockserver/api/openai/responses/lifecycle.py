@@ -214,7 +214,9 @@ def plan_response(
     tools = top_level + _namespaced(body.tools) + _added(body.input)
     check_tool_choice(tools, body.tool_choice, hosted=len(body.tools or ()) > len(top_level))
     latest = next((text for kind, text in reversed(context) if kind == "user"), "")
-    hosted = plan_hosted(body.tools, body.tool_choice, context, latest=latest, data=fixture.hosted_tools)
+    hosted = plan_hosted(
+        body.tools, body.tool_choice, context, latest=latest, data=fixture.hosted_tools, include=body.include or ()
+    )
     prompt_texts = [body.instructions or "", *(text for _, text in context)]
     fmt = output_format(body.text.format if body.text else None, prompt_texts, param="text.format")
 
@@ -260,14 +262,15 @@ def plan_response(
 
     reasoning_part = None
     # A model that reports an effort (gpt-5.6-sol: medium) sends its reasoning item, encrypted, to a client
-    # that asks for it, even when the fixture plans no reasoning tokens at that effort, as the live one does.
+    # that asks for it, even when the fixture plans no reasoning tokens at that effort, as the live one does;
+    # one whose fixture entry sets reasoning_item_unasked sends it (not encrypted) to every client.
     model = admission.model
     include = body.include or []
     reports_effort = (
         model.reasoning
         and effort_param is None
         and model.reported_effort not in (None, "none")
-        and ENCRYPTED_REASONING_INCLUDE in include
+        and (model.reasoning_item_unasked or ENCRYPTED_REASONING_INCLUDE in include)
     )
     if planned_reasoning > 0 or reports_effort:
         reasoning_part = ReasoningPart(

@@ -39,7 +39,7 @@ from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
 from mockserver.engine.structured import FunctionSpec, check_tool_choice
 from mockserver.replies.commentary import commentary, narrates
-from mockserver.replies.hosted_tools import HostedCall, citations_for, plan_hosted
+from mockserver.replies.hosted_tools import Hosted, HostedCall, citations_for, plan_hosted
 from mockserver.replies.inline_moderation import moderation_of
 from mockserver.replies.planner import Facts, plan
 from mockserver.server_state import ServerState
@@ -239,7 +239,7 @@ def plan_response(
             cues,
             context,
             tools,
-            body.tool_choice,
+            _choice_after(hosted, body.tool_choice),
             output_format=fmt,
             schema_param="text.format.schema",
             parallel=body.parallel_tool_calls is not False,
@@ -382,6 +382,14 @@ def _namespaced(tools: Sequence[Any] | None) -> list[FunctionSpec]:
         if isinstance(t, Mapping) and t.get("type") == "namespace"
         for j, inner in enumerate(_inner_functions(t))
     ]
+
+
+def _choice_after(hosted: Hosted, tool_choice: str | Mapping[str, Any] | None) -> str | Mapping[str, Any] | None:
+    """The ``tool_choice`` the answer after the hosted calls follows: a hosted call that does the work (an
+    image generated, a web search made; not a tool search, which only loads functions) meets ``required``,
+    and the live model then answers as under ``auto``; every other choice stands as sent."""
+    worked = any(not str(call.done.get("type", "")).startswith("tool_search") for call in hosted.calls)
+    return "auto" if worked and tool_choice == "required" else tool_choice
 
 
 async def earlier_turn(state: ServerState, project: str, previous_response_id: str | None) -> StoredResponse | None:

@@ -5,7 +5,8 @@
 - the tools echo: ``image_generation`` names its model and leaves out ``input_fidelity`` and
   ``partial_images``; ``web_search_preview`` has no ``filters`` or ``return_token_budget``;
 - ``include: ["web_search_call.action.sources"]`` lists a search's sources on the finished call;
-- a tool search's output lists a loaded namespace with ``strict`` on each of its functions;
+- a tool search's output lists a loaded namespace with ``strict`` on each of its functions; the tools echo
+  lists functions, then hosted tools, then namespaces, and only the functions a search loaded move;
 - under ``tool_choice: "required"`` a hosted call that does the work meets the requirement."""
 
 from __future__ import annotations
@@ -133,3 +134,36 @@ def test_a_hosted_call_meets_required(sdk: openai.OpenAI) -> None:
         tool_choice={"type": "function", "name": "final_result"},
     )
     assert [item.type for item in named.output] == ["function_call"]  # a named function: called, nothing else
+
+
+def test_the_tools_echo_moves_only_the_functions_a_client_search_loaded(sdk: openai.OpenAI) -> None:
+    def deferred(name: str) -> dict[str, Any]:
+        return {"type": "function", "name": name, "defer_loading": True, "parameters": {"type": "object"}}
+
+    weather = {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}
+    tools: Any = [{"type": "tool_search", "execution": "client"}, weather, deferred("get_rate"), deferred("stocks")]
+    first = sdk.responses.create(model=MODEL, input="Rate of EUR to NOK?", tools=tools)
+    echo = [(t["type"], t.get("name")) for t in first.model_dump(exclude_unset=True)["tools"]]
+    assert echo == [
+        ("function", "get_weather"),
+        ("function", "get_rate"),
+        ("function", "stocks"),
+        ("tool_search", None),
+    ]
+    [call] = first.output
+    assert call.type == "tool_search_call"
+    answered = {
+        "type": "tool_search_output",
+        "call_id": call.call_id,
+        "execution": "client",
+        "tools": [deferred("get_rate")],
+    }
+    history: Any = [{"role": "user", "content": "Rate of EUR to NOK?"}, call.model_dump(exclude_none=True), answered]
+    later = sdk.responses.create(model=MODEL, input=history, tools=tools).model_dump(exclude_unset=True)["tools"]
+    listed = [(t["type"], t.get("name"), t.get("defer_loading")) for t in later]
+    assert listed == [
+        ("function", "get_weather", None),
+        ("function", "stocks", True),  # not loaded: still deferred
+        ("tool_search", None, None),
+        ("namespace", "get_rate", None),
+    ]

@@ -11,7 +11,8 @@ model ``image_generation`` uses), and without the request-only ``external_web_ac
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from mockserver.api.openai.schemas import ResponseCreateRequest
@@ -42,15 +43,21 @@ _IMAGE_GENERATION_DEFAULTS: Mapping[str, Any] = {
     "quality": "auto",
     "size": "auto",
 }
+_ECHO_GROUPS = {"function": 0, "namespace": 2}  # the tools echo's order: functions, hosted tools, namespaces
 _REQUEST_ONLY = frozenset({"external_web_access"})  # accepted, never echoed
 _IMAGE_REQUEST_ONLY = frozenset({"input_fidelity", "partial_images"})  # image_generation options never echoed
 
 
 def settings(
-    body: ResponseCreateRequest, admission: Admission, fmt: dict[str, Any], effort: str | None, *, loaded: bool = False
+    body: ResponseCreateRequest,
+    admission: Admission,
+    fmt: dict[str, Any],
+    effort: str | None,
+    *,
+    loaded: AbstractSet[str] = frozenset(),
 ) -> dict[str, Any]:
     """The request's settings as the ``Response`` object reports them (every state of it alike).
-    ``loaded``: the conversation holds a tool search's output, which loaded the deferred functions."""
+    ``loaded``: the deferred functions a tool search's output in the conversation loaded, by name."""
     model = admission.model
     return {
         "background": bool(body.background),
@@ -73,7 +80,7 @@ def settings(
         "temperature": body.temperature if body.temperature is not None else 1.0,
         "text": {"format": _format(fmt), "verbosity": (body.text.verbosity if body.text else None) or "medium"},
         "tool_choice": body.tool_choice if body.tool_choice is not None else "auto",
-        "tools": [tool(t, loaded=loaded) for t in body.tools or ()],
+        "tools": tools(body.tools or (), loaded),
         "top_logprobs": body.top_logprobs or 0,
         "top_p": body.top_p if body.top_p is not None else 1.0,
         "truncation": body.truncation or "disabled",
@@ -103,7 +110,14 @@ def reasoning(body: ResponseCreateRequest, model: ModelSpec, effort: str | None)
     }
 
 
-def tool(sent: Mapping[str, Any], *, loaded: bool = False) -> dict[str, Any]:
+def tools(sent: Sequence[Mapping[str, Any]], loaded: AbstractSet[str] = frozenset()) -> list[dict[str, Any]]:
+    """The ``tools`` list as live replies order it: the functions first, then the hosted tools, then the
+    namespaces (a loaded function's among them), each group in the order sent."""
+    echoed = [tool(t, loaded=loaded) for t in sent]
+    return sorted(echoed, key=lambda t: _ECHO_GROUPS.get(str(t.get("type")), 1))
+
+
+def tool(sent: Mapping[str, Any], *, loaded: AbstractSet[str] = frozenset()) -> dict[str, Any]:
     """One tool as the ``Response`` object lists it: as sent, with the fields the API fills in. A
     function sent with ``defer_loading`` stays so until a tool search has ``loaded`` it; then it is
     listed in a namespace of its own name."""
@@ -111,8 +125,9 @@ def tool(sent: Mapping[str, Any], *, loaded: bool = False) -> dict[str, Any]:
     echoed = {k: v for k, v in sent.items() if k not in _REQUEST_ONLY}
     if kind == "function":
         function = {"description": None, "output_schema": None, "strict": True, **echoed}
-        if not (loaded and function.pop("defer_loading", False)):
+        if not (function.get("defer_loading") and function.get("name") in loaded):
             return function
+        del function["defer_loading"]
         name, description = function.get("name"), function.get("description") or ""
         return {"type": "namespace", "name": name, "description": description, "tools": [function]}
     if kind == "namespace":

@@ -318,7 +318,7 @@ def plan_response(
             admission,
             fmt,
             reasoning.effort_for(fixture, admission, effort_param),
-            loaded=any(kind == "tool_search_output" for kind, _ in context),
+            loaded=_loaded_by_search(body.input, context, body.tools),
         ),
         input_tokens=fitted.input_tokens if fitted else count_input_tokens(body.instructions, context, body.tools),
         reasoning=reasoning_part,
@@ -390,6 +390,28 @@ def _choice_after(hosted: Hosted, tool_choice: str | Mapping[str, Any] | None) -
     and the live model then answers as under ``auto``; every other choice stands as sent."""
     worked = any(not str(call.done.get("type", "")).startswith("tool_search") for call in hosted.calls)
     return "auto" if worked and tool_choice == "required" else tool_choice
+
+
+def _loaded_by_search(
+    sent_input: Any, context: Sequence[ConversationItem], tools: Sequence[Mapping[str, Any]] | None
+) -> frozenset[str]:
+    """The deferred functions a tool search has loaded, by name: those the ``tool_search_output`` items of
+    the input list; when the output came from a stored earlier turn instead, every deferred function."""
+    outputs = [
+        item.get("tools")
+        for item in (sent_input if isinstance(sent_input, list) else ())
+        if isinstance(item, Mapping) and item.get("type") == "tool_search_output"
+    ]
+    named = {
+        str(t["name"])
+        for listed in outputs
+        if isinstance(listed, list)
+        for t in listed
+        if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+    }
+    if named or not any(kind == "tool_search_output" for kind, _ in context):
+        return frozenset(named)
+    return frozenset(str(t.get("name")) for t in tools or () if t.get("defer_loading"))
 
 
 async def earlier_turn(state: ServerState, project: str, previous_response_id: str | None) -> StoredResponse | None:

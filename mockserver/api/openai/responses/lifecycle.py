@@ -20,7 +20,7 @@ from typing import Any
 
 from mockserver import errors
 from mockserver.api.openai import obfuscation
-from mockserver.api.openai.responses import echo, input_items
+from mockserver.api.openai.responses import compaction, echo, input_items
 from mockserver.api.openai.responses.prompt_fit import Fitted, read_context
 from mockserver.api.openai.schemas import ResponseCreateRequest
 from mockserver.api.routing import reply_sources
@@ -153,6 +153,7 @@ class ResponsePlan:
     moderation: dict[str, Any] | None = None  # what the requested moderation model says, once final
     web_searches: int = 0
     image_tokens: int = 0
+    compaction: dict[str, Any] | None = None  # the compaction item after the answer (context_management)
 
     def shifted(self, seconds: float) -> ResponsePlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
@@ -172,7 +173,8 @@ class ResponsePlan:
 
     def output(self) -> list[dict[str, Any]]:
         items = [self.reasoning.item()] if self.reasoning else []
-        return items + [h.item() for h in self.hosted] + [a.item() for a in self.answers]
+        compacted = [self.compaction] if self.compaction is not None else []
+        return items + [h.item() for h in self.hosted] + [a.item() for a in self.answers] + compacted
 
     def exchange_usage(self) -> Usage:
         cached, written = self.cache.cached_tokens, self.cache.written_tokens
@@ -308,6 +310,9 @@ def plan_response(
         for c in hosted.calls
     )
 
+    input_tokens = fitted.input_tokens if fitted else count_input_tokens(body.instructions, context, body.tools)
+    total = input_tokens + (reasoning_part.tokens if reasoning_part else 0) + sum(len(a.text) for a in answers)
+    compacts = not incomplete and compaction.compacts(body.context_management, total)
     return ResponsePlan(
         id=state.ids.prefixed("resp"),
         created_at=int(state.wall_clock()),
@@ -320,7 +325,7 @@ def plan_response(
             reasoning.effort_for(fixture, admission, effort_param),
             loaded=_loaded_by_search(body.input, context, body.tools),
         ),
-        input_tokens=fitted.input_tokens if fitted else count_input_tokens(body.instructions, context, body.tools),
+        input_tokens=input_tokens,
         reasoning=reasoning_part,
         answers=answers,
         incomplete=incomplete,
@@ -335,6 +340,7 @@ def plan_response(
         moderation=moderation_of(body.moderation, fixture.moderation.rules, latest, visible.text, listed=False),
         web_searches=hosted.web_searches,
         image_tokens=hosted.image_tokens,
+        compaction=compaction.item(state.ids.prefixed("cmp"), total) if compacts else None,
     )
 
 

@@ -276,6 +276,15 @@ class ModelSpec(Strict):
             "report reasoning.context and reasoning.mode (gpt-5.6-sol: 'all_turns'). Null leaves both out."
         ),
     )
+    reasoning_item_unasked: bool = Field(
+        default=False,
+        description=(
+            "Whether the model's Responses replies carry a reasoning item (summary empty, no encrypted_content) "
+            "when the request's include does not ask for reasoning.encrypted_content and the fixture plans no "
+            "reasoning tokens at the effort in force, as reasoning models such as o4-mini do. False: such a "
+            "model sends one only to a client that asks for the encrypted content. Needs reported_effort."
+        ),
+    )
     reasoning_mode: str = Field(
         default="standard", description="reasoning.mode when the request sets none, on a model with reasoning_context."
     )

@@ -45,6 +45,7 @@ _CALL_KIND = {
 # What gpt-image-1 spends on one 1024x1024 image, by quality (OpenAI's published image-token figures).
 IMAGE_TOKENS = {"low": 272, "medium": 1056, "high": 4160, "auto": 1056}
 MAX_QUERY_CHARS = 100
+SOURCES_INCLUDE = "web_search_call.action.sources"  # the include value that lists a search's sources
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -79,9 +80,11 @@ def plan_hosted(
     *,
     latest: str,
     data: HostedTools,
+    include: Sequence[str] = (),
 ) -> Hosted:
     """The hosted calls a reply makes (see the module's docstring). ``items`` is the conversation as
-    ``(kind, text)`` items, ``latest`` the latest user message, ``data`` the fixture's hosted-tool data."""
+    ``(kind, text)`` items, ``latest`` the latest user message, ``data`` the fixture's hosted-tool data,
+    ``include`` the request's ``include`` (``web_search_call.action.sources`` lists a search's sources)."""
     listed = [t for t in tools or () if t.get("type") in HOSTED_KINDS]
     for tool in listed:
         if tool.get("type") == "file_search":
@@ -102,8 +105,8 @@ def plan_hosted(
             continue
         seen.add(family)
         if family == "web_search":
-            calls.append(_web_search_call(query))
             citations = tuple(data.web_search.results) or _made_up_pages(query)
+            calls.append(_web_search_call(query, citations if SOURCES_INCLUDE in include else ()))
             searches += 1
         elif kind == "image_generation":
             quality = str(tool.get("quality") or "auto")
@@ -157,14 +160,16 @@ def _query(latest: str) -> str:
     return query[:MAX_QUERY_CHARS].rstrip() or "search"
 
 
-def _web_search_call(query: str) -> HostedCall:
+def _web_search_call(query: str, sources: Sequence[SearchResult] = ()) -> HostedCall:
+    """A search for ``query``; its finished action lists ``sources`` (the pages found) when there are any."""
     action = {"type": "search", "query": query, "queries": [query]}
+    listed = {"sources": [{"type": "url", "url": page.url} for page in sources]} if sources else {}
     phases = ("in_progress", "searching", "completed")
     return HostedCall(
         "ws",
         # The live API's added item has no action yet; the SDK's type requires one, so it is there from the start.
         {"type": "web_search_call", "status": "in_progress", "action": action},
-        {"type": "web_search_call", "status": "completed", "action": action},
+        {"type": "web_search_call", "status": "completed", "action": {**action, **listed}},
         tuple((f"response.web_search_call.{phase}", {}) for phase in phases),
     )
 
@@ -307,11 +312,20 @@ def _deferred(tools: Sequence[Mapping[str, Any]]) -> list[tuple[str, Mapping[str
     return found
 
 
+def _loaded(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool as a tool search's output lists it: a function with the ``output_schema`` and ``strict`` the
+    API fills in; a namespace as sent, each of its functions with ``strict`` filled in (no ``output_schema``)."""
+    if tool.get("type") != "namespace":
+        return {"output_schema": None, "strict": True, **tool}
+    inner = tool.get("tools") or ()
+    return {**tool, "tools": [{"strict": True, **t} if isinstance(t, Mapping) else t for t in inner]}
+
+
 def _server_search(deferred: Sequence[tuple[str, Mapping[str, Any]]]) -> list[HostedCall]:
     if not deferred:  # nothing to load: the model does not search
         return []
     paths = [name for name, _ in deferred]
-    loaded = [{"output_schema": None, "strict": True, **tool} for _, tool in deferred]
+    loaded = [_loaded(tool) for _, tool in deferred]
     call = {"type": "tool_search_call", "status": "completed", "arguments": {"paths": paths}}
     output = {"type": "tool_search_output", "status": "completed", "tools": loaded}
     server = {"call_id": None, "execution": "server"}

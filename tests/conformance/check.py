@@ -25,6 +25,9 @@ SERVER_OPTIONS: dict[str, Any] = {"time_scale": 0, "seed": 1, "presets": (CLAUDE
 REASONS = (
     ("refused", "refused although the live API answered 200"),
     ("obfuscation", "stream obfuscation (stream_options.include_obfuscation) is not sent"),
+    ("generate_summary", "a field of replies recorded before mid-2025; today's replies name it summary"),
+    ("sources[]<api>", "a search source of type api (a data provider); the SDK types url sources only"),
+    ("action.url", "a search that opens or searches a page (open_page, find_in_page) is not simulated"),
     ("web_search", "hosted or server tool (web search) is not simulated"),
     ("web_fetch", "server tool (web fetch) is not simulated"),
     ("image_generation", "hosted tool (image generation) is not simulated"),

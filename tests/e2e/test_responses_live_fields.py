@@ -231,7 +231,7 @@ def test_tool_search_loads_deferred_functions_or_asks_the_client(sdk: openai.Ope
     response = sdk.responses.create(model=MODEL, input="Rate of EUR to NOK?", tools=tools, tool_choice="required")
     kinds = [item.model_dump() for item in response.output]
     assert [k["type"] for k in kinds] == ["tool_search_call", "tool_search_output", "function_call"]
-    assert [t["type"] for t in response.model_dump(exclude_unset=True)["tools"]] == ["tool_search", "function"]
+    assert [t["type"] for t in response.model_dump(exclude_unset=True)["tools"]] == ["function", "tool_search"]
     history: Any = [
         {"role": "user", "content": "Rate of EUR to NOK?"},
         *(item.model_dump() for item in response.output[:2]),

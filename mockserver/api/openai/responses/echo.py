@@ -3,13 +3,16 @@
 The live API echoes every setting, the request's value or the default in force: the penalties,
 the reasoning effort (and on current models its ``context`` and ``mode``, from the model's fixture
 entry), the verbosity, the prompt cache's retention. Tools come back as sent, with the fields the API
-fills in (a function's ``description``, ``output_schema`` and ``strict``; a hosted tool's options),
-and without the request-only ``external_web_access``.
+fills in (a function's ``description``, ``output_schema`` and ``strict``; a hosted tool's options:
+``web_search``'s ``filters`` and ``return_token_budget``, but not ``web_search_preview``'s; the image
+model ``image_generation`` uses), and without the request-only ``external_web_access`` and
+``image_generation``'s ``input_fidelity`` and ``partial_images``, which live replies leave out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from mockserver.api.openai.schemas import ResponseCreateRequest
@@ -22,6 +25,7 @@ _WEB_SEARCH_DEFAULTS: Mapping[str, Any] = {
     "search_context_size": "medium",
     "return_token_budget": "default",
 }
+_WEB_SEARCH_PREVIEW_DEFAULTS: Mapping[str, Any] = {"search_context_size": "medium"}  # no filters, no budget
 _USER_LOCATION_DEFAULTS: Mapping[str, Any] = {
     "type": "approximate",
     "city": None,
@@ -31,6 +35,7 @@ _USER_LOCATION_DEFAULTS: Mapping[str, Any] = {
 }
 _IMAGE_GENERATION_DEFAULTS: Mapping[str, Any] = {
     "background": "auto",
+    "model": "gpt-image-1",
     "moderation": "auto",
     "n": 1,
     "output_compression": 100,
@@ -38,14 +43,21 @@ _IMAGE_GENERATION_DEFAULTS: Mapping[str, Any] = {
     "quality": "auto",
     "size": "auto",
 }
+_ECHO_GROUPS = {"function": 0, "namespace": 2}  # the tools echo's order: functions, hosted tools, namespaces
 _REQUEST_ONLY = frozenset({"external_web_access"})  # accepted, never echoed
+_IMAGE_REQUEST_ONLY = frozenset({"input_fidelity", "partial_images"})  # image_generation options never echoed
 
 
 def settings(
-    body: ResponseCreateRequest, admission: Admission, fmt: dict[str, Any], effort: str | None, *, loaded: bool = False
+    body: ResponseCreateRequest,
+    admission: Admission,
+    fmt: dict[str, Any],
+    effort: str | None,
+    *,
+    loaded: AbstractSet[str] = frozenset(),
 ) -> dict[str, Any]:
     """The request's settings as the ``Response`` object reports them (every state of it alike).
-    ``loaded``: the conversation holds a tool search's output, which loaded the deferred functions."""
+    ``loaded``: the deferred functions a tool search's output in the conversation loaded, by name."""
     model = admission.model
     return {
         "background": bool(body.background),
@@ -68,7 +80,7 @@ def settings(
         "temperature": body.temperature if body.temperature is not None else 1.0,
         "text": {"format": _format(fmt), "verbosity": (body.text.verbosity if body.text else None) or "medium"},
         "tool_choice": body.tool_choice if body.tool_choice is not None else "auto",
-        "tools": [tool(t, loaded=loaded) for t in body.tools or ()],
+        "tools": tools(body.tools or (), loaded),
         "top_logprobs": body.top_logprobs or 0,
         "top_p": body.top_p if body.top_p is not None else 1.0,
         "truncation": body.truncation or "disabled",
@@ -98,7 +110,14 @@ def reasoning(body: ResponseCreateRequest, model: ModelSpec, effort: str | None)
     }
 
 
-def tool(sent: Mapping[str, Any], *, loaded: bool = False) -> dict[str, Any]:
+def tools(sent: Sequence[Mapping[str, Any]], loaded: AbstractSet[str] = frozenset()) -> list[dict[str, Any]]:
+    """The ``tools`` list as live replies order it: the functions first, then the hosted tools, then the
+    namespaces (a loaded function's among them), each group in the order sent."""
+    echoed = [tool(t, loaded=loaded) for t in sent]
+    return sorted(echoed, key=lambda t: _ECHO_GROUPS.get(str(t.get("type")), 1))
+
+
+def tool(sent: Mapping[str, Any], *, loaded: AbstractSet[str] = frozenset()) -> dict[str, Any]:
     """One tool as the ``Response`` object lists it: as sent, with the fields the API fills in. A
     function sent with ``defer_loading`` stays so until a tool search has ``loaded`` it; then it is
     listed in a namespace of its own name."""
@@ -106,8 +125,9 @@ def tool(sent: Mapping[str, Any], *, loaded: bool = False) -> dict[str, Any]:
     echoed = {k: v for k, v in sent.items() if k not in _REQUEST_ONLY}
     if kind == "function":
         function = {"description": None, "output_schema": None, "strict": True, **echoed}
-        if not (loaded and function.pop("defer_loading", False)):
+        if not (function.get("defer_loading") and function.get("name") in loaded):
             return function
+        del function["defer_loading"]
         name, description = function.get("name"), function.get("description") or ""
         return {"type": "namespace", "name": name, "description": description, "tools": [function]}
     if kind == "namespace":
@@ -121,9 +141,10 @@ def tool(sent: Mapping[str, Any], *, loaded: bool = False) -> dict[str, Any]:
         location = echoed.get("user_location")
         located = {**_USER_LOCATION_DEFAULTS, **location} if isinstance(location, Mapping) else _USER_LOCATION_DEFAULTS
         offline = {"search_content_types": ["text"]} if sent.get("external_web_access") is False else {}
-        return {**_WEB_SEARCH_DEFAULTS, **offline, **echoed, "user_location": dict(located)}
+        defaults = _WEB_SEARCH_PREVIEW_DEFAULTS if kind == "web_search_preview" else _WEB_SEARCH_DEFAULTS
+        return {**defaults, **offline, **echoed, "user_location": dict(located)}
     if kind == "image_generation":
-        return {**_IMAGE_GENERATION_DEFAULTS, **echoed}
+        return {**_IMAGE_GENERATION_DEFAULTS, **{k: v for k, v in echoed.items() if k not in _IMAGE_REQUEST_ONLY}}
     return echoed
 
 

@@ -6,7 +6,9 @@ first token's deadline, the reasoning item (with its summary part, whose text
 deltas fall due as the last reasoning tokens); then each hosted tool's call item with its events
 (:mod:`mockserver.replies.hosted_tools`); then the message (its ``url_citation`` annotations each
 announced by ``response.output_text.annotation.added`` after its text) or function call
-item with its deltas; and after the schedule's end ``response.completed`` (or
+item with its deltas; then a compaction item, added and done at once, when ``context_management``
+compacts (:mod:`mockserver.api.openai.responses.compaction`); and after the schedule's end
+``response.completed`` (or
 ``response.incomplete``). ``sequence_number`` counts every event from 0, every
 lifecycle event carries the same response id, and there is no ``[DONE]``.
 
@@ -120,6 +122,9 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
         yield event("response.output_item.done", output_index=index, item=answer.item())
         index += 1
         first = stop
+    if plan.compaction is not None:  # after the answer, whole at once
+        yield event("response.output_item.added", output_index=index, item=plan.compaction)
+        yield event("response.output_item.done", output_index=index, item=plan.compaction)
 
     yield pacer.end
     yield event(f"response.{plan.status}", response=response_object(plan, streamed=True))

@@ -20,7 +20,7 @@ from typing import Any
 
 from mockserver import errors
 from mockserver.api.openai import obfuscation
-from mockserver.api.openai.responses import echo, input_items
+from mockserver.api.openai.responses import compaction, echo, input_items
 from mockserver.api.openai.responses.prompt_fit import Fitted, read_context
 from mockserver.api.openai.schemas import ResponseCreateRequest
 from mockserver.api.routing import reply_sources
@@ -39,7 +39,7 @@ from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
 from mockserver.engine.structured import FunctionSpec, check_tool_choice
 from mockserver.replies.commentary import commentary, narrates
-from mockserver.replies.hosted_tools import HostedCall, citations_for, plan_hosted
+from mockserver.replies.hosted_tools import Hosted, HostedCall, citations_for, plan_hosted
 from mockserver.replies.inline_moderation import moderation_of
 from mockserver.replies.planner import Facts, plan
 from mockserver.server_state import ServerState
@@ -153,6 +153,7 @@ class ResponsePlan:
     moderation: dict[str, Any] | None = None  # what the requested moderation model says, once final
     web_searches: int = 0
     image_tokens: int = 0
+    compaction: dict[str, Any] | None = None  # the compaction item after the answer (context_management)
 
     def shifted(self, seconds: float) -> ResponsePlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
@@ -172,7 +173,8 @@ class ResponsePlan:
 
     def output(self) -> list[dict[str, Any]]:
         items = [self.reasoning.item()] if self.reasoning else []
-        return items + [h.item() for h in self.hosted] + [a.item() for a in self.answers]
+        compacted = [self.compaction] if self.compaction is not None else []
+        return items + [h.item() for h in self.hosted] + [a.item() for a in self.answers] + compacted
 
     def exchange_usage(self) -> Usage:
         cached, written = self.cache.cached_tokens, self.cache.written_tokens
@@ -214,7 +216,9 @@ def plan_response(
     tools = top_level + _namespaced(body.tools) + _added(body.input)
     check_tool_choice(tools, body.tool_choice, hosted=len(body.tools or ()) > len(top_level))
     latest = next((text for kind, text in reversed(context) if kind == "user"), "")
-    hosted = plan_hosted(body.tools, body.tool_choice, context, latest=latest, data=fixture.hosted_tools)
+    hosted = plan_hosted(
+        body.tools, body.tool_choice, context, latest=latest, data=fixture.hosted_tools, include=body.include or ()
+    )
     prompt_texts = [body.instructions or "", *(text for _, text in context)]
     fmt = output_format(body.text.format if body.text else None, prompt_texts, param="text.format")
 
@@ -237,7 +241,7 @@ def plan_response(
             cues,
             context,
             tools,
-            body.tool_choice,
+            _choice_after(hosted, body.tool_choice),
             output_format=fmt,
             schema_param="text.format.schema",
             parallel=body.parallel_tool_calls is not False,
@@ -260,14 +264,15 @@ def plan_response(
 
     reasoning_part = None
     # A model that reports an effort (gpt-5.6-sol: medium) sends its reasoning item, encrypted, to a client
-    # that asks for it, even when the fixture plans no reasoning tokens at that effort, as the live one does.
+    # that asks for it, even when the fixture plans no reasoning tokens at that effort, as the live one does;
+    # one whose fixture entry sets reasoning_item_unasked sends it (not encrypted) to every client.
     model = admission.model
     include = body.include or []
     reports_effort = (
         model.reasoning
         and effort_param is None
         and model.reported_effort not in (None, "none")
-        and ENCRYPTED_REASONING_INCLUDE in include
+        and (model.reasoning_item_unasked or ENCRYPTED_REASONING_INCLUDE in include)
     )
     if planned_reasoning > 0 or reports_effort:
         reasoning_part = ReasoningPart(
@@ -305,6 +310,9 @@ def plan_response(
         for c in hosted.calls
     )
 
+    input_tokens = fitted.input_tokens if fitted else count_input_tokens(body.instructions, context, body.tools)
+    total = input_tokens + (reasoning_part.tokens if reasoning_part else 0) + sum(len(a.text) for a in answers)
+    compacts = not incomplete and compaction.compacts(body.context_management, total)
     return ResponsePlan(
         id=state.ids.prefixed("resp"),
         created_at=int(state.wall_clock()),
@@ -315,9 +323,9 @@ def plan_response(
             admission,
             fmt,
             reasoning.effort_for(fixture, admission, effort_param),
-            loaded=any(kind == "tool_search_output" for kind, _ in context),
+            loaded=_loaded_by_search(body.input, context, body.tools),
         ),
-        input_tokens=fitted.input_tokens if fitted else count_input_tokens(body.instructions, context, body.tools),
+        input_tokens=input_tokens,
         reasoning=reasoning_part,
         answers=answers,
         incomplete=incomplete,
@@ -332,6 +340,7 @@ def plan_response(
         moderation=moderation_of(body.moderation, fixture.moderation.rules, latest, visible.text, listed=False),
         web_searches=hosted.web_searches,
         image_tokens=hosted.image_tokens,
+        compaction=compaction.item(state.ids.prefixed("cmp"), total) if compacts else None,
     )
 
 
@@ -379,6 +388,36 @@ def _namespaced(tools: Sequence[Any] | None) -> list[FunctionSpec]:
         if isinstance(t, Mapping) and t.get("type") == "namespace"
         for j, inner in enumerate(_inner_functions(t))
     ]
+
+
+def _choice_after(hosted: Hosted, tool_choice: str | Mapping[str, Any] | None) -> str | Mapping[str, Any] | None:
+    """The ``tool_choice`` the answer after the hosted calls follows: a hosted call that does the work (an
+    image generated, a web search made; not a tool search, which only loads functions) meets ``required``,
+    and the live model then answers as under ``auto``; every other choice stands as sent."""
+    worked = any(not str(call.done.get("type", "")).startswith("tool_search") for call in hosted.calls)
+    return "auto" if worked and tool_choice == "required" else tool_choice
+
+
+def _loaded_by_search(
+    sent_input: Any, context: Sequence[ConversationItem], tools: Sequence[Mapping[str, Any]] | None
+) -> frozenset[str]:
+    """The deferred functions a tool search has loaded, by name: those the ``tool_search_output`` items of
+    the input list; when the output came from a stored earlier turn instead, every deferred function."""
+    outputs = [
+        item.get("tools")
+        for item in (sent_input if isinstance(sent_input, list) else ())
+        if isinstance(item, Mapping) and item.get("type") == "tool_search_output"
+    ]
+    named = {
+        str(t["name"])
+        for listed in outputs
+        if isinstance(listed, list)
+        for t in listed
+        if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+    }
+    if named or not any(kind == "tool_search_output" for kind, _ in context):
+        return frozenset(named)
+    return frozenset(str(t.get("name")) for t in tools or () if t.get("defer_loading"))
 
 
 async def earlier_turn(state: ServerState, project: str, previous_response_id: str | None) -> StoredResponse | None:

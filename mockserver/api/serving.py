@@ -271,7 +271,7 @@ async def hold_reply(request: Request, waiting: Awaitable[None]) -> Response | N
         return None
     if outcome == "left":
         exchange.disconnected = True
-        return Response(status_code=injection.CLIENT_CLOSED_STATUS)
+        return Response(status_code=inflight.CLIENT_CLOSED_STATUS)
     if outcome == "time_limit":
         raise errors.reply_time_limit(limit)
     raise errors.server_reset() if outcome == "reset" else errors.server_shutting_down()
@@ -279,8 +279,7 @@ async def hold_reply(request: Request, waiting: Awaitable[None]) -> Response | N
 
 async def client_left(request: Request) -> None:
     """Return once the client has closed the connection (the body was read already, so only that can come)."""
-    while (await request.receive())["type"] != "http.disconnect":
-        pass
+    await inflight.client_left(request.receive)
 
 
 def _held_until_done(

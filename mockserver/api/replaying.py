@@ -16,8 +16,8 @@ from fastapi import Request
 from starlette.responses import Response
 
 from mockserver.api import serving
+from mockserver.api.handler_inputs import server_state
 from mockserver.api.middleware import exchange_of
-from mockserver.api.routing import server_state
 from mockserver.config.fixture import Account
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.harness.journal import TEST_ID_HEADER

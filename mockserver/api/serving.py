@@ -28,8 +28,8 @@ from starlette.responses import Response
 
 from mockserver import errors
 from mockserver.api import large_bodies
+from mockserver.api.handler_inputs import server_state
 from mockserver.api.middleware import exchange_of
-from mockserver.api.routing import server_state
 from mockserver.api.sse import EventStreamResponse
 from mockserver.config.fixture import Account, ModelSpec
 from mockserver.engine.dialects import CHAT, Dialect

@@ -22,8 +22,8 @@ from fastapi import Request
 from starlette.responses import Response, StreamingResponse
 
 from mockserver.api import serving
+from mockserver.api.handler_inputs import server_state
 from mockserver.api.middleware import exchange_of, request_headers
-from mockserver.api.routing import server_state
 from mockserver.config.fixture import Account, ModelKind
 from mockserver.engine.dialects import CHAT
 from mockserver.engine.pacing import Pacer

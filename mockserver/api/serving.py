@@ -37,8 +37,9 @@ from mockserver.engine.pacing import Clock, Pacer, Schedule
 from mockserver.engine.streaming import Item, close_items
 from mockserver.harness.faults import injection
 from mockserver.operations import metrics
-from mockserver.service import access, capacity_queue, context_window, inflight, prefill, prompt_cache, tiers
+from mockserver.service import access, context_window, inflight, prefill, prompt_cache, tiers
 from mockserver.service.access import Admission
+from mockserver.service.capacity import queue as capacity_queue
 from mockserver.service.exchange import Exchange, Usage
 
 

@@ -63,7 +63,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, mult
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from mockserver.engine import lateness as pace
-from mockserver.service.capacity_queue import QUEUE_OUTCOME, QUEUED_MS
+from mockserver.service.capacity.queue import QUEUE_OUTCOME, QUEUED_MS
 from mockserver.service.exchange import FIRST_TOKEN_AT as FIRST_TOKEN_AT
 from mockserver.service.exchange import LAST_TOKEN_AT as LAST_TOKEN_AT
 from mockserver.service.exchange import TOKEN_EVENTS as TOKEN_EVENTS

@@ -20,8 +20,9 @@ from typing import NamedTuple
 from mockserver import errors
 from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelKind, ModelSpec, TimingProfile
 from mockserver.engine.pacing import Clock
-from mockserver.service import accounts, capacity, capacity_queue, model_hints, ratelimits
+from mockserver.service import accounts, capacity, model_hints, ratelimits
 from mockserver.service.accounts import bearer_key
+from mockserver.service.capacity import queue as capacity_queue
 from mockserver.service.exchange import Exchange
 from mockserver.service.per_fixture import PerFixture
 from mockserver.service.prompt_cache import NO_CACHE, CacheUse

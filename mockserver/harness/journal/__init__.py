@@ -38,7 +38,7 @@ from mockserver.config.settings import DEFAULT_JOURNAL_BYTES, MAX_JSON_DEPTH
 from mockserver.engine import jsonbody
 from mockserver.harness.masking import Masker
 from mockserver.service.accounts import request_key
-from mockserver.service.capacity_queue import QUEUE_OUTCOME, QUEUED_MS
+from mockserver.service.capacity.queue import QUEUE_OUTCOME, QUEUED_MS
 from mockserver.service.exchange import Exchange
 from mockserver.service.prefill import PREFILL_MS
 

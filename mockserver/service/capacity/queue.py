@@ -6,7 +6,7 @@ wait (scaled by ``time_scale``, like every wait; 0, the default, refuses at once
 that gets a slot within it is served, its TTFT counted from its arrival, so the wait is part of
 it; past it, ``capacity.when_full`` applies as before (429/503 or a downgrade).
 
-Who gets a slot when one comes back: the first to arrive (:mod:`mockserver.service.capacity_line`,
+Who gets a slot when one comes back: the first to arrive (:mod:`mockserver.service.capacity.line`,
 one line per store in each process):
 
 - a slot given back in this process (:func:`notify`) wakes exactly one waiter, the first in line; if
@@ -42,7 +42,7 @@ from typing import Literal
 
 from mockserver.config.fixture import Fixture
 from mockserver.engine.pacing import Clock
-from mockserver.service.capacity_line import Lines
+from mockserver.service.capacity.line import Lines
 from mockserver.service.wakeups import wake
 from mockserver.state.store import MemoryStore, Store
 
@@ -157,7 +157,7 @@ async def wait_for_slot(
 ) -> tuple[Outcome, float]:
     """Wait in ``store``'s line, calling ``take`` (one attempt at a slot) when it is this request's
     turn, until it succeeds or ``queue.wait_s`` passes. ``group``: the pools ``take`` asks for (see
-    :mod:`~mockserver.service.capacity_line`).
+    :mod:`~mockserver.service.capacity.line`).
 
     Returns how the wait ended (``served``, ``timed_out``, or ``full`` when too many wait already)
     and the seconds waited, on ``queue.clock``. Raises :class:`ClientLeft` if the client leaves.

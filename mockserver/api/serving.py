@@ -36,7 +36,6 @@ from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.pacing import Clock, Pacer, Schedule
 from mockserver.engine.streaming import Item, close_items
 from mockserver.harness.faults import injection
-from mockserver.operations import metrics
 from mockserver.service import access, context_window, inflight, prefill, prompt_cache, tiers
 from mockserver.service.access import Admission
 from mockserver.service.capacity import queue as capacity_queue
@@ -166,7 +165,7 @@ async def admit_and_plan(
     if downgraded:
         admission = _with_prefill(exchange, admission, prompt_tokens)
         record_admission(request, admission, raw_body, stream)
-    queued_ms = exchange.extra.get(capacity_queue.QUEUED_MS)
+    queued_ms = exchange.queued_ms
     if queued_ms and admission.received_at is not None:
         # The wait for a slot is part of the TTFT: the reply's schedule starts when the slot was had.
         admission = replace(admission, received_at=admission.received_at + queued_ms / 1000)
@@ -180,7 +179,7 @@ async def admit_and_plan(
 def _with_prefill(exchange: Exchange, admission: Admission, prompt_tokens: int) -> Admission:
     """The admission with the prompt's prefill in its TTFT (:mod:`mockserver.service.prefill`), journalled."""
     admission, seconds = prefill.with_prefill(admission, prompt_tokens, admission.cache.cached_tokens)
-    exchange.extra[prefill.PREFILL_MS] = round(seconds * 1000, 3) if seconds else 0.0  # most have none: no round()
+    exchange.prefill_ms = round(seconds * 1000, 3) if seconds else 0.0  # most have none: no round()
     return admission
 
 
@@ -309,13 +308,13 @@ def _held_until_done(
                 for item in events:
                     yield item
                     if item.__class__ is bytes and dialect.is_token_event(item):
-                        exchange.extra[metrics.FIRST_TOKEN_AT] = clock.now()
+                        exchange.first_token_at = clock.now()
                         break
             yield from events
         finally:
             close_items(events)
         if clock is not None:
-            exchange.extra[metrics.LAST_TOKEN_AT] = clock.now()
+            exchange.last_token_at = clock.now()
         exchange.completed = True
     finally:
         exchange.release_capacity()

@@ -254,8 +254,8 @@ async def _take_shared_resources(
         if decision.tier == "ultrafast":
 
             def noted(outcome: capacity_queue.Outcome, waited: float) -> None:
-                exchange.extra[capacity_queue.QUEUE_OUTCOME] = outcome
-                exchange.extra[capacity_queue.QUEUED_MS] = round(waited * 1000, 3)
+                exchange.queue_outcome = outcome
+                exchange.queued_ms = round(waited * 1000, 3)
 
             slot = await capacity.acquire(
                 store, fixture, account.organization, model.id, request.time_scale, queue=queue, noted=noted

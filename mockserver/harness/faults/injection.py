@@ -205,8 +205,8 @@ async def respond_with(
     the wait is cut short (the client left, a reset, the time limit)."""
     spec = chosen.spec
     exchange: Exchange = request.scope["state"]["exchange"]
-    exchange.extra["fault"] = spec.describe()
-    exchange.extra["fault_source"] = chosen.source
+    exchange.fault = spec.describe()
+    exchange.fault_source = chosen.source
     clock = state.clock
     pause = _pauser(request)
     shift = 0.0

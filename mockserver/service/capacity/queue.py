@@ -29,7 +29,7 @@ leaves stops waiting at once (:class:`ClientLeft`), out of the line. A waiting r
 future and one timer (its deadline), and nothing on the event loop until it is woken; a shared
 store's line adds one timer, and every :data:`POLL_S` at most one refused attempt per organization
 waiting (plus one per request it serves). What happened is noted on the exchange
-(:data:`QUEUED_MS`, :data:`QUEUE_OUTCOME`) for the journal and ``/metrics``.
+(``Exchange.queued_ms``, ``Exchange.queue_outcome``) for the journal and ``/metrics``.
 """
 
 from __future__ import annotations
@@ -48,8 +48,6 @@ from mockserver.state.store import MemoryStore, Store
 
 POLL_S = 0.02  # with a shared store: how soon a slot given back elsewhere (another worker, a replica) is seen
 MAX_WAITERS = 1_024  # requests waiting at once in one process; more are refused as if there were no queue
-QUEUED_MS = "queued_ms"  # exchange.extra: milliseconds the request waited for a slot
-QUEUE_OUTCOME = "queue_outcome"  # exchange.extra: how the wait ended (:data:`Outcome`)
 
 Outcome = Literal["served", "timed_out", "left", "full"]
 

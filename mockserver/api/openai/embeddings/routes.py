@@ -36,7 +36,7 @@ async def create_embedding(request: Request) -> Response:
         in_thread=True,
     )
     if plan.script is not None:
-        exchange.extra["script"] = plan.script
+        exchange.script = plan.script
     encoded = await whole_replies.encode_off_loop(
         lambda: embedding_plan.document(plan, body.encoding_format), plan.values
     )

@@ -24,6 +24,7 @@ from mockserver.config import presets
 from mockserver.config.fixture import ConfigError, default_fixture_path, load_fixture
 from mockserver.config.rates import apply_rates
 from mockserver.config.settings import Settings
+from mockserver.engine.collector import paused_for_start_up
 from mockserver.server import health
 from mockserver.version import __version__
 
@@ -202,8 +203,10 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
     import uvicorn
 
     from mockserver.server import startup
-    from mockserver.server.app import create_app
-    from mockserver.server.process import GracefulServer, Workers
+
+    with paused_for_start_up():
+        from mockserver.server.app import create_app
+        from mockserver.server.process import GracefulServer, Workers
 
     settings = defaults.with_overrides(
         host=args.host,

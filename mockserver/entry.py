@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+from mockserver.engine.collector import paused_for_start_up
 from mockserver.server import health
 
 
@@ -17,6 +18,6 @@ def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments[:1] == ["health"]:
         return health.main(arguments[1:])
-    from mockserver import cli
-
+    with paused_for_start_up():
+        from mockserver import cli
     return cli.main(arguments)

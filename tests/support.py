@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import openai
+import pytest
+import tiktoken
 
 from mockserver import MockServer
 from mockserver.config.fixture import Fixture, load_fixture
 from mockserver.service.exchange import Exchange
+from mockserver.testing.tiktoken_cache import seed_tiktoken_cache
 
 MESSAGES = [{"role": "user", "content": "Write a haiku about speed."}]
 T = TypeVar("T")
@@ -99,3 +102,13 @@ def node_dir() -> Path:
     or the copy of it that ``MOCKSERVER_TEST_NODE_DIR`` names (``scripts/test_latest.sh`` installs the
     newest SDKs there)."""
     return Path(os.environ.get(NODE_DIR_VARIABLE) or Path(__file__).resolve().parent / "node")
+
+
+def tiktoken_reference(name: str, factory: pytest.TempPathFactory) -> tiktoken.Encoding:
+    """``tiktoken.get_encoding(name)`` as a client gets it: tiktoken's own pattern and special tokens,
+    reading the file it would download from a cache seeded with mockserver's copy (its SHA-256 checked)
+    and not from the network."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIKTOKEN_CACHE_DIR", str(factory.mktemp("tiktoken")))
+        seed_tiktoken_cache()
+        return tiktoken.get_encoding(name)

@@ -40,6 +40,12 @@ class Cassette:
     path: Path
     records: list[Record] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)  # the line of each record, for messages that name it
+    untimed: bool = False  # converted from a cassette that holds no timing (VCR): every offset is 0
+    wheres: list[str] = field(default_factory=list)  # where each record was read, when not file:line
+
+    def where(self, index: int) -> str:
+        """Where the ``index``-th record was read, for messages: ``file:line`` or the VCR ``file#n``."""
+        return self.wheres[index] if self.wheres else f"{self.path}:{self.lines[index]}"
 
 
 def load(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_CASSETTE_BYTES) -> Cassette:

@@ -29,6 +29,9 @@ _RESPONSE_HEADERS = frozenset(
 _RESPONSE_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
 MASK_SUFFIX = 4  # the API quotes back a masked key ending in the key's last four characters
 SHORTEST_SECRET = 8  # shorter values would match ordinary text
+# API keys in the shapes OpenAI and Anthropic issue them (sk-..., sk-proj-..., sk-ant-...), whole or
+# masked as a 401 quotes them back: scrubbed from cassettes whose recorder kept them (VCR imports).
+KEY_PATTERNS = (r"\bsk-[A-Za-z0-9_\-*]{8,}",)
 
 
 def request_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:

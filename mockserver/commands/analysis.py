@@ -9,12 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from mockserver.cassettes import files
+from mockserver.cassettes import files, sources
 from mockserver.config.fixture import load_fixture
 from mockserver.recording import calibrate as calibration
-from mockserver.recording import whatif as what
-from mockserver.recording.drive import drive
-from mockserver.recording.plot import PlotUnavailable, draw
 
 USAGE_ERROR = 2
 DEFAULT_TIERS = ("default", "priority", "ultrafast")
@@ -31,7 +28,9 @@ def add_whatif(commands: Any) -> None:
             "standard, and its cost. The figures come from the tier profiles: TTFT plus tokens over rate."
         ),
     )
-    whatif.add_argument("path", metavar="PATH", help="the cassette of the session")
+    whatif.add_argument(
+        "path", metavar="PATH", help="the cassette of the session (native, or VCR: then no recorded timing is known)"
+    )
     whatif.add_argument(
         "--tier",
         action="append",
@@ -76,23 +75,30 @@ def add_calibrate(commands: Any) -> None:
 
 
 def whatif(args: argparse.Namespace) -> int:
+    # Here, not at the top: they bring an HTTP client, which no other command needs.
+    from mockserver.recording import whatif as what
+    from mockserver.recording.drive import drive
+    from mockserver.recording.plot import PlotUnavailable, draw
+
     try:
-        records = files.load(args.path).records
+        loaded = sources.load([args.path])
     except files.CassetteError as exc:
         return _fail(str(exc))
+    records = [r for c in loaded.cassettes for r in c.records]
     fixture = load_fixture(args.config, tuple(args.presets or ()))
     calls = what.session(records)
     if not calls:
         return _fail(f"{args.path}: no successful inference call to work from")
     tiers = tuple(args.tiers or DEFAULT_TIERS)
-    rows = what.compute(fixture, calls, tiers)
+    rows = what.compute(fixture, calls, tiers, timed=loaded.timed)
     if args.drive:
         standard = next((r.end_to_end_s for r in rows if r.tier == "default"), None)
+        recorded = rows[0].end_to_end_s if loaded.timed else None
         # A driven run is served the recorded tokens, so it costs what the computed row of its tier does.
         costs = {r.tier: r.cost_usd for r in rows}
         for tier in tiers:
             measured = drive(args.drive, calls, tier, key=args.key, time_scale=args.time_scale,
-                             standard_s=standard, recorded_s=rows[0].end_to_end_s)  # fmt: skip
+                             standard_s=standard, recorded_s=recorded)  # fmt: skip
             rows.append(replace(measured, cost_usd=costs[tier]))
     if args.plot:
         try:
@@ -100,9 +106,12 @@ def whatif(args: argparse.Namespace) -> int:
         except PlotUnavailable as exc:
             return _fail(str(exc))
     if args.json:
-        print(json.dumps({"session": args.path, "calls": len(calls), "tiers": [r.as_dict() for r in rows]}, indent=2))
+        shown = {"session": args.path, "calls": len(calls), "timed": loaded.timed, "tiers": [r.as_dict() for r in rows]}
+        print(json.dumps(shown, indent=2))
     else:
         print(what.render(rows, len(calls)))
+        if not loaded.timed:
+            print(what.UNTIMED_NOTE)
     return 0
 
 

@@ -6,18 +6,18 @@ import argparse
 import os
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
-from mockserver.cassettes import files
-from mockserver.cassettes.redaction import Redactor
+from mockserver.cassettes import files, sources, vcr
+from mockserver.cassettes.format import Record, encode
+from mockserver.cassettes.redaction import KEY_PATTERNS, Redactor
 from mockserver.config.fixture import Fixture, load_fixture
 from mockserver.config.patterns import PatternError
 from mockserver.config.settings import Settings
 from mockserver.harness.replay import library
 from mockserver.harness.replay.library import REPLAY_MISSES, REPLAY_TIMINGS
 from mockserver.recording import table
-from mockserver.recording.proxy import Recorder, create_proxy_app
-from mockserver.recording.upstream import Upstream
 from mockserver.server import startup
 
 USAGE_ERROR = 2
@@ -100,15 +100,15 @@ def add_replay_options(serve: argparse.ArgumentParser, defaults: Settings) -> No
         action="append",
         default=None,
         metavar="PATH",
-        help="a cassette whose recordings answer the requests that match them; repeatable "
-        "[env MOCKSERVER_REPLAY, comma-separated]",
+        help="a cassette whose recordings answer the requests that match them: a native or VCR file, a folder "
+        "or a glob; repeatable [env MOCKSERVER_REPLAY, comma-separated]",
     )
     group.add_argument(
         "--replay-timing",
         choices=REPLAY_TIMINGS,
         default=defaults.replay_timing,
         help="recorded: the recorded TTFT and event offsets; tier: re-paced at the tier asked for; "
-        "instant (default: recorded) [env MOCKSERVER_REPLAY_TIMING]",
+        "instant (default: recorded; tier with a VCR cassette, which holds no timing) [env MOCKSERVER_REPLAY_TIMING]",
     )
     group.add_argument(
         "--replay-miss",
@@ -135,13 +135,27 @@ def replay_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def replayed(fixture: Fixture, settings: Settings) -> Fixture:
-    """The fixture with the replay options in force; a cassette that does not load stops start-up here."""
-    return library.fixture_with(fixture, settings)
+    """The fixture with the replay options in force; a cassette that does not load stops start-up here.
+    The VCR interactions that are not served are listed, each with the reason."""
+    fixture = library.fixture_with(fixture, settings)
+    if fixture.replay and not settings.quiet:
+        found = library.library_for(fixture)
+        for skip in found.skipped:
+            print(f"mockserver: replay: skipped {skip.source}: {skip.reason}", file=sys.stderr)
+        vcr_note = f", {len(found.untimed)} of them VCR (no timing recorded)" if found.untimed else ""
+        print(
+            f"mockserver: replay: {len(found)} recordings from {len(found.sources)} cassettes{vcr_note}, "
+            f"{len(found.skipped)} interactions skipped; timing {fixture.replay_timing}",
+            file=sys.stderr,
+        )
+    return fixture
 
 
 def add_cassette(commands: Any) -> None:
     cassette = commands.add_parser(
-        "cassette", help="show or check a cassette", description="Show or check a recorded cassette."
+        "cassette",
+        help="show, check or import a cassette",
+        description="Show or check a recorded cassette (native or VCR), or import VCR cassettes.",
     )
     actions = cassette.add_subparsers(dest="cassette_command", metavar="ACTION", required=True)
     show = actions.add_parser(
@@ -149,17 +163,36 @@ def add_cassette(commands: Any) -> None:
         help="a table with a row per exchange",
         description="Print path, model, tier, streamed, status, tokens, TTFT and duration of every exchange.",
     )
-    show.add_argument("path", metavar="PATH")
+    show.add_argument("path", metavar="PATH", help="a cassette: native (.jsonl) or VCR (.yaml, .json)")
     check = actions.add_parser(
         "check",
         help="validate the file; exit 2 with file:line and why on a bad record",
-        description="Validate every record; on a bad one print file:line and why, exit 2.",
+        description=(
+            "Validate every record; on a bad one print file:line and why, exit 2. A VCR cassette is checked "
+            "as replay reads it: its interactions that are not served are listed with the reason."
+        ),
     )
-    check.add_argument("path", metavar="PATH")
+    check.add_argument("path", metavar="PATH", help="a cassette: native (.jsonl) or VCR (.yaml, .json)")
+    imported = actions.add_parser(
+        "import",
+        help="write VCR cassettes as one native cassette",
+        description=(
+            "Read VCR cassettes (vcrpy, pytest-recording and project serializers; files, folders or globs) and "
+            "write their inference interactions to one native cassette, credentials scrubbed. The rest are "
+            "listed with the reason. A VCR cassette holds no timing: replay the result with --replay-timing "
+            "tier or instant."
+        ),
+    )
+    imported.add_argument("paths", nargs="+", metavar="VCR", help="a VCR cassette, a folder of them, or a glob")
+    imported.add_argument("--out", required=True, metavar="FILE", help="the native cassette to write (replaced)")
 
 
 def record(args: argparse.Namespace) -> int:
     import uvicorn
+
+    # Here, not at the top: the recording proxy brings an HTTP client, which `serve` never needs.
+    from mockserver.recording.proxy import Recorder, create_proxy_app
+    from mockserver.recording.upstream import Upstream
 
     if not args.upstream or not args.cassette:
         return _fail("record needs --upstream URL and --cassette PATH (or MOCKSERVER_UPSTREAM, MOCKSERVER_CASSETTE)")
@@ -202,6 +235,10 @@ def record(args: argparse.Namespace) -> int:
 
 
 def cassette(args: argparse.Namespace) -> int:
+    if args.cassette_command == "import":
+        return _import(args.paths, args.out)
+    if vcr.is_vcr_file(args.path):
+        return _vcr_cassette(args.cassette_command, args.path)
     if args.cassette_command == "check":
         problems = files.check(args.path)
         if problems:
@@ -216,6 +253,44 @@ def cassette(args: argparse.Namespace) -> int:
     except files.CassetteError as exc:
         return _fail(str(exc))
     print(table.render(loaded.records))
+    return 0
+
+
+def _vcr_cassette(command: str, path: str) -> int:
+    """``show`` or ``check`` of a VCR cassette, read as replay reads it."""
+    found = vcr.read_vcr([path])
+    records = sources.from_vcr(Path(path), found.interactions).records
+    if command == "show":
+        print(table.render(records))
+    for skip in found.skipped:
+        print(f"mockserver: skipped {skip.source}: {skip.reason}", file=sys.stderr)
+    if command == "check":
+        unread = next((s for s in found.skipped if s.source == str(Path(path))), None)
+        if unread is not None:  # the file as a whole: not a VCR cassette, or not readable
+            return _fail(f"{unread.source}: {unread.reason}")
+        print(f"{path}: VCR cassette, {len(records)} interactions served, {len(found.skipped)} skipped (no timing)")
+    return 0
+
+
+def _import(paths: list[str], out: str) -> int:
+    """``cassette import``: the VCR cassettes' inference interactions as one native cassette."""
+    found = vcr.read_vcr(paths)
+    for skip in found.skipped:
+        print(f"mockserver: skipped {skip.source}: {skip.reason}", file=sys.stderr)
+    if not found.interactions:
+        return _fail(f"no inference interaction to import from {', '.join(paths)}")
+    scrub = Redactor(KEY_PATTERNS).for_request(())
+    target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("wb") as handle:
+        for number, interaction in enumerate(found.interactions, start=1):
+            record = sources.record_of(interaction, number)
+            handle.write(encode(Record.model_validate(scrub(record.model_dump(mode="json")))))
+    print(
+        f"mockserver: imported {len(found.interactions)} interactions into {out} ({len(found.skipped)} skipped); "
+        f"replay it: mockserver serve --replay {out} --replay-timing tier",
+        file=sys.stderr,
+    )
     return 0
 
 

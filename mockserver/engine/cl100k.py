@@ -1,14 +1,14 @@
 """The ``cl100k_base`` encoding, offline: how OpenAI counts the input of ``text-embedding-3`` models.
 
-tiktoken maps every embedding model to ``cl100k_base`` (``tiktoken.encoding_for_model``), and the
-``bpe-openai`` package ships that vocabulary in its wheel (the same file, by SHA-256, as the one
+tiktoken maps every embedding model to ``cl100k_base`` (``tiktoken.encoding_for_model``), and
+mockserver ships that vocabulary (:mod:`.vocabularies`: the same file, by SHA-256, as the one
 tiktoken downloads), so ``usage.prompt_tokens`` of an embeddings reply equals what a client counts
 with tiktoken, and nothing is fetched at run time. Chat prompts are counted with o200k_base
 (:mod:`.tokens`).
 
 Counting is bounded: :func:`count_up_to` stops once a text has passed a limit, so a text far past
 the 8,192 tokens one embedding input may hold costs no more than counting that much. Without
-``bpe-openai``, the estimate of :mod:`.tokens` stands in (:func:`exact` is then false) and token
+``tiktoken``, the estimate of :mod:`.tokens` stands in (:func:`exact` is then false) and token
 arrays cannot be read back into text.
 """
 
@@ -25,14 +25,14 @@ ENCODING = "cl100k_base"
 # (<|endoftext|> and the fill-in-the-middle markers), which no text encodes to.
 VOCABULARY_SIZE = 100_256
 
-# bpe-openai refuses one call past 200,000 tokens or 1,000,000 characters: a longer text is counted
-# in pieces cut where cl100k's pre-tokenizer cuts too (before a space that starts a word).
+# A longer text is counted in pieces cut where cl100k's pre-tokenizer cuts too (before a space that
+# starts a word), so that counting stops soon after a limit is passed.
 _PIECE_CHARS = 20_000
 _WORD_START = re.compile(r"(?<=\S) (?=\w)")
 
 
 def _encoding() -> Any | None:
-    """The cl100k_base encoding, or ``None`` without ``bpe-openai``. Loaded once per process."""
+    """The cl100k_base encoding, or ``None`` without ``tiktoken``. Built once per process, on first use."""
     return tokens.load_encoding(ENCODING)
 
 
@@ -42,7 +42,7 @@ def warm() -> None:
 
 
 def exact() -> bool:
-    """Whether counts are cl100k_base's own (``bpe-openai`` installed) rather than the estimate."""
+    """Whether counts are cl100k_base's own (``tiktoken`` installed) rather than the estimate."""
     return _encoding() is not None
 
 
@@ -72,7 +72,7 @@ def valid_token(value: object) -> bool:
 
 def decode(token_ids: Sequence[int]) -> str:
     """The text that ``token_ids`` (each :func:`valid_token`) stand for; bytes that are not whole
-    UTF-8 characters become U+FFFD, as tiktoken's ``decode`` makes them. Without ``bpe-openai``,
+    UTF-8 characters become U+FFFD, as tiktoken's ``decode`` makes them. Without ``tiktoken``,
     the ids themselves, as words: the same ids still give the same text."""
     encoding = _encoding()
     if encoding is None:

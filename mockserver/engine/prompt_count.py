@@ -1,8 +1,7 @@
 """Counting a request's prompt once, without holding the event loop, and only as far as it matters.
 
-o200k counting runs on the event loop at about 0.3 µs per token, and ``bpe-openai`` keeps the
-GIL while it counts (``benchmarks/prompt_count.py`` measures both), so a thread would hold up
-the loop just the same. A large prompt is therefore counted in pieces of :data:`PIECE_CHARS`
+o200k counting runs on the event loop at about 0.3 µs per token (``benchmarks/prompt_count.py``).
+A large prompt is therefore counted in pieces of :data:`PIECE_CHARS`
 characters (about a millisecond each), and the loop gets its turn between pieces: other
 requests, streams and ``/health`` wait at most one piece. Short texts are counted together, at
 most a piece's worth of characters or :data:`MESSAGES_PER_TURN` of them between two turns, so a

@@ -1,14 +1,15 @@
 """Token splitting and counting with OpenAI's o200k_base encoding, offline.
 
-The vocabulary comes with the ``bpe-openai`` package (a Rust BPE with a tiktoken-compatible
-API that ships o200k_base inside its wheel), so nothing is downloaded at run time. Counts are
-tiktoken's: ``tiktoken.get_encoding("o200k_base")`` gives the same tokens for the same text
-(tests/engine/test_tokens.py checks it with tiktoken itself, built from the same vocabulary file).
+The encoder is tiktoken's, built from the vocabulary mockserver ships
+(:mod:`mockserver.engine.vocabularies`), so nothing is downloaded at run time, and counts are
+``tiktoken.get_encoding("o200k_base")``'s (tests/engine/test_tokens.py checks it). It is built on
+first use, not at import or start-up: a server that answers no request that counts tokens, or a
+test session that makes none, never pays for it (about 0.3 s and 80 MiB; docs/tokens.md).
 
 Prompt tokens follow OpenAI's published recipe for chat models: 3 tokens of framing per
 message, plus its role, its text and (with 1 more) its ``name``, and 3 to prime the reply.
 
-When ``bpe-openai`` is not installed, a documented estimate takes its place (:func:`exact`
+When ``tiktoken`` is not installed, a documented estimate takes its place (:func:`exact`
 is then false): one token per word with its leading space, per punctuation mark and per CJK
 character, within about 10-20% of o200k for English. docs/tokens.md has the figures.
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import re
 import threading
-import warnings
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -33,8 +33,8 @@ TOKENS_PER_NAME = 1
 TOKENS_PER_REPLY = 3  # <|im_start|>assistant<|im_sep|>, which primes the answer
 ENCODING = "o200k_base"
 
-# bpe-openai refuses one call past 200,000 tokens or 1,000,000 characters: longer texts are
-# counted in pieces cut where o200k's pre-tokenizer cuts too (before a space that starts a word).
+# Longer texts are counted in pieces cut where o200k's pre-tokenizer cuts too (before a space that
+# starts a word), so that no one call holds the encoder for long.
 _PIECE_CHARS = 100_000
 
 
@@ -55,38 +55,43 @@ _LOADED: dict[str, Any] = {}
 
 
 def load_encoding(name: str) -> Any | None:
-    """bpe-openai's encoding ``name`` (``o200k_base``, ``cl100k_base``), or ``None`` without
-    ``bpe-openai``. Loading one takes ~1.7 s, once per process."""
+    """The ``tiktoken`` encoding ``name`` (``o200k_base``, ``cl100k_base``), built from the shipped
+    vocabulary, or ``None`` without ``tiktoken``. Built once per process, on first use."""
     if name not in _LOADED:
         with _LOCK:
             if name not in _LOADED:
-                # bpe-openai reads its vocabulary with importlib.resources.open_binary, deprecated
-                # since Python 3.11: the warning says nothing about mockserver, and a test suite that
-                # turns warnings into errors must not fail on it.
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    try:
-                        import bpe_openai
-                    except ImportError:
-                        _LOADED[name] = None
-                    else:
-                        _LOADED[name] = bpe_openai.get_encoding(name)
+                _LOADED[name] = _built(name)
     return _LOADED[name]
 
 
+def _built(name: str) -> Any | None:
+    try:
+        import tiktoken
+    except ImportError:
+        return None
+    from mockserver.engine import vocabularies
+
+    vocabulary = vocabularies.VOCABULARIES[name]
+    return tiktoken.Encoding(
+        name,
+        pat_str=vocabulary.pattern,
+        mergeable_ranks=vocabularies.ranks(name),
+        special_tokens=vocabulary.special_tokens,
+    )
+
+
 def _encoding() -> Any | None:
-    """The o200k_base encoding, or ``None`` without ``bpe-openai``."""
+    """The o200k_base encoding, or ``None`` without ``tiktoken``."""
     return load_encoding(ENCODING)
 
 
 def warm() -> None:
-    """Load the encoding now, so the first request doesn't wait for it. ``create_app`` calls this
-    from the thread that builds the app, before any request is served."""
+    """Build the encoding now rather than on first use."""
     _encoding()
 
 
 def exact() -> bool:
-    """Whether counts are o200k_base's own (``bpe-openai`` installed) rather than the estimate."""
+    """Whether counts are o200k_base's own (``tiktoken`` installed) rather than the estimate."""
     return _encoding() is not None
 
 
@@ -114,7 +119,7 @@ def remember(counted: Mapping[str, int]) -> None:
 
 
 def count(text: str) -> int:
-    """Tokens in ``text``: o200k_base's count, or the estimate without ``bpe-openai``."""
+    """Tokens in ``text``: o200k_base's count, or the estimate without ``tiktoken``."""
     if not text:
         return 0
     counted = _COUNTED.get()
@@ -245,7 +250,7 @@ def pieces(text: str, size: int) -> Iterable[str]:
     return _pieces_of(text, size)
 
 
-# -- The estimate, when bpe-openai is missing ---------------------------------------------------
+# -- The estimate, when tiktoken is missing ---------------------------------------------------
 
 # Every character falls into exactly one alternative, so "".join(findall(t)) == t.
 _ESTIMATE = re.compile(

@@ -49,6 +49,11 @@ def _is_union_tag(part: str) -> bool:
     )
 
 
+def _plain(bound: Any) -> Any:
+    """A bound as the live API writes it: ``0`` for a decimal field's ``0.0`` (``>= 0, but got -1``)."""
+    return int(bound) if isinstance(bound, float) and bound.is_integer() else bound
+
+
 def describe(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
@@ -96,7 +101,7 @@ def to_api_error(problems: Sequence[dict[str, Any]]) -> errors.MockAPIError:
         bound = (first.get("ctx") or {}).get(key)
         number = "decimal" if isinstance(bound, float) or isinstance(value, float) else "integer"
         return errors.InvalidRequestError(
-            f"Invalid '{param}': {number} {words}. Expected a value {op} {bound}, but got {value} instead.",
+            f"Invalid '{param}': {number} {words}. Expected a value {op} {_plain(bound)}, but got {value} instead.",
             param=param,
             code=f"{number}_{code_suffix}",
         )

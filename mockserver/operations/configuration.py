@@ -101,7 +101,7 @@ def apply_patch(
     except ValidationError as exc:
         raise _invalid(exc) from None
     try:
-        library.check(new_fixture)  # a cassette that does not load is refused here, not met by a request
+        new_fixture = library.checked(new_fixture)  # a cassette that does not load is refused here
     except ConfigError as exc:
         raise errors.InvalidRequestError(str(exc), param="replay", code="invalid_value") from None
     return new_settings, new_fixture

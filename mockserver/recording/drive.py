@@ -29,7 +29,7 @@ def drive(
     key: str,
     time_scale: float,
     standard_s: float | None,
-    recorded_s: float,
+    recorded_s: float | None,
     clock: Callable[[], float] = time.perf_counter,
     sleep: Callable[[float], None] = time.sleep,
 ) -> TierFigures:
@@ -47,7 +47,7 @@ def drive(
         total = clock() - started
     e2e, model_s = total / scale, model / scale
     return TierFigures(
-        tier, e2e, model_s, max(0.0, e2e - model_s), recorded_s / e2e if e2e else 0.0,
+        tier, e2e, model_s, max(0.0, e2e - model_s), None if recorded_s is None else recorded_s / e2e if e2e else 0.0,
         standard_s / e2e if standard_s and e2e else None, 0.0, measured=True,
     )  # fmt: skip
 

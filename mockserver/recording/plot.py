@@ -37,7 +37,8 @@ def draw(rows: Sequence[TierFigures], path: str | Path, title: str) -> None:
         axes.text(
             i,
             row.end_to_end_s,
-            f"{row.end_to_end_s:.1f} s\n{row.speedup_vs_recorded:.1f}x",
+            f"{row.end_to_end_s:.1f} s"
+            + ("" if row.speedup_vs_recorded is None else f"\n{row.speedup_vs_recorded:.1f}x"),
             ha="center",
             va="bottom",
             fontsize=8,

@@ -44,7 +44,7 @@ class TierFigures:
     end_to_end_s: float
     model_s: float
     client_s: float
-    speedup_vs_recorded: float
+    speedup_vs_recorded: float | None  # None when the cassette holds no timing (VCR)
     speedup_vs_standard: float | None
     cost_usd: float
     measured: bool = False  # driven against a running server (--drive) rather than computed
@@ -73,10 +73,14 @@ def model_seconds(fixture: Fixture, call: Call, tier: Tier) -> float:
     return profile.ttft_ms / 1000 + prompt + (call.figures.output_tokens or 0) / profile.tokens_per_second
 
 
-def compute(fixture: Fixture, calls: Sequence[Call], tiers: Sequence[Tier]) -> list[TierFigures]:
-    """The recorded run, then each tier's figures."""
+def compute(fixture: Fixture, calls: Sequence[Call], tiers: Sequence[Tier], *, timed: bool = True) -> list[TierFigures]:
+    """The recorded run, then each tier's figures. A cassette that holds no timing (``timed=False``, VCR)
+    has no recorded run and no client time: each tier's figures are its model time alone."""
     if not calls:
         return []
+    if not timed:
+        standard_model = sum(model_seconds(fixture, c, STANDARD) for c in calls)
+        return [_untimed(fixture, calls, tier, standard_model) for tier in tiers]
     client = sum(c.client_s for c in calls)
     first, last = calls[0].figures, max(c.figures.ended_at for c in calls)
     recorded_e2e = last - first.started_at
@@ -102,6 +106,19 @@ def compute(fixture: Fixture, calls: Sequence[Call], tiers: Sequence[Tier]) -> l
     return rows
 
 
+def _untimed(fixture: Fixture, calls: Sequence[Call], tier: Tier, standard: float) -> TierFigures:
+    model = sum(model_seconds(fixture, c, tier) for c in calls)
+    return TierFigures(tier, model, model, 0.0, None, standard / model if model else None, _cost(fixture, calls, tier))
+
+
+UNTIMED_NOTE = (
+    "No timing recorded (a VCR cassette): each tier's time is its model time, from the recorded token counts "
+    "and the tier's TTFT and rate, and the cost is at the fixture's prices. Not known: how long the recorded "
+    "run took, and the client's own time between calls (taken as none), so there is no speed-up over the "
+    "recorded run and end to end equals model time."
+)
+
+
 def _cost(fixture: Fixture, calls: Sequence[Call], tier: str | None) -> float:
     total = 0.0
     for call in calls:
@@ -121,7 +138,7 @@ def render(rows: Sequence[TierFigures], calls: int) -> str:
                 f"{row.end_to_end_s:.2f}",
                 f"{row.model_s:.2f}",
                 f"{row.client_s:.2f}",
-                f"{row.speedup_vs_recorded:.2f}x",
+                "-" if row.speedup_vs_recorded is None else f"{row.speedup_vs_recorded:.2f}x",
                 "-" if row.speedup_vs_standard is None else f"{row.speedup_vs_standard:.2f}x",
                 f"{row.cost_usd:.4f}" if row.cost_usd >= 0.01 or not row.cost_usd else f"{row.cost_usd:.6f}",
                 "measured" if row.measured else ("" if row.tier == "recorded" else "computed"),

@@ -151,31 +151,44 @@ def write_reply(
 
 def _prose(writer: Writer, admission: Admission, seed: int, cues: generation.Cues) -> Reply:
     """Generated prose, as long as the request or the prompt asks, else a natural length for its kind."""
-    length = admission.overrides.output_tokens
     fixture = writer.fixture
     per_character = fixture.tokens_per_character(cues.language)
     report = tool_results.mention(cues.results, cues.language) if cues.results else ""
     if report:
         return _reporting(writer, admission, seed, cues, report)
-    if length is None and cues.size is not None:
-        # "in 200 words": about that many, never past the longest range (n choices stay bounded).
-        target = lengths.stated_tokens(cues.size, per_character)
-        length = lengths.around(seed, target, fixture.output_tokens.longest)
+    length = _asked_length(fixture, admission, seed, cues, per_character)
     if length is None:
         length = lengths.natural_length(seed, *fixture.output_tokens.range_for(cues.kind))
     return Reply(writer.generator.generate(seed, length, cues.language, tokens_per_character=per_character))
 
 
+def _asked_length(
+    fixture: Fixture, admission: Admission, seed: int, cues: generation.Cues, per_character: float | None
+) -> int | None:
+    """The length the request forces (``x-mock-output-tokens``) or the prompt states ("in 200 words":
+    about that many, never past the longest range, so n choices stay bounded); ``None`` when neither."""
+    if admission.overrides.output_tokens is not None:
+        return admission.overrides.output_tokens
+    if cues.size is None:
+        return None
+    return lengths.around(seed, lengths.stated_tokens(cues.size, per_character), fixture.output_tokens.longest)
+
+
 def _reporting(writer: Writer, admission: Admission, seed: int, cues: generation.Cues, report: str) -> Reply:
-    """An answer after tool results: ``report`` (what they returned), then generated prose, the
-    answer's length in all (never shorter than the report, unless a length is forced)."""
+    """An answer after tool results: ``report`` (what they returned), then generated prose.
+
+    A forced or stated length is the whole answer's, the report within it: a report longer than that
+    is cut there, so "in about 40 words" after a long tool result is still about 40 words. Without
+    one, the answer runs its kind's natural length, and never shorter than the report."""
     opening = tokens.split(report)
-    forced = admission.overrides.output_tokens
     per_character = writer.fixture.tokens_per_character(cues.language)
-    natural = lengths.natural_length(seed, *writer.fixture.output_tokens.range_for(cues.kind))
-    length = forced if forced is not None else max(natural, len(opening))
+    length = _asked_length(writer.fixture, admission, seed, cues, per_character)
+    if length is None:
+        length = max(lengths.natural_length(seed, *writer.fixture.output_tokens.range_for(cues.kind)), len(opening))
+    if len(opening) >= length:
+        return Reply(Text(tuple(opening[:length])))
     rest = writer.generator.generate(seed, length - len(opening), cues.language, tokens_per_character=per_character)
-    return Reply(Text((*opening, *rest.tokens)[:length]))
+    return Reply(Text((*opening, *rest.tokens)))
 
 
 def _described_instance(cues: generation.Cues, rng: random.Random) -> Any | None:

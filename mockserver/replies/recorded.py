@@ -77,7 +77,7 @@ def plan_replay(
     Messages; Chat's is :func:`~mockserver.replies.recorded_shapes.stream_of_body`'s own)."""
     response = record.response
     if response.status >= 400:
-        raise _recorded_error(record)
+        raise recorded_error(record)
     api = record.api
     if response.stream:
         events = [(e.event, e.data, e.ms) for e in response.events]
@@ -202,7 +202,7 @@ def _json(data: str) -> Any:
         return None
 
 
-def _recorded_error(record: Record) -> errors.MockAPIError:
+def recorded_error(record: Record) -> errors.MockAPIError:
     """A recorded failure, raised again: its status, and its message, type, param and code where it has them."""
     body = record.response.body if isinstance(record.response.body, dict) else {}
     found = body.get("error")

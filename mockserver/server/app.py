@@ -76,7 +76,6 @@ def create_app(
     app = direct_routes.App(title="mockserver", version=__version__, description=DESCRIPTION)
     app.mock_state = state  # what requests read (mockserver.api.handler_inputs.server_state)
     app.state.mock = state  # the same, for the CLI and the test harness
-    state.generator.warm()
     # Routes are matched in the order they are included, one router after another: the inference
     # routes go first, so the requests that come by the hundred are matched without trying the others.
     app.include_router(chat.router)

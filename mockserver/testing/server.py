@@ -27,6 +27,7 @@ from fastapi import FastAPI
 
 from mockserver.config.fixture import Fixture
 from mockserver.config.settings import Settings
+from mockserver.engine.collector import paused_for_start_up
 from mockserver.harness.journal import TEST_ID_HEADER, Journal, JournalQuery
 from mockserver.server_state import ServerState
 from mockserver.testing.calls import Call, Calls
@@ -57,7 +58,8 @@ class MockServer:
         base = settings or Settings(port=0)
         self.settings = base.with_overrides(**overrides)
         if app is None:
-            from mockserver.server.app import create_app
+            with paused_for_start_up():  # imported here by a script that starts a server without pytest
+                from mockserver.server.app import create_app
 
             app = create_app(self.settings, fixture=fixture)
         self.app = app

@@ -1,11 +1,11 @@
-"""Give tiktoken its vocabularies offline, from the copies ``bpe-openai`` ships.
+"""Give tiktoken its vocabularies offline, from the copies mockserver ships.
 
 Clients that count tokens before they send (LangChain's ``OpenAIEmbeddings``, LlamaIndex, the
 cookbook's recipes) call ``tiktoken.get_encoding(...)``, which downloads the vocabulary on first
 use and keeps it in a cache directory. Without network that call fails. :func:`seed_tiktoken_cache`
-writes the vocabularies into that cache from the files inside the ``bpe-openai`` wheel (a
-dependency of mockserver), after checking that each one's SHA-256 is the one tiktoken pins for
-the file it would download, so tiktoken takes them as its own::
+writes the vocabularies into that cache from the ones inside mockserver
+(:mod:`mockserver.engine.vocabularies`), after checking that each one's SHA-256 is the one tiktoken
+pins for the file it would download, so tiktoken takes them as its own::
 
     from mockserver.testing.tiktoken_cache import seed_tiktoken_cache
 
@@ -18,29 +18,19 @@ else ``data-gym-cache`` in the temporary directory; or the one given, which is t
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
 import tempfile
-import warnings
-from importlib import resources
 from pathlib import Path
 
+from mockserver.engine import vocabularies
+
 # The files tiktoken downloads, with the SHA-256 it pins for each (tiktoken_ext/openai_public.py).
-TIKTOKEN_FILES = {
-    "cl100k_base": (
-        "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-    ),
-    "o200k_base": (
-        "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-    ),
-}
+TIKTOKEN_FILES = {name: (v.url, v.sha256) for name, v in vocabularies.VOCABULARIES.items()}
 
 
 class VocabularyMismatch(RuntimeError):
-    """A vocabulary in ``bpe-openai`` is not the file tiktoken expects (its SHA-256 differs)."""
+    """A vocabulary mockserver ships is not the file tiktoken expects (its SHA-256 differs)."""
 
 
 def tiktoken_cache_dir() -> Path:
@@ -52,16 +42,12 @@ def tiktoken_cache_dir() -> Path:
 
 
 def vocabulary(name: str) -> bytes:
-    """The ``name`` vocabulary as tiktoken downloads it, from ``bpe-openai``'s copy, its SHA-256 checked."""
+    """The ``name`` vocabulary as tiktoken downloads it, from mockserver's copy, its SHA-256 checked."""
     url, expected = TIKTOKEN_FILES[name]
-    # Importing bpe_openai warns that it reads its data with a deprecated API: nothing to do with this.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        packed = (resources.files("bpe_openai.data") / f"{name}.tiktoken.gz").read_bytes()
-    data = gzip.decompress(packed)
+    data = vocabularies.tiktoken_file(name)
     found = hashlib.sha256(data).hexdigest()
     if found != expected:
-        raise VocabularyMismatch(f"bpe-openai's {name} has SHA-256 {found}; tiktoken expects {expected} for {url}")
+        raise VocabularyMismatch(f"mockserver's {name} has SHA-256 {found}; tiktoken expects {expected} for {url}")
     return data
 
 

@@ -61,6 +61,15 @@ def test_bad_fields(http: httpx.Client, body: dict[str, object], param: str, cod
     assert error["type"] == "invalid_request_error"
 
 
+def test_a_bound_is_written_as_the_live_api_writes_it(http: httpx.Client) -> None:
+    """The live reply to a temperature of -1, as recorded: the decimal field's bound is written ``0``."""
+    error = assert_openai_error(http.post(CHAT, json={**GOOD, "temperature": -1}), 400)
+    assert error["message"] == (
+        "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got -1 instead."
+    )
+    assert error["code"] == "decimal_below_min_value"
+
+
 def test_unknown_parameter_uses_live_wording(http: httpx.Client) -> None:
     error = assert_openai_error(http.post(CHAT, json={**GOOD, "temprature": 1}), 400)
     assert error["message"] == "Unrecognized request argument supplied: temprature"

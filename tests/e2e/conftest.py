@@ -1,4 +1,4 @@
-"""What the SDK-driven suites share: tiktoken's cache, filled offline from bpe-openai's vocabularies."""
+"""What the SDK-driven suites share: tiktoken's cache, filled offline from mockserver's vocabularies."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """LangChain's ``OpenAIEmbeddings`` and LlamaIndex's ``OpenAIEmbedding`` against a real server.
 
-Both count tokens with tiktoken before they send; tiktoken's cache is filled from bpe-openai's
+Both count tokens with tiktoken before they send; tiktoken's cache is filled from mockserver's
 vocabularies (``tiktoken_cache``), so nothing is downloaded. LangChain sends token arrays (its
 ``check_embedding_ctx_length``), which the server reads back into the same text: its vectors equal
 those of LlamaIndex and the SDK, which send strings.

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import base64
-import gzip
-import hashlib
-from importlib import resources
-
 import pytest
 import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mockserver.engine import cl100k
-from mockserver.testing.tiktoken_cache import TIKTOKEN_FILES
+from tests.support import tiktoken_reference
 
-# tiktoken's cl100k_base pre-tokenizer (tiktoken_ext/openai_public.py), split to fit the line.
-CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",
     "请写一篇关于长城历史的详细文章。",
@@ -29,18 +19,9 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def tiktoken_cl100k() -> tiktoken.Encoding:
-    """tiktoken's cl100k_base, built from bpe-openai's copy of the file tiktoken would download."""
-    cl100k.warm()
-    data = gzip.decompress((resources.files("bpe_openai.data") / "cl100k_base.tiktoken.gz").read_bytes())
-    assert hashlib.sha256(data).hexdigest() == TIKTOKEN_FILES["cl100k_base"][1]
-    ranks = {base64.b64decode(t): int(r) for t, r in (line.split() for line in data.splitlines())}
-    return tiktoken.Encoding(
-        "cl100k_base",
-        pat_str=CL100K_PATTERN,
-        mergeable_ranks=ranks,
-        special_tokens={"<|endoftext|>": 100257},
-    )
+def tiktoken_cl100k(tmp_path_factory: pytest.TempPathFactory) -> tiktoken.Encoding:
+    """``tiktoken.get_encoding("cl100k_base")``, reading mockserver's copy of the file tiktoken would download."""
+    return tiktoken_reference("cl100k_base", tmp_path_factory)
 
 
 def test_counts_equal_tiktoken(tiktoken_cl100k: tiktoken.Encoding) -> None:

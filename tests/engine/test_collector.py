@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import pytest
 
-from mockserver.engine.collector import Collector
+from mockserver.engine.collector import Collector, paused_for_start_up
 from mockserver.engine.pacing import FakeClock
 
 
@@ -105,3 +105,17 @@ def test_a_hold_let_go_in_time_stops_its_countdown() -> None:
     assert countdown.cancelled
     countdown.fire()  # a cancelled countdown that fires anyway changes nothing
     assert gc.isenabled()
+
+
+def test_start_up_pauses_the_passes_and_leaves_them_as_they_were() -> None:
+    assert gc.isenabled()
+    with paused_for_start_up():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_for_start_up():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # someone else's choice, left alone
+    finally:
+        gc.enable()

@@ -1,20 +1,16 @@
 """Token counts are o200k_base's, as tiktoken gives them, offline; output usage counts what was sent.
 
-The reference is tiktoken itself, built from the o200k_base vocabulary that ``bpe-openai``
-ships (its SHA-256 is the one tiktoken pins for the file it would otherwise download), so a
-client that pre-counts with ``tiktoken.get_encoding("o200k_base")`` sees the same numbers.
+The reference is ``tiktoken.get_encoding("o200k_base")`` itself, with tiktoken's own pattern,
+reading the vocabulary mockserver ships (its SHA-256 is the one tiktoken pins for the file it would
+otherwise download), so a client that pre-counts with it sees the same numbers.
 """
 
 from __future__ import annotations
 
-import base64
-import gzip
-import hashlib
 import random
 import subprocess
 import sys
 from collections.abc import Iterator
-from importlib import resources
 
 import openai
 import pytest
@@ -25,21 +21,7 @@ from hypothesis import strategies as st
 from mockserver import MockServer
 from mockserver.engine import tokens
 from mockserver.engine.generation import TextGenerator
-from tests.support import sdk
-
-# tiktoken_ext.openai_public pins this hash for o200k_base.tiktoken.
-O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
-O200K_PATTERN = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
+from tests.support import sdk, tiktoken_reference
 
 PROMPTS = [
     "Write a long story about a lighthouse keeper who finds a message in a bottle.",
@@ -53,17 +35,8 @@ PROMPTS = [
 
 
 @pytest.fixture(scope="module")
-def tiktoken_o200k() -> tiktoken.Encoding:
-    tokens.warm()  # imports bpe-openai with its own deprecation warning silenced
-    data = gzip.decompress((resources.files("bpe_openai.data") / "o200k_base.tiktoken.gz").read_bytes())
-    assert hashlib.sha256(data).hexdigest() == O200K_SHA256
-    ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines())}
-    return tiktoken.Encoding(
-        "o200k_base",
-        pat_str=O200K_PATTERN,
-        mergeable_ranks=ranks,
-        special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
-    )
+def tiktoken_o200k(tmp_path_factory: pytest.TempPathFactory) -> tiktoken.Encoding:
+    return tiktoken_reference("o200k_base", tmp_path_factory)
 
 
 def cookbook_count(encoding: tiktoken.Encoding, messages: list[dict[str, str]]) -> int:
@@ -194,7 +167,7 @@ def test_the_fixture_sets_the_chinese_token_model() -> None:
 
 
 @pytest.fixture
-def without_bpe_openai() -> Iterator[None]:
+def without_tiktoken() -> Iterator[None]:
     saved = dict(tokens._LOADED)
     tokens._LOADED[tokens.ENCODING] = None
     tokens.word_pieces.cache_clear()
@@ -208,7 +181,7 @@ def without_bpe_openai() -> Iterator[None]:
         tokens._count_remembered.cache_clear()
 
 
-@pytest.mark.usefixtures("without_bpe_openai")
+@pytest.mark.usefixtures("without_tiktoken")
 def test_the_estimate_stands_in_without_the_package() -> None:
     assert not tokens.exact()
     assert tokens.split("Hello, world!") == ["Hello", ",", " world", "!"]
@@ -219,7 +192,7 @@ def test_the_estimate_stands_in_without_the_package() -> None:
 
 
 def test_nothing_is_fetched_at_run_time() -> None:
-    """Loading the vocabulary and counting with every socket refused: all of it ships in the wheel."""
+    """Loading the vocabulary and counting with every socket refused: all of it ships in mockserver's wheel."""
     script = (
         "import socket\n"
         "def refuse(*a: object, **k: object) -> None:\n"

@@ -1,4 +1,4 @@
-"""tiktoken reads the vocabularies seeded from bpe-openai as its own, without a download."""
+"""tiktoken reads the vocabularies seeded from mockserver's copies as its own, without a download."""
 
 from __future__ import annotations
 

@@ -73,7 +73,10 @@ async def count_tokens(request: Request) -> dict[str, Any]:
     """The input tokens a Message with this body would report in its usage."""
     state = server_state(request)
     account = auth.authenticate(state.fixture, request_headers(request.scope))
-    body, _ = await parse(request, CountTokensRequest)
+    body, raw = await parse(request, CountTokensRequest)
+    recorded = await replaying.counted_tokens(request, account, raw, model=body.model)
+    if recorded is not None:
+        return recorded
     access.find_model(state.fixture, account, body.model, api="anthropic")
     return {"input_tokens": await messages.counted_input_tokens(body)}
 

@@ -17,13 +17,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 
 from mockserver.config.fixture import Fixture
 from mockserver.harness.journal import TEST_ID_HEADER
+
+if TYPE_CHECKING:
+    import httpx
 
 GENERATION_S = 5.0  # each request asks for this many seconds of output at its tier's rate
 PROMPT = "Write a long story"
@@ -109,6 +111,8 @@ class SpeedCheck:
         return True
 
     async def _run(self, base_url: str) -> None:
+        import httpx  # only for a speed check: the server never loads an HTTP client otherwise
+
         async with httpx.AsyncClient(base_url=base_url, timeout=TIMEOUT_S) as client:
             await asyncio.gather(*(self._one(client, run) for run in self.runs))
 
@@ -123,6 +127,8 @@ class SpeedCheck:
         }
         headers = {"authorization": f"Bearer {run.key}", TEST_ID_HEADER: TEST_ID}
         run.status, run.started = "running", self.clock()
+        import httpx
+
         try:
             async with client.stream("POST", "/v1/chat/completions", json=body, headers=headers) as reply:
                 if reply.status_code != 200:

@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mockserver import errors
-from mockserver.cassettes import files, matching
+from mockserver.cassettes import files, matching, sources, vcr
 from mockserver.cassettes.format import Record
+from mockserver.cassettes.vcr import VcrSkip
 from mockserver.config.fixture import ConfigError, Fixture
 from mockserver.config.settings import Settings
+from mockserver.harness.replay.served_models import with_recorded_models
 from mockserver.state.counters import Counters
 
 ReplayTiming = Literal["recorded", "tier", "instant"]
@@ -38,15 +40,20 @@ class Entry:
 
 
 class Library:
-    def __init__(self, cassettes: Sequence[files.Cassette], rules: matching.Rules) -> None:
+    def __init__(
+        self, cassettes: Sequence[files.Cassette], rules: matching.Rules, skipped: Sequence[VcrSkip] = ()
+    ) -> None:
         self.rules = rules
         self.sources = [str(c.path) for c in cassettes]
+        self.untimed = [str(c.path) for c in cassettes if c.untimed]  # VCR cassettes: no timing recorded
+        self.skipped = list(skipped)  # the VCR interactions that are not served, and why
+        self.records = [r for c in cassettes for r in c.records]
         self._by_key: dict[bytes, list[Entry]] = {}
         self._by_route: dict[tuple[str, str], list[Entry]] = {}
         for cassette in cassettes:
-            for record, line in zip(cassette.records, cassette.lines, strict=True):
+            for index, record in enumerate(cassette.records):
                 request = record.request
-                entry = Entry(record, f"{cassette.path}:{line}", matching.canonical(request.body, rules))
+                entry = Entry(record, cassette.where(index), matching.canonical(request.body, rules))
                 key = matching.key(request.method, request.path, request.body, rules)
                 self._by_key.setdefault(key, []).append(entry)
                 self._by_route.setdefault((request.method.upper(), request.path), []).append(entry)
@@ -82,7 +89,8 @@ class Library:
 
 
 def load(paths: Sequence[str], ignore: Sequence[str] = (), *, tier_free: bool = False) -> Library:
-    """The library of ``paths``, loaded again only when one of the files changed."""
+    """The library of ``paths`` (files, folders, globs), loaded again only when one of the paths changed (a
+    folder: when a file is added to it or taken away; a glob is read once)."""
     stamps = tuple((p, *_stamp(p)) for p in paths)
     return _load(stamps, tuple(ignore), tier_free)
 
@@ -97,8 +105,8 @@ def _stamp(path: str) -> tuple[int, int]:
 
 @functools.lru_cache(maxsize=LIBRARIES_KEPT)
 def _load(stamps: tuple[tuple[str, int, int], ...], ignore: tuple[str, ...], tier_free: bool) -> Library:
-    cassettes = [files.load(path) for path, *_ in stamps]
-    return Library(cassettes, matching.Rules(ignore=ignore, tier_free=tier_free))
+    loaded = sources.load([path for path, *_ in stamps])
+    return Library(loaded.cassettes, matching.Rules(ignore=ignore, tier_free=tier_free), loaded.skipped)
 
 
 async def take(counters: Counters, scope: str | None, key: bytes, entries: Sequence[Entry]) -> Entry:
@@ -115,6 +123,7 @@ def fixture_with(fixture: Fixture, settings: Settings) -> Fixture:
     every cassette loads (else :class:`ConfigError` with ``file:line`` and why), and a ``record`` miss has
     an upstream."""
     changes: dict[str, Any] = {}
+    timing_asked = settings.replay_timing is not None or "replay_timing" in fixture.model_fields_set
     if settings.replay:
         changes["replay"] = [*fixture.replay, *(p for p in settings.replay if p not in fixture.replay)]
     if settings.replay_timing is not None:
@@ -124,10 +133,33 @@ def fixture_with(fixture: Fixture, settings: Settings) -> Fixture:
     if changes:
         fixture = fixture.model_copy(update=changes)
         Fixture.model_validate(fixture.model_dump())  # the literal options checked like any fixture's
-    check(fixture)
+    fixture = checked(fixture, timing_asked=timing_asked)
     if fixture.replay_miss == "record" and not settings.upstream:
         raise ConfigError("--replay-miss record needs --upstream URL: the API a request with no recording is sent to")
     return fixture
+
+
+def checked(fixture: Fixture, *, timing_asked: bool = True) -> Fixture:
+    """The fixture with its cassettes loaded and checked (:func:`check`), paced as they can be (a VCR
+    cassette holds no timing), and serving the models its recordings name."""
+    fixture = _untimed_paced(fixture, timing_asked)
+    return with_recorded_models(fixture, check(fixture).records)
+
+
+def _untimed_paced(fixture: Fixture, asked: bool) -> Fixture:
+    """A VCR cassette holds no timing: it replays at the tier's pace unless ``instant`` was asked for, and
+    ``recorded`` is refused."""
+    if fixture.replay_timing != "recorded":
+        return fixture
+    untimed = next((p for p in sources.expand(fixture.replay) if vcr.is_vcr_file(p)), None)
+    if untimed is None:
+        return fixture
+    if asked:
+        raise ConfigError(
+            f"--replay-timing recorded: {untimed} is a VCR cassette, which holds no timing; "
+            "use --replay-timing tier (the default for VCR cassettes) or instant"
+        )
+    return fixture.model_copy(update={"replay_timing": "tier"})
 
 
 def check(fixture: Fixture) -> Library:

@@ -9,18 +9,17 @@ text (:mod:`mockserver.engine.embeddings`), in ``dimensions`` (the model's own b
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from mockserver import errors
 from mockserver.api.openai.embeddings.inputs import EmbeddingInput, read_inputs
 from mockserver.api.openai.embeddings.schemas import EmbeddingRequest
-from mockserver.engine import embeddings
-from mockserver.engine.embeddings import Vector
 from mockserver.harness.embedding_scripts import scripted_vector
 from mockserver.server_state import ServerState
 from mockserver.service.access import Admission
+
+if TYPE_CHECKING:
+    from mockserver.engine.embeddings import Vector
 
 
 @dataclass(frozen=True)
@@ -42,6 +41,8 @@ class EmbeddingPlan:
 
 def plan_embeddings(state: ServerState, admission: Admission, body: EmbeddingRequest, path: str) -> EmbeddingPlan:
     """Read the inputs and make their vectors, or raise the live 400."""
+    from mockserver.engine import embeddings  # numpy, imported on the first embeddings request only
+
     model = admission.model
     full = model.dimensions or 0
     if body.dimensions is not None and body.dimensions > full:
@@ -77,6 +78,8 @@ def document(plan: EmbeddingPlan, encoding_format: str | None) -> dict[str, Any]
     ``base64`` carries each vector's little-endian float32 bytes; ``float`` (the default) the same
     float32 values as JSON numbers, so both decode to the same vector.
     """
+    from mockserver.engine import embeddings
+
     encoded = embeddings.as_base64 if encoding_format == "base64" else _floats
     tokens = plan.input_tokens
     return {
@@ -89,6 +92,8 @@ def document(plan: EmbeddingPlan, encoding_format: str | None) -> dict[str, Any]
 
 def _floats(vector: Vector) -> Any:
     # Each float32 value widened to a double, which JSON writes exactly; orjson writes the array itself.
+    import numpy as np
+
     return vector.astype(np.float64)
 
 

@@ -3,7 +3,7 @@
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from mockserver.api import whole_replies
+from mockserver.api import replaying, whole_replies
 from mockserver.api.handler_inputs import body_schema, parse_body, server_state
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.openai.embeddings import plan as embedding_plan
@@ -21,6 +21,9 @@ async def create_embedding(request: Request) -> Response:
     exchange = exchange_of(request.scope)
     account = access.authenticate(state.fixture, request_headers(request.scope))
     body, raw = await parse_body(request, EmbeddingRequest)
+    replayed = await replaying.answer_whole(request, account, raw, model=body.model, kind="embedding")
+    if replayed is not None:
+        return replayed
     admission, plan = await whole_replies.admit(
         request,
         account,

@@ -68,9 +68,14 @@ def free_port() -> int:
 async def measure(waiters: int, idle_s: float, redis_url: str | None, redis_pid: int | None) -> dict[str, Any]:
     from mockserver.config.fixture import Capacity, Fixture, load_fixture
     from mockserver.engine.pacing import MonotonicClock
-    from mockserver.service import capacity, capacity_queue
-    from mockserver.service.capacity_queue import Queue
+    from mockserver.service import capacity
     from mockserver.state.store import MemoryStore
+
+    try:
+        from mockserver.service.capacity import queue as capacity_queue
+    except ImportError:  # a baseline from before the capacity package (capacity_queue beside capacity)
+        from mockserver.service import capacity_queue  # type: ignore[attr-defined,no-redef]
+    Queue = capacity_queue.Queue
 
     data = load_fixture().model_dump()
     data["capacity"] = Capacity.model_validate({"ultrafast_concurrency": 1, "queue_ms": 60_000}).model_dump()

@@ -192,7 +192,7 @@ def feed_cost(streams: int, updates: int = 300) -> dict[str, Any]:
     from mockserver.config.settings import Settings
     from mockserver.engine.pacing import Schedule
     from mockserver.server.app import create_app
-    from mockserver.service.exchange import FIRST_TOKEN_AT, Exchange
+    from mockserver.service.exchange import Exchange
 
     async def measure() -> float:
         state = create_app(Settings(time_scale=1)).state.mock
@@ -201,7 +201,7 @@ def feed_cost(streams: int, updates: int = 300) -> dict[str, Any]:
             headers = {"authorization": f"Bearer {KEY}", "x-mock-test-id": f"test_{n}"}
             exchange = Exchange(f"req_{n}", "POST", "/v1/chat/completions", headers, now - 1.0)
             exchange.model, exchange.tier = "gpt-5.6-sol", "ultrafast"
-            exchange.extra[FIRST_TOKEN_AT] = now - 0.8
+            exchange.first_token_at = now - 0.8
             schedule = Schedule.build(start=now - 1.0, ttft=0.2, tokens_per_second=750, total_tokens=TOKENS, jitter=0.1)
             source = object()
             state.live.add(exchange, schedule, source)

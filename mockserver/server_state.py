@@ -33,7 +33,8 @@ from mockserver.harness.live.streams import LiveStreams
 from mockserver.harness.scripted import ScriptState
 from mockserver.operations import configuration
 from mockserver.operations.metrics import Metrics
-from mockserver.service import capacity, capacity_queue
+from mockserver.service import capacity
+from mockserver.service.capacity import queue as capacity_queue
 from mockserver.service.exchange import ExchangeHooks
 from mockserver.service.inflight import InFlight
 from mockserver.state.config_log import MAX_PATCHES, ConfigLog, Position

@@ -1,7 +1,8 @@
 """The HTTP surface: one subpackage per API family, with thin handlers.
 
-Owns routing, request parsing (:mod:`.routing`; a body's validation, a long list a piece at a time,
-:mod:`.validated_body`; what a large body holds and how it lets go, :mod:`.large_bodies`), the
+Owns routing, request parsing (:mod:`.handler_inputs`, with the server's state a handler reads; a
+body's validation, a long list a piece at a time, :mod:`.validated_body`; what a large body holds and
+how it lets go, :mod:`.large_bodies`), the
 per-request middleware that opens an exchange and authenticates (:mod:`.middleware`), when a
 request arrived, for its TTFT (:mod:`.arrival`), who may use ``/_mock/`` (:mod:`.guard`),
 and the one path every inference request takes once admitted (:mod:`.serving`: admit, pace, stream or hold the body),

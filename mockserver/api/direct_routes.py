@@ -58,7 +58,7 @@ class App(FastAPI):
     ``__call__``, which builds the stack the first time.
 
     It also holds the running server's state as a typed attribute, :attr:`mock_state`, which every
-    request reads (:func:`mockserver.api.routing.server_state`): ``app.state.mock`` holds the same
+    request reads (:func:`mockserver.api.handler_inputs.server_state`): ``app.state.mock`` holds the same
     object, but reaches it through Starlette's ``State.__getattr__`` after the ordinary lookup fails.
     """
 

@@ -10,7 +10,7 @@ answer requests: with ``--state redis://...`` it asks Redis for a ``PING`` on ea
 from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse
 
-from mockserver.api.routing import server_state
+from mockserver.api.handler_inputs import server_state
 from mockserver.state.shared import unreachable_because
 
 router = APIRouter(tags=["health"])

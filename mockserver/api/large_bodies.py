@@ -26,19 +26,17 @@ from mockserver.service.exchange import Exchange
 
 # A body past this is large: parsed in pieces (json_in_pieces), and what it holds is let go of here.
 LARGE_BODY_BYTES = PIECEWISE_BYTES
-_HOLD = "collector_hold"  # the exchange's extra: the hold's release
-_LISTS = "large_body_lists"  # the exchange's extra: the body's long lists, freed a piece at a time
 
 
 def hold_collector(exchange: Exchange) -> None:
     """Hold the collector's passes off for ``exchange``, whose body is large (once per exchange)."""
-    if _HOLD not in exchange.extra:
-        exchange.extra[_HOLD] = COLLECTOR.hold()
+    if exchange.collector_hold is None:
+        exchange.collector_hold = COLLECTOR.hold()
 
 
 def let_collector_go(exchange: Exchange) -> None:
     """Let go of ``exchange``'s hold of the collector, if it has one."""
-    release = exchange.extra.pop(_HOLD, None)
+    release, exchange.collector_hold = exchange.collector_hold, None
     if release is not None:
         release()
 
@@ -46,7 +44,9 @@ def let_collector_go(exchange: Exchange) -> None:
 def keep_lists(exchange: Exchange, *holders: Any) -> None:
     """Keep the long lists among the values of ``holders`` (a parsed body, its validated model) for
     :func:`let_body_go` to free a piece at a time."""
-    kept: list[list[Any]] = exchange.extra.setdefault(_LISTS, [])
+    if exchange.large_body_lists is None:
+        exchange.large_body_lists = []
+    kept = exchange.large_body_lists
     for holder in holders:
         values = holder.values() if isinstance(holder, dict) else vars(holder).values()
         kept += [value for value in values if type(value) is list and len(value) > ITEMS_PER_TURN]
@@ -54,14 +54,15 @@ def keep_lists(exchange: Exchange, *holders: Any) -> None:
 
 def holds_anything(exchange: Exchange) -> bool:
     """Whether ``exchange`` has a large body to let go of (most have none: one look, no coroutine)."""
-    return _LISTS in exchange.extra or _HOLD in exchange.extra
+    return exchange.large_body_lists is not None or exchange.collector_hold is not None
 
 
 async def let_body_go(exchange: Exchange) -> None:
     """Once ``exchange``'s reply is over: free its body's long lists a piece at a time, then let go of
     the collector (even if the task is cancelled on the way)."""
     try:
-        for items in exchange.extra.pop(_LISTS, ()):
+        lists, exchange.large_body_lists = exchange.large_body_lists or [], None
+        for items in lists:
             while items:
                 del items[-ITEMS_PER_TURN:]
                 await asyncio.sleep(0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from mockserver.api.routing import server_state
+from mockserver.api.handler_inputs import server_state
 from mockserver.operations.metrics import CONTENT_TYPE, METRICS_PATH
 
 router = APIRouter(tags=["metrics"])

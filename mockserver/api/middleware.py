@@ -27,6 +27,7 @@ from mockserver.engine.dialects import Dialect
 from mockserver.server_state import ServerState
 from mockserver.service import accounts
 from mockserver.service.exchange import Exchange
+from mockserver.service.inflight import CLIENT_CLOSED_STATUS
 
 logger = logging.getLogger("mockserver")
 
@@ -35,7 +36,6 @@ _REQUEST_ID_HEADER_BYTES = REQUEST_ID_HEADER.encode()
 # Answered from this process alone, even while a shared store is unreachable: the liveness probe, the
 # readiness probe (which asks the store itself) and this worker's metrics.
 LOCAL_PATHS = ("/health", "/ready", "/metrics")
-CLIENT_CLOSED_STATUS = 499  # nginx's "client closed request": shown in the journal, never sent
 
 
 def exchange_of(scope: Scope) -> Exchange:

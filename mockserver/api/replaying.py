@@ -18,8 +18,8 @@ from fastapi import Request
 from starlette.responses import Response
 
 from mockserver.api import serving, whole_replies
+from mockserver.api.handler_inputs import server_state
 from mockserver.api.middleware import exchange_of
-from mockserver.api.routing import server_state
 from mockserver.cassettes.figures import figures
 from mockserver.cassettes.format import Record
 from mockserver.config.fixture import Account, ModelKind

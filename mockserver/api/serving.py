@@ -28,17 +28,17 @@ from starlette.responses import Response
 
 from mockserver import errors
 from mockserver.api import large_bodies
+from mockserver.api.handler_inputs import server_state
 from mockserver.api.middleware import exchange_of
-from mockserver.api.routing import server_state
 from mockserver.api.sse import EventStreamResponse
 from mockserver.config.fixture import Account, ModelSpec
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.pacing import Clock, Pacer, Schedule
 from mockserver.engine.streaming import Item, close_items
 from mockserver.harness.faults import injection
-from mockserver.operations import metrics
-from mockserver.service import access, capacity_queue, context_window, inflight, prefill, prompt_cache, tiers
+from mockserver.service import access, context_window, inflight, prefill, prompt_cache, tiers
 from mockserver.service.access import Admission
+from mockserver.service.capacity import queue as capacity_queue
 from mockserver.service.exchange import Exchange, Usage
 
 
@@ -165,7 +165,7 @@ async def admit_and_plan(
     if downgraded:
         admission = _with_prefill(exchange, admission, prompt_tokens)
         record_admission(request, admission, raw_body, stream)
-    queued_ms = exchange.extra.get(capacity_queue.QUEUED_MS)
+    queued_ms = exchange.queued_ms
     if queued_ms and admission.received_at is not None:
         # The wait for a slot is part of the TTFT: the reply's schedule starts when the slot was had.
         admission = replace(admission, received_at=admission.received_at + queued_ms / 1000)
@@ -179,7 +179,7 @@ async def admit_and_plan(
 def _with_prefill(exchange: Exchange, admission: Admission, prompt_tokens: int) -> Admission:
     """The admission with the prompt's prefill in its TTFT (:mod:`mockserver.service.prefill`), journalled."""
     admission, seconds = prefill.with_prefill(admission, prompt_tokens, admission.cache.cached_tokens)
-    exchange.extra[prefill.PREFILL_MS] = round(seconds * 1000, 3) if seconds else 0.0  # most have none: no round()
+    exchange.prefill_ms = round(seconds * 1000, 3) if seconds else 0.0  # most have none: no round()
     return admission
 
 
@@ -271,7 +271,7 @@ async def hold_reply(request: Request, waiting: Awaitable[None]) -> Response | N
         return None
     if outcome == "left":
         exchange.disconnected = True
-        return Response(status_code=injection.CLIENT_CLOSED_STATUS)
+        return Response(status_code=inflight.CLIENT_CLOSED_STATUS)
     if outcome == "time_limit":
         raise errors.reply_time_limit(limit)
     raise errors.server_reset() if outcome == "reset" else errors.server_shutting_down()
@@ -279,8 +279,7 @@ async def hold_reply(request: Request, waiting: Awaitable[None]) -> Response | N
 
 async def client_left(request: Request) -> None:
     """Return once the client has closed the connection (the body was read already, so only that can come)."""
-    while (await request.receive())["type"] != "http.disconnect":
-        pass
+    await inflight.client_left(request.receive)
 
 
 def _held_until_done(
@@ -309,13 +308,13 @@ def _held_until_done(
                 for item in events:
                     yield item
                     if item.__class__ is bytes and dialect.is_token_event(item):
-                        exchange.extra[metrics.FIRST_TOKEN_AT] = clock.now()
+                        exchange.first_token_at = clock.now()
                         break
             yield from events
         finally:
             close_items(events)
         if clock is not None:
-            exchange.extra[metrics.LAST_TOKEN_AT] = clock.now()
+            exchange.last_token_at = clock.now()
         exchange.completed = True
     finally:
         exchange.release_capacity()

@@ -19,9 +19,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.scheduler import StreamScheduler
-from mockserver.engine.streaming import DROPPED, SSE_HEADERS, Item, close_items
-
-DROP_GRACE_S = 5.0  # after a dropped connection, how long the handler waits for the server to notice
+from mockserver.engine.streaming import DROP_GRACE_S, DROPPED, SSE_HEADERS, Item, close_items
 
 
 class EventStreamResponse(Response):

@@ -22,8 +22,8 @@ from fastapi import Request
 from starlette.responses import Response, StreamingResponse
 
 from mockserver.api import serving
+from mockserver.api.handler_inputs import server_state
 from mockserver.api.middleware import exchange_of, request_headers
-from mockserver.api.routing import server_state
 from mockserver.config.fixture import Account, ModelKind
 from mockserver.engine.dialects import CHAT
 from mockserver.engine.pacing import Pacer
@@ -109,7 +109,7 @@ async def respond(request: Request, admission: Admission, *, input_tokens: int, 
     exchange = exchange_of(request.scope)
     exchange.usage = Usage(input_tokens=input_tokens)
     admission, seconds = prefill.with_prefill(admission, input_tokens)
-    exchange.extra[prefill.PREFILL_MS] = round(seconds * 1000, 3)
+    exchange.prefill_ms = round(seconds * 1000, 3)
     schedule = whole_reply_schedule(admission, state.clock, state.settings.time_scale)
     fault = await injection.fault_for(state, request, exchange)
     if fault is not None:

@@ -73,6 +73,7 @@ Item = bytes | float | Signal | Run
 # Why a stream is over: the reply went out whole, the client left, a fault dropped the
 # connection, the server ended it (StreamScheduler.finish_all), or its producer failed.
 COMPLETED, CLIENT_LEFT, DROPPED, FINISHED, FAILED = "completed", "client_left", "dropped", "finished", "failed"
+DROP_GRACE_S = 5.0  # after a dropped connection, how long the handler waits for the server to notice
 
 
 def data_event(payload: Any) -> bytes:

@@ -4,8 +4,9 @@ Every error a client can meet is raised as a :class:`MockAPIError` subclass and
 rendered by :func:`error_body` into ``{"error": {message, type, param, code}}``,
 the body both official SDKs parse (WIRE.md §8). The wording follows the live API.
 
-The bottom layer: it imports nothing of the package. :mod:`.validation` turns pydantic's
-problems into these errors; :mod:`.variants` names the error bodies faults and scripts send;
+The bottom layer: it imports nothing of the package. :mod:`.kinds` holds the error classes and
+their rendering (import them from here); :mod:`.validation` turns pydantic's problems into these
+errors; :mod:`.variants` names the error bodies faults and scripts send;
 :mod:`.formats` writes values as the live API does in messages and headers (masked keys, durations);
 :mod:`.anthropic` renders any of these errors as Anthropic's API words and shapes them.
 """
@@ -17,95 +18,22 @@ from typing import Any
 from mockserver.errors.formats import ceil_ms as ceil_ms
 from mockserver.errors.formats import go_duration as go_duration
 from mockserver.errors.formats import mask_api_key as mask_api_key
+from mockserver.errors.kinds import AuthenticationError as AuthenticationError
+from mockserver.errors.kinds import ConflictError as ConflictError
+from mockserver.errors.kinds import GatewayTimeoutError as GatewayTimeoutError
+from mockserver.errors.kinds import InternalServerError as InternalServerError
+from mockserver.errors.kinds import InvalidRequestError as InvalidRequestError
+from mockserver.errors.kinds import MockAPIError as MockAPIError
+from mockserver.errors.kinds import NotFoundError as NotFoundError
+from mockserver.errors.kinds import PermissionDeniedError as PermissionDeniedError
+from mockserver.errors.kinds import RateLimitError as RateLimitError
+from mockserver.errors.kinds import RequestTooLargeError as RequestTooLargeError
+from mockserver.errors.kinds import ServiceUnavailableError as ServiceUnavailableError
+from mockserver.errors.kinds import error_body as error_body
 
 API_KEYS_URL = "https://platform.openai.com/account/api-keys"
 RATE_LIMITS_URL = "https://platform.openai.com/account/rate-limits"
 ERROR_CODES_URL = "https://platform.openai.com/docs/guides/error-codes/api-errors"
-
-
-class MockAPIError(Exception):
-    """Base class. Subclasses fix the HTTP status and the error ``type``."""
-
-    status_code: int = 500
-    type: str = "server_error"
-    default_message: str = "The server had an error while processing your request. Sorry about that!"
-
-    def __init__(
-        self,
-        message: str | None = None,
-        *,
-        param: str | None = None,
-        code: str | None = None,
-        type: str | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        self.message = message or self.default_message
-        self.param = param
-        self.code = code
-        if type is not None:
-            self.type = type
-        self.headers: dict[str, str] = dict(headers or {})
-        super().__init__(self.message)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"message": self.message, "type": self.type, "param": self.param, "code": self.code}
-
-
-def error_body(error: MockAPIError) -> dict[str, Any]:
-    """The single rendering of any error into the body the SDKs expect."""
-    return {"error": error.to_dict()}
-
-
-class InvalidRequestError(MockAPIError):
-    status_code = 400
-    type = "invalid_request_error"
-    default_message = "Invalid request."
-
-
-class AuthenticationError(MockAPIError):
-    status_code = 401
-    type = "invalid_request_error"
-
-
-class PermissionDeniedError(MockAPIError):
-    status_code = 403
-    type = "invalid_request_error"
-
-
-class NotFoundError(MockAPIError):
-    status_code = 404
-    type = "invalid_request_error"
-
-
-class ConflictError(MockAPIError):
-    status_code = 409
-    type = "invalid_request_error"
-
-
-class RateLimitError(MockAPIError):
-    status_code = 429
-    type = "requests"
-
-
-class RequestTooLargeError(MockAPIError):
-    status_code = 413
-    type = "invalid_request_error"
-
-
-class InternalServerError(MockAPIError):
-    status_code = 500
-    type = "server_error"
-
-
-class ServiceUnavailableError(MockAPIError):
-    status_code = 503
-    type = "server_error"
-    default_message = "The engine is currently overloaded, please try again later"
-
-
-class GatewayTimeoutError(MockAPIError):
-    status_code = 504
-    type = "server_error"
 
 
 # -- Constructors with the live API's fixed wording -------------------------------------------

@@ -42,8 +42,6 @@ if TYPE_CHECKING:
     from mockserver.service.access import Admission
 
 MAX_PLANNING_ROUNDS = 8  # a request that loses the race for a step this often in a row gets a retryable 503
-_MEMO = "script_steps"  # Exchange.extra: the sequence step each rule gave this request
-_STEPS = "script_counters"  # Exchange.extra: the sequence counters read for this request
 
 Plan = TypeVar("Plan")
 
@@ -118,7 +116,7 @@ class ScriptState:
             return await patterns.off_loop(plan)
         scope = exchange.headers.get(TEST_ID_HEADER)
         for _ in range(MAX_PLANNING_ROUNDS):
-            steps = exchange.extra[_STEPS] = Steps(await self.counters.read(scope))
+            steps = exchange.script_counters = Steps(await self.counters.read(scope))
             try:
                 planned = await patterns.off_loop(plan)
             except errors.MockAPIError:
@@ -132,14 +130,14 @@ class ScriptState:
     async def _claim(self, scope: str | None, steps: Steps, exchange: Exchange) -> bool:
         if not steps.claims or await self.counters.claim(scope, steps.claims):
             return True
-        memo: dict[int, int] = exchange.extra.get(_MEMO, {})
+        memo = exchange.script_steps or {}
         for index in steps.rules:  # another request took these steps first: choose again
             memo.pop(index, None)
         return False
 
     def steps(self, exchange: Exchange | None) -> Steps:
         """The counters :meth:`planned` read for this request (none read: every sequence at its start)."""
-        found = exchange.extra.get(_STEPS) if exchange is not None else None
+        found = exchange.script_counters if exchange is not None else None
         return found if isinstance(found, Steps) else Steps()
 
     async def clear(self, scope: str | None = None) -> None:
@@ -176,7 +174,11 @@ def choose(
     """
     if not rules and not strict:
         return None
-    memo: dict[int, int] = exchange.extra.setdefault(_MEMO, {}) if exchange is not None else {}
+    memo: dict[int, int] = {}
+    if exchange is not None:
+        if exchange.script_steps is None:
+            exchange.script_steps = {}
+        memo = exchange.script_steps
     used = sequences.steps(exchange)
     facts = facts_of(admission, exchange.path if exchange is not None else "", conversation)
     offered = structured.callable_tools(tools, tool_choice)
@@ -215,10 +217,7 @@ def choose(
         chosen = Scripted(index, rule, step, reply)
         break
     if exchange is not None:
-        if chosen is None:
-            exchange.extra.pop("script", None)
-        else:
-            exchange.extra["script"] = chosen.journal()
+        exchange.script = None if chosen is None else chosen.journal()
     if chosen is None and strict:
         raise unscripted(facts, passed_over)
     return chosen

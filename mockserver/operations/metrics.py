@@ -63,12 +63,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, mult
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from mockserver.engine import lateness as pace
-from mockserver.service.capacity_queue import QUEUE_OUTCOME, QUEUED_MS
-from mockserver.service.exchange import FIRST_TOKEN_AT as FIRST_TOKEN_AT
-from mockserver.service.exchange import LAST_TOKEN_AT as LAST_TOKEN_AT
-from mockserver.service.exchange import TOKEN_EVENTS as TOKEN_EVENTS
 from mockserver.service.exchange import Exchange
-from mockserver.service.prefill import PREFILL_MS
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 METRICS_PATH = "/metrics"
@@ -203,18 +198,17 @@ class Metrics:
             return
         tier = exchange.tier or NO_TIER
         self._requests_of(exchange.route or OTHER_ROUTE, exchange.status, tier).inc()
-        fault = exchange.extra.get("fault")
+        fault = exchange.fault
         if isinstance(fault, str):
             self.faults.labels(fault_kind(fault)).inc()
-        extra = exchange.extra
-        prefill_ms = extra.get(PREFILL_MS)
+        prefill_ms = exchange.prefill_ms
         if prefill_ms is not None:
             self._of(self.prefill, tier).observe(prefill_ms / 1000)
-        outcome = extra.get(QUEUE_OUTCOME)
+        outcome = exchange.queue_outcome
         if isinstance(outcome, str):
             self.queued.labels(outcome).inc()
-            self.queue_wait.labels(outcome).observe(extra.get(QUEUED_MS, 0.0) / 1000)
-        first = exchange.extra.get(FIRST_TOKEN_AT)
+            self.queue_wait.labels(outcome).observe((exchange.queued_ms or 0.0) / 1000)
+        first = exchange.first_token_at
         if exchange.stream and isinstance(first, float):
             self._of(self.ttft, tier).observe(max(0.0, first - exchange.started_at))
         usage = exchange.usage
@@ -223,7 +217,7 @@ class Metrics:
         self._of(self.completed, tier).inc()
         self._of(self.input_tokens, tier).inc(usage.input_tokens)
         self._of(self.output_tokens, tier).inc(usage.output_tokens)
-        last = exchange.extra.get(LAST_TOKEN_AT)
+        last = exchange.last_token_at
         if exchange.stream and isinstance(first, float) and isinstance(last, float) and last > first:
             self._of(self.rate, tier).observe(max(0, usage.output_tokens - 1) / (last - first))
 

@@ -21,13 +21,13 @@ from mockserver.api.anthropic import models as anthropic_models
 from mockserver.api.anthropic import routes as anthropic_messages
 from mockserver.api.control import routes as control
 from mockserver.api.control import stats, ui, usage
+from mockserver.api.handler_inputs import BODY_SCHEMAS
 from mockserver.api.middleware import RequestContextMiddleware, expose_connection_closer
 from mockserver.api.openai import models
 from mockserver.api.openai.chat import routes as chat
 from mockserver.api.openai.embeddings import routes as embeddings
 from mockserver.api.openai.moderations import routes as moderations
 from mockserver.api.openai.responses import routes as responses
-from mockserver.api.routing import BODY_SCHEMAS
 from mockserver.config.fixture import Fixture, load_fixture
 from mockserver.config.rates import apply_rates
 from mockserver.config.settings import Settings
@@ -74,7 +74,7 @@ def create_app(
 
     mask_access_log()  # keys in query strings (GET /_mock/usage?key=...) never reach the log
     app = direct_routes.App(title="mockserver", version=__version__, description=DESCRIPTION)
-    app.mock_state = state  # what requests read (mockserver.api.routing.server_state)
+    app.mock_state = state  # what requests read (mockserver.api.handler_inputs.server_state)
     app.state.mock = state  # the same, for the CLI and the test harness
     # Routes are matched in the order they are included, one router after another: the inference
     # routes go first, so the requests that come by the hundred are matched without trying the others.

@@ -20,8 +20,9 @@ from typing import NamedTuple
 from mockserver import errors
 from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelKind, ModelSpec, TimingProfile
 from mockserver.engine.pacing import Clock
-from mockserver.service import accounts, capacity, capacity_queue, model_hints, ratelimits
+from mockserver.service import accounts, capacity, model_hints, ratelimits
 from mockserver.service.accounts import bearer_key
+from mockserver.service.capacity import queue as capacity_queue
 from mockserver.service.exchange import Exchange
 from mockserver.service.per_fixture import PerFixture
 from mockserver.service.prompt_cache import NO_CACHE, CacheUse
@@ -253,8 +254,8 @@ async def _take_shared_resources(
         if decision.tier == "ultrafast":
 
             def noted(outcome: capacity_queue.Outcome, waited: float) -> None:
-                exchange.extra[capacity_queue.QUEUE_OUTCOME] = outcome
-                exchange.extra[capacity_queue.QUEUED_MS] = round(waited * 1000, 3)
+                exchange.queue_outcome = outcome
+                exchange.queued_ms = round(waited * 1000, 3)
 
             slot = await capacity.acquire(
                 store, fixture, account.organization, model.id, request.time_scale, queue=queue, noted=noted

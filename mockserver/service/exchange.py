@@ -23,12 +23,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mockserver")
 
-# Keys an exchange's ``extra`` carries for the metrics' histograms and the live view (set by the
-# stream as it goes out).
-FIRST_TOKEN_AT = "first_token_at"
-LAST_TOKEN_AT = "last_token_at"
-TOKEN_EVENTS = "token_events"
-
 
 @dataclass
 class Usage:
@@ -78,7 +72,6 @@ class Exchange:
     status: int | None = None
     finished_at: float | None = None
     disconnected: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
     request_body: bytes = b""  # the raw body as received, so the journal shows refused requests too
     completed: bool = False  # the whole inference reply went out (the ledger records only these)
     rate_limit_headers: dict[str, str] | None = None  # x-ratelimit-* as of admission
@@ -90,6 +83,21 @@ class Exchange:
     refusal: Refusal | None = None  # the error the reply carried, if it was one
     # What the request holds until its reply has gone out (or its client left): each is called once, then.
     releases: list[Callable[[], None]] = field(default_factory=list)
+    # Noted by the layers above as the request is served, for the journal, /metrics and the live view:
+    fault: str | None = None  # the fault the reply carried, in its one-line form (FaultSpec.describe)
+    fault_source: str | None = None  # where that fault came from: "header", "rule" or "random"
+    script: dict[str, Any] | None = None  # the script rule that answered: its index, name and step
+    script_steps: dict[int, int] | None = None  # the sequence step each script rule gave this request
+    script_counters: object | None = None  # the sequence counters read for it (harness.scripted.Steps)
+    prefill_ms: float | None = None  # the prefill part of the TTFT (service.prefill)
+    queued_ms: float | None = None  # how long it waited for an Ultrafast slot (service.capacity.queue)
+    queue_outcome: str | None = None  # how that wait ended (service.capacity.queue.Outcome)
+    first_token_at: float | None = None  # the clock's time the stream's first token event went out
+    last_token_at: float | None = None  # the clock's time its last event went out
+    journal_in_flight: bool = False  # counted by the journal as in flight, until it is recorded
+    journal_body_dropped: int | None = None  # the raw body's size, when the journal let it go as too large
+    collector_hold: Callable[[], None] | None = None  # a large body's hold of the garbage collector: its release
+    large_body_lists: list[list[Any]] | None = None  # a large body's long lists, freed a piece at a time
 
     @property
     def api(self) -> str:

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Literal
+from typing import Any, Literal
 
 Outcome = Literal["done", "left", "reset", "shutdown", "time_limit"]
 EndReason = Literal["reset", "shutdown"]
+CLIENT_CLOSED_STATUS = 499  # nginx's "client closed request": shown in the journal, never sent
 
 
 class InFlight:
@@ -69,6 +70,16 @@ class InFlight:
 def _resolve(ended: asyncio.Future[EndReason], reason: EndReason) -> None:
     if not ended.done():
         ended.set_result(reason)
+
+
+async def client_left(receive: Callable[[], Awaitable[Mapping[str, Any]]]) -> None:
+    """Return once the client has closed the connection.
+
+    ``receive`` is the request's ASGI ``receive``; the body was read already, so only the
+    ``http.disconnect`` message can come.
+    """
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 async def hold(

@@ -25,7 +25,6 @@ from mockserver.service.access import Admission
 
 # Cached prompt tokens are read this many times faster than the others (an assumption: nothing is published).
 CACHED_SPEEDUP = 10.0
-PREFILL_MS = "prefill_ms"  # the key an exchange's ``extra`` carries the prefill part of the TTFT under
 
 
 def prefill_seconds(profile: TimingProfile, prompt_tokens: int, cached_tokens: int = 0) -> float:

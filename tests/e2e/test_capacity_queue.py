@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from mockserver import MockServer
-from mockserver.service import capacity_queue
+from mockserver.service.capacity import queue as capacity_queue
 from tests.processes import ServerProcess
 from tests.redis_server import RedisServer
 from tests.support import fixture, sdk

@@ -14,8 +14,9 @@ import pytest
 from mockserver import errors
 from mockserver.config.fixture import Capacity, Fixture, load_fixture
 from mockserver.engine.pacing import FakeClock
-from mockserver.service import capacity, capacity_queue
-from mockserver.service.capacity_queue import Outcome, Queue
+from mockserver.service import capacity
+from mockserver.service.capacity import queue as capacity_queue
+from mockserver.service.capacity.queue import Outcome, Queue
 from mockserver.state.store import MemoryStore
 from tests.service.manual_clock import ManualClock, settle
 

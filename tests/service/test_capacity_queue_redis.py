@@ -9,8 +9,9 @@ import subprocess
 import sys
 import textwrap
 
-from mockserver.service import capacity, capacity_queue
-from mockserver.service.capacity_queue import Queue
+from mockserver.service import capacity
+from mockserver.service.capacity import queue as capacity_queue
+from mockserver.service.capacity.queue import Queue
 from mockserver.state import shared
 from mockserver.state.redis import RedisStore
 from tests.redis_server import RedisServer

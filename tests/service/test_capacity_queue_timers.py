@@ -10,8 +10,9 @@ import asyncio
 from collections.abc import Callable
 
 from mockserver import errors
-from mockserver.service import capacity, capacity_queue
-from mockserver.service.capacity_queue import Queue
+from mockserver.service import capacity
+from mockserver.service.capacity import queue as capacity_queue
+from mockserver.service.capacity.queue import Queue
 from mockserver.state.store import MemoryStore
 from tests.service.manual_clock import ManualClock, settle
 from tests.service.test_capacity_queue import fixture, held, run

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query, Request
 from mockserver.api.anthropic import auth
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.family import AnthropicRoute
-from mockserver.api.routing import server_state
+from mockserver.api.handler_inputs import server_state
 from mockserver.config.fixture import ModelSpec
 from mockserver.service import access
 

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from mockserver import errors
-from mockserver.api.routing import server_state
+from mockserver.api.handler_inputs import server_state
 from mockserver.config import suggestions
 from mockserver.config.fixture import Fixture
 from mockserver.engine import jsonbody

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from mockserver.api.control import ui
-from mockserver.api.routing import server_state
+from mockserver.api.handler_inputs import server_state
 from mockserver.service import capacity
 
 router = APIRouter(prefix="/_mock", tags=["control plane"])

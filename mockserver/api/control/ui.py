@@ -20,7 +20,7 @@ from starlette.types import Receive, Scope, Send
 from mockserver import errors
 from mockserver.api import guard
 from mockserver.api.control import feed, pages
-from mockserver.api.routing import server_state
+from mockserver.api.handler_inputs import server_state
 from mockserver.harness.journal import JournalQuery
 from mockserver.harness.live import speed_check
 

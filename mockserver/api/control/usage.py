@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from mockserver.api.routing import server_state
+from mockserver.api.handler_inputs import server_state
 from mockserver.service import capacity, ledger
 
 router = APIRouter(prefix="/_mock", tags=["control"])

@@ -4,7 +4,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from mockserver.api.routing import server_state
+from mockserver.api.handler_inputs import server_state
 from mockserver.config.fixture import ModelSpec
 from mockserver.service import access
 

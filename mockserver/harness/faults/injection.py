@@ -39,17 +39,16 @@ from mockserver.config.faults import FAULT_HEADER, FaultMatch, FaultSpec
 from mockserver.config.fixture import describe_validation_error
 from mockserver.engine.dialects import Dialect
 from mockserver.engine.pacing import Pacer, Schedule
-from mockserver.engine.streaming import Item
+from mockserver.engine.streaming import DROP_GRACE_S, Item
 from mockserver.errors.variants import ErrorContext, status_error
 from mockserver.harness.faults.midstream import FaultPacer, with_fault
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.service.accounts import request_key
 from mockserver.service.exchange import Exchange
+from mockserver.service.inflight import CLIENT_CLOSED_STATUS, client_left
 from mockserver.state.counters import Counters, MemoryCounters
 
 MAX_SCOPES = 10_000  # random sources kept, one per test id
-DROP_GRACE_S = 5.0
-CLIENT_CLOSED_STATUS = 499  # nginx's "client closed request": shown in the journal, never sent
 
 
 @dataclass(frozen=True)
@@ -206,8 +205,8 @@ async def respond_with(
     the wait is cut short (the client left, a reset, the time limit)."""
     spec = chosen.spec
     exchange: Exchange = request.scope["state"]["exchange"]
-    exchange.extra["fault"] = spec.describe()
-    exchange.extra["fault_source"] = chosen.source
+    exchange.fault = spec.describe()
+    exchange.fault_source = chosen.source
     clock = state.clock
     pause = _pauser(request)
     shift = 0.0
@@ -274,11 +273,9 @@ def _pauser(request: Request) -> Callable[[float | None], Any]:
 
     async def pause(seconds: float | None) -> bool:
         with anyio.move_on_after(seconds):
-            while True:
-                message = await request.receive()
-                if message["type"] == "http.disconnect":
-                    exchange.disconnected = True
-                    return False
+            await client_left(request.receive)
+            exchange.disconnected = True
+            return False
         return True
 
     return pause
@@ -309,7 +306,6 @@ def _aborter(request: Request) -> Callable[[], Any]:
             raise ConnectionAbortedError("mockserver fault: connection dropped")
         close()
         with contextlib.suppress(Exception), anyio.move_on_after(DROP_GRACE_S):
-            while (await request.receive())["type"] != "http.disconnect":
-                pass
+            await client_left(request.receive)
 
     return abort

@@ -38,9 +38,7 @@ from mockserver.config.settings import DEFAULT_JOURNAL_BYTES, MAX_JSON_DEPTH
 from mockserver.engine import jsonbody
 from mockserver.harness.masking import Masker
 from mockserver.service.accounts import request_key
-from mockserver.service.capacity_queue import QUEUE_OUTCOME, QUEUED_MS
 from mockserver.service.exchange import Exchange
-from mockserver.service.prefill import PREFILL_MS
 
 TEST_ID_HEADER = "x-mock-test-id"
 UNRECORDED_PREFIXES = ("/_mock/", "/health", "/ready", "/metrics", "/docs", "/redoc", "/openapi.json")
@@ -162,11 +160,12 @@ class Settling:
             in_flight = self._in_flight
             with self._lock:
                 in_flight[scope] = in_flight.get(scope, 0) + 1
-            exchange.extra["journal_in_flight"] = True
+            exchange.journal_in_flight = True
         return ()
 
     def _settled(self, exchange: Exchange, scope: str | None) -> None:
-        if exchange.extra.pop("journal_in_flight", False):
+        if exchange.journal_in_flight:
+            exchange.journal_in_flight = False
             left = self._in_flight.get(scope, 1) - 1
             if left > 0:
                 self._in_flight[scope] = left
@@ -228,7 +227,7 @@ class Journal(Settling):
             exchange.body = None  # the same content as the raw bytes, parsed again when read
         size = len(exchange.request_body)
         if size > self._max_bytes:
-            exchange.extra["journal_body_dropped"] = size
+            exchange.journal_body_dropped = size
             exchange.request_body = b""
             size = 0
         return size
@@ -374,7 +373,7 @@ def entry(record: Record, known_keys: Iterable[str]) -> dict[str, Any]:
             "cache_write_tokens": ex.usage.cache_write_tokens,  # of input_tokens, written to it
             "total_tokens": ex.usage.total_tokens,
         }
-    fault = ex.extra.get("fault")
+    fault = ex.fault
     code, param, error_type = _refusal_fields(ex)
     return {
         "seq": record.seq,
@@ -399,12 +398,12 @@ def entry(record: Record, known_keys: Iterable[str]) -> dict[str, Any]:
         "error_message": _masked(masker, ex.refusal.message) if ex.refusal is not None else None,
         "usage": usage,
         "fault": fault,
-        "script": ex.extra.get("script"),
+        "script": ex.script,
         "disconnected": ex.disconnected,
-        "body_dropped_bytes": ex.extra.get("journal_body_dropped"),
-        "prefill_ms": ex.extra.get(PREFILL_MS),
-        "queued_ms": ex.extra.get(QUEUED_MS),
-        "queue_outcome": ex.extra.get(QUEUE_OUTCOME),
+        "body_dropped_bytes": ex.journal_body_dropped,
+        "prefill_ms": ex.prefill_ms,
+        "queued_ms": ex.queued_ms,
+        "queue_outcome": ex.queue_outcome,
         "started_at": round(record.finished_wall - (duration or 0) / 1000, 6),
         "duration_ms": duration,
     }

@@ -25,7 +25,7 @@ from mockserver.engine.pacing import Schedule
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.harness.masking import Masker
 from mockserver.service.accounts import request_key
-from mockserver.service.exchange import FIRST_TOKEN_AT, Exchange
+from mockserver.service.exchange import Exchange
 
 SWEEP_FLOOR = 64  # the registry is swept once it holds this many more entries than after the last sweep
 MAX_ROWS = 500  # a dashboard is sent at most this many streams (the oldest first)
@@ -114,7 +114,7 @@ def _next_deadline(stream: ActiveStream) -> float:
 def _row(live: LiveStream, stream: ActiveStream, now: float, masker: Masker) -> dict[str, Any]:
     ex, schedule = live.exchange, live.schedule
     sent, late = progress(schedule, stream, now)
-    first = ex.extra.get(FIRST_TOKEN_AT)
+    first = ex.first_token_at
     fixed = live.fixed
     if fixed is None:
         fixed = _fixed(live, first, masker)

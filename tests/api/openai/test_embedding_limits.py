@@ -13,7 +13,7 @@ import pytest
 
 from mockserver import MockServer
 from mockserver.harness.faults import injection
-from mockserver.service import large_work
+from mockserver.service import embeddings_budget
 
 PREVIEW = {"authorization": "Bearer sk-mock-preview"}
 WEIGHT = 700 * 1_536
@@ -23,18 +23,18 @@ LARGE_BODY: dict[str, Any] = {"model": "text-embedding-3-small", "input": ["word
 
 @pytest.fixture(scope="module")
 def running() -> Iterator[MockServer]:
-    with MockServer(time_scale=0, seed=1) as server:  # in this process: it shares large_work.LARGE
+    with MockServer(time_scale=0, seed=1) as server:  # in this process: it shares embeddings_budget.LARGE
         yield server
 
 
 @pytest.fixture
-def places(monkeypatch: pytest.MonkeyPatch) -> Iterator[large_work.LargeWork]:
-    fresh = large_work.LargeWork(budget=2 * WEIGHT, wait_s=0)  # room for two of LARGE_BODY
-    monkeypatch.setattr(large_work, "LARGE", fresh)
+def places(monkeypatch: pytest.MonkeyPatch) -> Iterator[embeddings_budget.LargeWork]:
+    fresh = embeddings_budget.LargeWork(budget=2 * WEIGHT, wait_s=0)  # room for two of LARGE_BODY
+    monkeypatch.setattr(embeddings_budget, "LARGE", fresh)
     yield fresh
 
 
-def settled(places: large_work.LargeWork, expected: int = 0) -> int:
+def settled(places: embeddings_budget.LargeWork, expected: int = 0) -> int:
     """The weight held once the server has finished with its exchanges (it gives it back as a reply ends)."""
     deadline = time.monotonic() + 5
     while places.held != expected and time.monotonic() < deadline:
@@ -43,12 +43,12 @@ def settled(places: large_work.LargeWork, expected: int = 0) -> int:
 
 
 def test_the_budget_counts_only_requests_past_the_small_size() -> None:
-    assert large_work.LARGE.weight(WEIGHT) == WEIGHT
-    assert large_work.LARGE.weight(40 * 1_536) == 0  # 40 inputs at full size never wait
+    assert embeddings_budget.LARGE.weight(WEIGHT) == WEIGHT
+    assert embeddings_budget.LARGE.weight(40 * 1_536) == 0  # 40 inputs at full size never wait
 
 
 def test_a_large_request_with_every_place_taken_gets_the_live_retryable_503(
-    running: MockServer, places: large_work.LargeWork
+    running: MockServer, places: embeddings_budget.LargeWork
 ) -> None:
     assert places.try_take(WEIGHT) and places.try_take(WEIGHT)
     with httpx.Client(base_url=running.url, headers=PREVIEW, timeout=30) as http:
@@ -80,7 +80,7 @@ def test_a_large_request_with_every_place_taken_gets_the_live_retryable_503(
 
 
 def test_the_weight_is_given_back_when_the_request_is_refused_or_the_client_leaves(
-    running: MockServer, places: large_work.LargeWork
+    running: MockServer, places: embeddings_budget.LargeWork
 ) -> None:
     with httpx.Client(base_url=running.url, headers=PREVIEW, timeout=30) as http:
         malformed = http.post("/v1/embeddings", json={**LARGE_BODY, "input": ["word"] * 699 + [""]})
@@ -92,7 +92,9 @@ def test_the_weight_is_given_back_when_the_request_is_refused_or_the_client_leav
     assert settled(places) == 0
 
 
-def test_the_sdk_retries_the_refusal_and_gets_its_vectors(running: MockServer, places: large_work.LargeWork) -> None:
+def test_the_sdk_retries_the_refusal_and_gets_its_vectors(
+    running: MockServer, places: embeddings_budget.LargeWork
+) -> None:
     assert places.try_take(WEIGHT) and places.try_take(WEIGHT)
     client = openai.OpenAI(
         base_url=f"{running.url}/v1", api_key="sk-mock-preview", max_retries=2, _strict_response_validation=True

@@ -11,7 +11,7 @@ import openai
 import pytest
 
 from mockserver import MockServer
-from mockserver.service import large_work
+from mockserver.service import embeddings_budget
 
 WEIGHT = 700 * 1_536
 BODY: dict[str, Any] = {"model": "text-embedding-3-small", "input": ["word"] * 700, "encoding_format": "float"}
@@ -19,15 +19,15 @@ BODY: dict[str, Any] = {"model": "text-embedding-3-small", "input": ["word"] * 7
 
 @pytest.fixture(scope="module")
 def running() -> Iterator[MockServer]:
-    with MockServer(time_scale=0, seed=1) as server:  # in this process: it shares large_work.LARGE
+    with MockServer(time_scale=0, seed=1) as server:  # in this process: it shares embeddings_budget.LARGE
         yield server
 
 
 @pytest.fixture
-def full(monkeypatch: pytest.MonkeyPatch) -> Iterator[large_work.LargeWork]:
+def full(monkeypatch: pytest.MonkeyPatch) -> Iterator[embeddings_budget.LargeWork]:
     """A budget with room for one such request, taken (by this test) for now; waits of up to 30 s."""
-    budget = large_work.LargeWork(budget=WEIGHT, wait_s=30)
-    monkeypatch.setattr(large_work, "LARGE", budget)
+    budget = embeddings_budget.LargeWork(budget=WEIGHT, wait_s=30)
+    monkeypatch.setattr(embeddings_budget, "LARGE", budget)
     assert budget.try_take(WEIGHT)
     yield budget
 
@@ -52,7 +52,7 @@ def _within(seconds: float, condition: Callable[[], bool]) -> bool:
 
 
 def test_a_client_that_leaves_while_waiting_for_room_stops_its_request(
-    running: MockServer, full: large_work.LargeWork
+    running: MockServer, full: embeddings_budget.LargeWork
 ) -> None:
     since = running.newest_call()
     with _client(running, timeout=0.5) as client, pytest.raises(openai.APITimeoutError):
@@ -65,7 +65,7 @@ def test_a_client_that_leaves_while_waiting_for_room_stops_its_request(
 
 
 def test_a_client_that_stays_gets_its_vectors_once_there_is_room(
-    running: MockServer, full: large_work.LargeWork
+    running: MockServer, full: embeddings_budget.LargeWork
 ) -> None:
     threading.Timer(0.3, full.release, args=(WEIGHT,)).start()
     with _client(running, timeout=20) as client:

@@ -9,7 +9,7 @@ from typing import Any
 from mockserver.engine.pacing import Schedule
 from mockserver.harness.live import streams
 from mockserver.harness.live.streams import LiveStreams, progress
-from mockserver.service.exchange import FIRST_TOKEN_AT, Exchange
+from mockserver.service.exchange import Exchange
 
 SCHEDULE = Schedule.build(start=100.0, ttft=1.0, tokens_per_second=100.0, total_tokens=500)
 
@@ -65,7 +65,7 @@ def test_a_stream_past_its_last_token_has_sent_them_all() -> None:
 def test_a_row_has_the_achieved_rate_ttft_and_masked_key() -> None:
     live = LiveStreams()
     ex = exchange(authorization="Bearer sk-mock-preview", **{"x-mock-test-id": "t-1"})
-    ex.extra[FIRST_TOKEN_AT] = 101.0
+    ex.first_token_at = 101.0
     stream = playing(SCHEDULE.due_at(201))
     live.add(ex, SCHEDULE, stream.source)
     (row,) = live.rows(now=SCHEDULE.due_at(200) + 0.001, active=[stream], known_keys=["sk-mock-preview"])

@@ -6,10 +6,10 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from mockserver.api import replaying, serving
+from mockserver.api.handler_inputs import body_schema, parse_body, server_state
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.openai.chat import cache_parts, completions
 from mockserver.api.openai.schemas import ChatCompletionRequest
-from mockserver.api.routing import body_schema, parse_body, server_state
 from mockserver.engine.dialects import CHAT
 from mockserver.service import access
 

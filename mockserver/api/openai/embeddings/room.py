@@ -1,7 +1,7 @@
 """Room for a large embeddings request in the process's memory budget, while its client waits.
 
-A request whose reply carries many numbers takes its weight from :data:`large_work.LARGE
-<mockserver.service.large_work.LARGE>` before its vectors are made, and gives it back once its
+A request whose reply carries many numbers takes its weight from :data:`embeddings_budget.LARGE
+<mockserver.service.embeddings_budget.LARGE>` before its vectors are made, and gives it back once its
 reply has gone out. While the budget is full it waits (up to ``WAIT_S`` seconds; the live 503
 after that). A client that leaves during that wait stops the request there: nothing is taken from
 the budget and no vector is made for it (the journal shows it as 499, like any client that left).
@@ -16,7 +16,7 @@ from starlette.requests import ClientDisconnect, Request
 from mockserver.api.openai.embeddings.plan import reply_values
 from mockserver.api.openai.embeddings.schemas import EmbeddingRequest
 from mockserver.api.serving import client_left
-from mockserver.service import large_work
+from mockserver.service import embeddings_budget
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange
 
@@ -24,17 +24,17 @@ from mockserver.service.exchange import Exchange
 async def make_room(request: Request, exchange: Exchange, admission: Admission, body: EmbeddingRequest) -> None:
     """Take the request's weight from the budget until its reply has gone out; the live 503 if it
     does not fit in time, :class:`ClientDisconnect` if the client leaves while it waits."""
-    budget = large_work.LARGE
+    budget = embeddings_budget.LARGE
     weight = budget.weight(reply_values(admission, body))
     if not weight:
         return
     if not budget.try_take(weight) and not await _take_unless_gone(request, budget, weight):
-        raise large_work.overloaded()
+        raise embeddings_budget.overloaded()
     exchange.releases.append(lambda: budget.release(weight))
 
 
-async def _take_unless_gone(request: Request, budget: large_work.LargeWork, weight: int) -> bool:
-    """:meth:`~mockserver.service.large_work.LargeWork.take`, given up as soon as the client leaves."""
+async def _take_unless_gone(request: Request, budget: embeddings_budget.LargeWork, weight: int) -> bool:
+    """:meth:`~mockserver.service.embeddings_budget.LargeWork.take`, given up as soon as the client leaves."""
     taking = asyncio.ensure_future(budget.take(weight))
     gone = asyncio.ensure_future(client_left(request))
     try:

@@ -4,11 +4,11 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from mockserver.api import replaying, whole_replies
+from mockserver.api.handler_inputs import body_schema, parse_body, server_state
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.openai.embeddings import plan as embedding_plan
 from mockserver.api.openai.embeddings import room
 from mockserver.api.openai.embeddings.schemas import EmbeddingRequest
-from mockserver.api.routing import body_schema, parse_body, server_state
 from mockserver.service import access
 
 router = APIRouter(prefix="/v1", tags=["embeddings"])
@@ -39,7 +39,7 @@ async def create_embedding(request: Request) -> Response:
         in_thread=True,
     )
     if plan.script is not None:
-        exchange.extra["script"] = plan.script
+        exchange.script = plan.script
     encoded = await whole_replies.encode_off_loop(
         lambda: embedding_plan.document(plan, body.encoding_format), plan.values
     )

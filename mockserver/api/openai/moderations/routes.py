@@ -4,10 +4,10 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from mockserver.api import replaying, whole_replies
+from mockserver.api.handler_inputs import body_schema, parse_body, server_state
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.openai.moderations import plan as moderation_plan
 from mockserver.api.openai.moderations.schemas import ModerationRequest
-from mockserver.api.routing import body_schema, parse_body, server_state
 from mockserver.service import access
 
 # Up to this long a body is classified on the event loop: a few hundred words, each rule a linear-time search.

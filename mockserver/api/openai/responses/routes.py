@@ -7,6 +7,7 @@ from starlette.responses import Response
 
 from mockserver import errors
 from mockserver.api import replaying, serving
+from mockserver.api.handler_inputs import body_schema, parse_body, server_state
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.api.openai.responses import (
     cache_parts,
@@ -18,7 +19,6 @@ from mockserver.api.openai.responses import (
 )
 from mockserver.api.openai.responses.replayed import stream_of_response
 from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
-from mockserver.api.routing import body_schema, parse_body, server_state
 from mockserver.engine.dialects import RESPONSES
 from mockserver.service import access
 

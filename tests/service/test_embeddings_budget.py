@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from mockserver import errors
-from mockserver.service import large_work
-from mockserver.service.large_work import LargeWork
+from mockserver.service import embeddings_budget
+from mockserver.service.embeddings_budget import LargeWork
 
 
 def test_weights_add_up_to_the_budget_and_a_released_weight_is_taken_again() -> None:
@@ -19,11 +19,13 @@ def test_weights_add_up_to_the_budget_and_a_released_weight_is_taken_again() -> 
 
 
 def test_small_requests_weigh_nothing_and_the_largest_counts_as_the_whole_budget() -> None:
-    budget = LargeWork(budget=large_work.BUDGET_VALUES)
-    assert budget.weight(large_work.SMALL_VALUES) == 0
-    assert budget.weight(large_work.SMALL_VALUES + 1) == large_work.SMALL_VALUES + 1
-    assert budget.weight(10**12) == large_work.BUDGET_VALUES  # still runs, alone
-    assert budget.weight(large_work.LARGEST_VALUES) * 2 == large_work.BUDGET_VALUES  # two of the largest at once
+    budget = LargeWork(budget=embeddings_budget.BUDGET_VALUES)
+    assert budget.weight(embeddings_budget.SMALL_VALUES) == 0
+    assert budget.weight(embeddings_budget.SMALL_VALUES + 1) == embeddings_budget.SMALL_VALUES + 1
+    assert budget.weight(10**12) == embeddings_budget.BUDGET_VALUES  # still runs, alone
+    assert (
+        budget.weight(embeddings_budget.LARGEST_VALUES) * 2 == embeddings_budget.BUDGET_VALUES
+    )  # two of the largest at once
 
 
 def test_a_waiter_gets_its_weight_once_enough_is_given_back() -> None:
@@ -60,7 +62,7 @@ def test_past_the_wait_or_with_too_many_waiting_a_request_is_refused() -> None:
 
 
 def test_the_refusal_is_the_live_overload_and_retryable() -> None:
-    error = large_work.overloaded()
+    error = embeddings_budget.overloaded()
     assert isinstance(error, errors.ServiceUnavailableError) and error.status_code == 503
     assert errors.error_body(error)["error"] == {
         "message": "The engine is currently overloaded, please try again later",

@@ -7,9 +7,12 @@ ultrafast_concurrency``); a request needs a place in both. Taking both is one at
 store call, so the cap is exact however many requests race for it.
 
 While the pools are full, a request first waits up to ``capacity.queue_ms`` for a slot
-(:mod:`mockserver.service.capacity_queue`). Past the cap (and the wait), ``capacity.when_full``
+(:mod:`mockserver.service.capacity.queue`). Past the cap (and the wait), ``capacity.when_full``
 decides: ``reject`` answers 429 or 503 with ``retry-after`` (times the time scale, as every wait
 the server asks for), ``downgrade`` serves the request on the ``default`` tier instead.
+
+This module holds the slots; :mod:`.queue` how long a request may wait for one, and :mod:`.line`
+who is first when one comes back.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from dataclasses import dataclass, field
 
 from mockserver import errors
 from mockserver.config.fixture import Fixture
-from mockserver.service import capacity_queue
-from mockserver.service.capacity_queue import Outcome, Queue
+from mockserver.service.capacity import queue as capacity_queue
+from mockserver.service.capacity.queue import Outcome, Queue
 from mockserver.service.ratelimits import retry_delay, retry_headers
 from mockserver.state.store import Store
 
@@ -99,7 +102,7 @@ async def acquire(
     retryable 429/503 when it is ``reject``. Its ``retry-after`` is ``capacity.retry_after_ms``
     times the time scale, at least 1 ms: at time scale 0 a client retries at once. ``noted`` hears
     how a wait ended and how long it took (only when the request had to wait). Raises
-    :class:`~mockserver.service.capacity_queue.ClientLeft` if the client leaves while it waits.
+    :class:`~mockserver.service.capacity.queue.ClientLeft` if the client leaves while it waits.
     """
     pools = _pools(fixture, organization)
     lease = f"{_PROCESS}-{next(_LEASES)}"

@@ -6,7 +6,7 @@ wait (scaled by ``time_scale``, like every wait; 0, the default, refuses at once
 that gets a slot within it is served, its TTFT counted from its arrival, so the wait is part of
 it; past it, ``capacity.when_full`` applies as before (429/503 or a downgrade).
 
-Who gets a slot when one comes back: the first to arrive (:mod:`mockserver.service.capacity_line`,
+Who gets a slot when one comes back: the first to arrive (:mod:`mockserver.service.capacity.line`,
 one line per store in each process):
 
 - a slot given back in this process (:func:`notify`) wakes exactly one waiter, the first in line; if
@@ -29,7 +29,7 @@ leaves stops waiting at once (:class:`ClientLeft`), out of the line. A waiting r
 future and one timer (its deadline), and nothing on the event loop until it is woken; a shared
 store's line adds one timer, and every :data:`POLL_S` at most one refused attempt per organization
 waiting (plus one per request it serves). What happened is noted on the exchange
-(:data:`QUEUED_MS`, :data:`QUEUE_OUTCOME`) for the journal and ``/metrics``.
+(``Exchange.queued_ms``, ``Exchange.queue_outcome``) for the journal and ``/metrics``.
 """
 
 from __future__ import annotations
@@ -42,14 +42,12 @@ from typing import Literal
 
 from mockserver.config.fixture import Fixture
 from mockserver.engine.pacing import Clock
-from mockserver.service.capacity_line import Lines
+from mockserver.service.capacity.line import Lines
 from mockserver.service.wakeups import wake
 from mockserver.state.store import MemoryStore, Store
 
 POLL_S = 0.02  # with a shared store: how soon a slot given back elsewhere (another worker, a replica) is seen
 MAX_WAITERS = 1_024  # requests waiting at once in one process; more are refused as if there were no queue
-QUEUED_MS = "queued_ms"  # exchange.extra: milliseconds the request waited for a slot
-QUEUE_OUTCOME = "queue_outcome"  # exchange.extra: how the wait ended (:data:`Outcome`)
 
 Outcome = Literal["served", "timed_out", "left", "full"]
 
@@ -157,7 +155,7 @@ async def wait_for_slot(
 ) -> tuple[Outcome, float]:
     """Wait in ``store``'s line, calling ``take`` (one attempt at a slot) when it is this request's
     turn, until it succeeds or ``queue.wait_s`` passes. ``group``: the pools ``take`` asks for (see
-    :mod:`~mockserver.service.capacity_line`).
+    :mod:`~mockserver.service.capacity.line`).
 
     Returns how the wait ended (``served``, ``timed_out``, or ``full`` when too many wait already)
     and the seconds waited, on ``queue.clock``. Raises :class:`ClientLeft` if the client leaves.

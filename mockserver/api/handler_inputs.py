@@ -1,4 +1,5 @@
-"""The HTTP layer, one module per API family. Handlers parse, call the domain modules, and shape the reply."""
+"""What a route handler reads: the running server's state, the reply planner's view of it, and the
+request's body, parsed and validated (with the body's schema for the OpenAPI document)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The requests of one process waiting for an Ultrafast slot on one store: a line, first come first served.
 
-:mod:`mockserver.service.capacity_queue` decides how long a request may wait; this module decides who
+:mod:`mockserver.service.capacity.queue` decides how long a request may wait; this module decides who
 tries for a slot when one may be free. Nothing here polls or sleeps per waiter: a waiter parks on a
 future and is woken only when it is its turn.
 

@@ -150,7 +150,8 @@ def main() -> int:
     document: dict[str, Any] = {
         "command": "python benchmarks/fidelity.py "
         + " ".join(args.paths)
-        + (f" --drive {args.drive}" if args.drive else ""),
+        + (f" --drive {args.drive}" if args.drive else "")
+        + (f" --output {args.output} --table {args.table}" if args.output != OUTPUT else ""),
         "pairs": result.pairs,
         "skipped": len(result.skipped),
         "repositories": result.repositories,

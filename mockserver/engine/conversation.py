@@ -230,9 +230,11 @@ def tool_results(items: Sequence[ConversationItem]) -> list[str]:
 
 
 def _after_last_user(items: Sequence[ConversationItem]) -> Sequence[ConversationItem]:
-    """The items after the last user message (all of them if there is none), looked for from the end."""
+    """The items after the last user message that says something (all of them if there is none), looked
+    for from the end. A user message of images or files alone does not count: frameworks send a tool's
+    returned image or document so, right after its result, and the live model reads it as that result."""
     for index in range(len(items) - 1, -1, -1):
-        if items[index][0] == "user":
+        if items[index][0] == "user" and items[index][1].strip():
             return items[index + 1 :]
     return items
 

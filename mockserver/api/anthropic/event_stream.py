@@ -109,7 +109,7 @@ def message_delta(
     event: dict[str, Any] = {"type": "message_delta", "delta": delta, "usage": counts}
     if plan is not None and plan.container is not None:
         delta["container"] = dict(plan.container)
-    if plan is not None and plan.compacted is not None:
+    if plan is not None and (plan.compacted is not None or plan.managed):
         event["context_management"] = {"applied_edits": []}
     return event
 

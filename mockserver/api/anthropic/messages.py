@@ -167,6 +167,8 @@ class MessagePlan:
     container: Mapping[str, Any] | None = None  # code execution's container
     advisor: str | None = None  # the advisor's model, when it was consulted: usage.iterations
     compacted: int | None = None  # the input tokens a compaction summarised: usage.iterations
+    managed: bool = False  # the request sent context_management: the Message reports its applied edits
+    budgeted: bool = False  # the request sent a task budget: usage.iterations lists the model's pass
 
     def shifted(self, seconds: float) -> MessagePlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
@@ -212,8 +214,9 @@ class MessagePlan:
 
     def iterations(self) -> list[dict[str, Any]]:
         """``usage.iterations``: the model's passes of a Message that consulted the advisor or compacted
-        the conversation, each with its own counts (empty otherwise: the field is left out)."""
-        if self.advisor is None and self.compacted is None:
+        the conversation, or whose request sent context management or a task budget, each with its own
+        counts (empty otherwise: the field is left out)."""
+        if self.advisor is None and self.compacted is None and not (self.managed or self.budgeted):
             return []
         usage = self.usage_counts()
         out = []
@@ -388,6 +391,8 @@ def plan_message(
         container=turn.container,
         advisor=_advisor_model(turn.advisor, model.id),
         compacted=compacted,
+        managed=body.context_management is not None,
+        budgeted=isinstance(body.output_config, Mapping) and body.output_config.get("task_budget") is not None,
     )
 
 
@@ -406,7 +411,7 @@ def message_body(plan: MessagePlan) -> dict[str, Any]:
     }
     if plan.container is not None:
         body["container"] = dict(plan.container)
-    if plan.compacted is not None:
+    if plan.compacted is not None or plan.managed:
         body["context_management"] = {"applied_edits": []}
     return body
 

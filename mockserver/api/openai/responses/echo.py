@@ -55,9 +55,11 @@ def settings(
     effort: str | None,
     *,
     loaded: AbstractSet[str] = frozenset(),
+    added: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The request's settings as the ``Response`` object reports them (every state of it alike).
-    ``loaded``: the deferred functions a tool search's output in the conversation loaded, by name."""
+    ``loaded``: the deferred functions a tool search's output in the conversation loaded, by name;
+    ``added``: the functions ``additional_tools`` input items added, each listed in a namespace of its name."""
     model = admission.model
     return {
         "background": bool(body.background),
@@ -80,7 +82,7 @@ def settings(
         "temperature": body.temperature if body.temperature is not None else 1.0,
         "text": {"format": _format(fmt), "verbosity": (body.text.verbosity if body.text else None) or "medium"},
         "tool_choice": body.tool_choice if body.tool_choice is not None else "auto",
-        "tools": tools(body.tools or (), loaded),
+        "tools": tools(body.tools or (), loaded) + [_own_namespace(tool(f)) for f in added],
         "top_logprobs": body.top_logprobs or 0,
         "top_p": body.top_p if body.top_p is not None else 1.0,
         "truncation": body.truncation or "disabled",
@@ -128,8 +130,7 @@ def tool(sent: Mapping[str, Any], *, loaded: AbstractSet[str] = frozenset()) -> 
         if not (function.get("defer_loading") and function.get("name") in loaded):
             return function
         del function["defer_loading"]
-        name, description = function.get("name"), function.get("description") or ""
-        return {"type": "namespace", "name": name, "description": description, "tools": [function]}
+        return _own_namespace(function)
     if kind == "namespace":
         nested = echoed.get("tools")
         if isinstance(nested, list):
@@ -146,6 +147,13 @@ def tool(sent: Mapping[str, Any], *, loaded: AbstractSet[str] = frozenset()) -> 
     if kind == "image_generation":
         return {**_IMAGE_GENERATION_DEFAULTS, **{k: v for k, v in echoed.items() if k not in _IMAGE_REQUEST_ONLY}}
     return echoed
+
+
+def _own_namespace(function: dict[str, Any]) -> dict[str, Any]:
+    """A function listed as the live API lists one a tool search loaded or an ``additional_tools`` item
+    added: in a namespace of its own name and description."""
+    name, description = function.get("name"), function.get("description") or ""
+    return {"type": "namespace", "name": name, "description": description, "tools": [function]}
 
 
 def tool_usage(web_searches: int = 0, image_tokens: int = 0) -> dict[str, Any]:

@@ -13,6 +13,7 @@ as on the live API, so a low limit can end a response inside its reasoning.
 from __future__ import annotations
 
 import base64
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -283,7 +284,7 @@ def plan_response(
             encrypted=ENCRYPTED_REASONING_INCLUDE in include,
         )
     answers: tuple[AnswerPart, ...] = ()
-    namespaces = _namespaces(body.tools)
+    namespaces = _namespaces(body.tools) | {str(f.get("name")): str(f.get("name")) for f in _added_tools(body.input)}
     if hosted.ends_turn:  # a client-executed tool search: the client answers it before the model goes on
         pass
     elif said.reply.calls:
@@ -302,7 +303,11 @@ def plan_response(
     elif not incomplete or len(visible) > 0:
         cited = tuple(citations_for(visible.text, hosted.citations))
         answers = (AnswerPart(state.ids.prefixed("msg"), visible, not incomplete, annotations=cited),)
-    if answers and answers[0].name is not None and narrates([body.instructions or "", *system_texts(context)]):
+    if (
+        answers
+        and answers[0].name is not None
+        and (narrates([body.instructions or "", *system_texts(context)]) or _narrated_before(context))
+    ):
         said_first = Text(tuple(tokens.split(commentary([a.name or "" for a in answers]))))
         answers = (AnswerPart(state.ids.prefixed("msg"), said_first, True, phase="commentary"), *answers)
     hosted_items = tuple(
@@ -324,6 +329,7 @@ def plan_response(
             fmt,
             reasoning.effort_for(fixture, admission, effort_param),
             loaded=_loaded_by_search(body.input, context, body.tools),
+            added=_added_tools(body.input),
         ),
         input_tokens=input_tokens,
         reasoning=reasoning_part,
@@ -369,6 +375,28 @@ def _added(raw_input: Any) -> list[FunctionSpec]:
         for i, item in enumerate(raw_input)
         if isinstance(item, Mapping) and item.get("type") == "additional_tools"
         for j, inner in enumerate(_inner_functions(item))
+    ]
+
+
+_CALL_KINDS = frozenset({"function_call", "custom_tool_call", "tool_search_call"})
+
+
+def _narrated_before(context: Sequence[tuple[str, str]]) -> bool:
+    """Whether an earlier turn of the conversation said a word before its tool calls (an assistant
+    message right before a call, reasoning aside): the live model keeps doing so."""
+    said = [kind for kind, _ in context if kind != "reasoning"]
+    return any(a == "assistant" and b in _CALL_KINDS for a, b in itertools.pairwise(said))
+
+
+def _added_tools(raw_input: Any) -> list[Mapping[str, Any]]:
+    """The function tools ``additional_tools`` input items list, as sent."""
+    if not isinstance(raw_input, list):
+        return []
+    return [
+        inner
+        for item in raw_input
+        if isinstance(item, Mapping) and item.get("type") == "additional_tools"
+        for inner in _inner_functions(item)
     ]
 
 

@@ -62,6 +62,9 @@ KINDS = (
 COUNTED = {"web_search": "web_search_requests", "web_fetch": "web_fetch_requests"}
 
 
+PYTHON_ONLY_CODE_EXECUTION = frozenset({"code_execution_20250522"})  # before bash and the text editor
+
+
 @dataclass(frozen=True)
 class ServerTool:
     """One server tool the request declares: its kind, the name it is called by, its definition."""
@@ -203,6 +206,8 @@ def _inputs(tool: ServerTool, context: Context) -> list[tuple[str, dict[str, Any
         return [(tool.name, {"url": found.group(0).rstrip(".,;") if found else "https://example.com/"})]
     if tool.kind == "code_execution":
         command = _command(prompt, words)
+        if tool.definition.get("type") in PYTHON_ONLY_CODE_EXECUTION:  # the older tool runs Python code only
+            return [(tool.name, {"code": f"print({command[1]!r})"})]
         if re.search(r"(?i)\bfiles?\b", prompt):
             script = "/tmp/main.py"
             edit = {"command": "create", "path": script, "file_text": f"print({command[1]!r})\n"}
@@ -289,6 +294,11 @@ def _result(
             "id": context.container or context.new_id("container_011C"),
             "expires_at": _iso(context.now + CONTAINER_LIFETIME_S),
         }
+        if name not in _RESULT_BLOCK:  # the older, Python-only tool: its own result block, no files
+            printed = _command(context.prompt, _WORD.findall(context.prompt[:PROMPT_READ]))[1]
+            ran = {"type": "code_execution_result", "stdout": printed + "\n", "stderr": "", "return_code": 0}
+            ran |= {"content": [], "abort_reason": None}
+            return {"type": "code_execution_tool_result", "tool_use_id": call_id, "content": ran}
         if name == "text_editor_code_execution":
             content: dict[str, Any] = {"type": "text_editor_code_execution_create_result", "is_file_update": False}
             return {"type": "text_editor_code_execution_tool_result", "tool_use_id": call_id, "content": content}

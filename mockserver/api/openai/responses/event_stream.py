@@ -112,12 +112,13 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
                 yield due
                 if piece := answer.text.piece(lo - first, hi - first):
                     padded = {"obfuscation": next(pads)} if pads is not None else {}
-                    yield event("response.output_text.delta", **text_at, delta=piece, logprobs=[], **padded)
+                    chosen = answer.logprobs(lo - first, hi - first)
+                    yield event("response.output_text.delta", **text_at, delta=piece, logprobs=chosen, **padded)
             for number, annotation in enumerate(answer.annotations):
                 yield event(
                     "response.output_text.annotation.added", **text_at, annotation_index=number, annotation=annotation
                 )
-            yield event("response.output_text.done", **text_at, text=answer.text.text, logprobs=[])
+            yield event("response.output_text.done", **text_at, text=answer.text.text, logprobs=answer.logprobs())
             yield event("response.content_part.done", **text_at, part=output_text(answer.text.text, answer.annotations))
         yield event("response.output_item.done", output_index=index, item=answer.item())
         index += 1

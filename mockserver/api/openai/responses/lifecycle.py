@@ -22,7 +22,7 @@ from typing import Any
 from mockserver import errors
 from mockserver.api.handler_inputs import reply_sources
 from mockserver.api.openai import obfuscation
-from mockserver.api.openai.responses import compaction, echo, input_items
+from mockserver.api.openai.responses import compaction, echo, input_items, logprobs
 from mockserver.api.openai.responses.prompt_fit import Fitted, read_context
 from mockserver.api.openai.schemas import ResponseCreateRequest
 from mockserver.engine import generation, tokens
@@ -86,6 +86,13 @@ class AnswerPart:
     namespace: str | None = None  # the namespace of a called function that a tool search loads
     annotations: tuple[dict[str, Any], ...] = ()  # the message's url_citation annotations
     phase: str = "final_answer"  # a message's: the answer, or "commentary" before tool calls
+    top_logprobs: int | None = None  # with logprobs asked for (include), the alternatives per token
+
+    def logprobs(self, lo: int = 0, hi: int | None = None) -> list[dict[str, Any]]:
+        """The ``logprobs`` of the message's tokens ``lo`` to ``hi`` (all by default): none unless asked for."""
+        if self.top_logprobs is None:
+            return []
+        return logprobs.entries(self.text.pieces(lo, len(self.text) if hi is None else hi), self.top_logprobs)
 
     @property
     def status(self) -> str:
@@ -103,7 +110,7 @@ class AnswerPart:
                 "status": status,
             }
             return call if self.namespace is None else {**call, "namespace": self.namespace}
-        content = [output_text(self.text.text, self.annotations)] if status != "in_progress" else []
+        content = [output_text(self.text.text, self.annotations, self.logprobs())] if status != "in_progress" else []
         return {
             "id": self.id,
             "type": "message",
@@ -114,8 +121,10 @@ class AnswerPart:
         }
 
 
-def output_text(text: str, annotations: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
-    return {"type": "output_text", "text": text, "annotations": list(annotations), "logprobs": []}
+def output_text(
+    text: str, annotations: Sequence[dict[str, Any]] = (), token_logprobs: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": list(annotations), "logprobs": list(token_logprobs)}
 
 
 @dataclass(frozen=True)
@@ -302,7 +311,8 @@ def plan_response(
         )
     elif not incomplete or len(visible) > 0:
         cited = tuple(citations_for(visible.text, hosted.citations))
-        answers = (AnswerPart(state.ids.prefixed("msg"), visible, not incomplete, annotations=cited),)
+        top = (body.top_logprobs or 0) if logprobs.INCLUDE in include else None
+        answers = (AnswerPart(state.ids.prefixed("msg"), visible, not incomplete, annotations=cited, top_logprobs=top),)
     if (
         answers
         and answers[0].name is not None

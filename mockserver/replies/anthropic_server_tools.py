@@ -211,6 +211,8 @@ def _inputs(tool: ServerTool, context: Context) -> list[tuple[str, dict[str, Any
         if re.search(r"(?i)\bfiles?\b", prompt):
             script = "/tmp/main.py"
             edit = {"command": "create", "path": script, "file_text": f"print({command[1]!r})\n"}
+            if re.search(r"(?i)\b(view|show|read)\b", prompt):  # asked to look at the file: the editor shows it
+                return [("text_editor_code_execution", edit), ("text_editor_code_execution", _view(script))]
             return [("text_editor_code_execution", edit), ("bash_code_execution", {"command": f"python3 {script}"})]
         return [("bash_code_execution", {"command": command[0]})]
     if tool.kind == "tool_search_regex":
@@ -219,6 +221,24 @@ def _inputs(tool: ServerTool, context: Context) -> list[tuple[str, dict[str, Any
     if tool.kind == "tool_search_bm25":
         return [(tool.name, {"query": " ".join(words[:8]) or "tool"})]
     return [(tool.name, {})]  # the advisor takes no input: it reads the conversation
+
+
+def _view(path: str) -> dict[str, Any]:
+    return {"command": "view", "path": path}
+
+
+def _viewed(turn: ServerTurn) -> dict[str, Any]:
+    """A text editor ``view`` of the file this turn created: its whole text."""
+    text = next((str(c.input.get("file_text", "")) for c in turn.calls if c.input.get("command") == "create"), "")
+    lines = len(text.splitlines())
+    return {
+        "type": "text_editor_code_execution_view_result",
+        "file_type": "text",
+        "content": text,
+        "num_lines": lines,
+        "start_line": 1,
+        "total_lines": lines,
+    }
 
 
 def _command(prompt: str, words: Sequence[str]) -> tuple[str, str]:
@@ -299,6 +319,8 @@ def _result(
             ran = {"type": "code_execution_result", "stdout": printed + "\n", "stderr": "", "return_code": 0}
             ran |= {"content": [], "abort_reason": None}
             return {"type": "code_execution_tool_result", "tool_use_id": call_id, "content": ran}
+        if name == "text_editor_code_execution" and payload.get("command") == "view":
+            return {"type": "text_editor_code_execution_tool_result", "tool_use_id": call_id, "content": _viewed(turn)}
         if name == "text_editor_code_execution":
             content: dict[str, Any] = {"type": "text_editor_code_execution_create_result", "is_file_update": False}
             return {"type": "text_editor_code_execution_tool_result", "tool_use_id": call_id, "content": content}

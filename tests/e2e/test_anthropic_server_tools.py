@@ -393,7 +393,8 @@ def test_compaction_summarises_a_prompt_past_its_trigger(client: anthropic.Anthr
     short = client.beta.messages.create(
         model=OPUS, max_tokens=300, messages=[{"role": "user", "content": "Hi"}], context_management=edit
     )  # type: ignore[arg-type]
-    assert kinds(short) == ["text"] and short.usage.iterations is None
+    assert kinds(short) == ["text"] and [i.type for i in short.usage.iterations or ()] == ["message"]
+    assert short.context_management is not None and short.context_management.applied_edits == []
     history = [
         {"role": "user", "content": long},
         {"role": "assistant", "content": [reply.content[0].to_dict()]},
@@ -555,3 +556,98 @@ def test_a_document_sent_with_citations_enabled_is_cited(client: anthropic.Anthr
         model=OPUS, max_tokens=300, messages=[{"role": "user", "content": [plain, {"type": "text", "text": "Hi"}]}]
     )  # type: ignore[list-item]
     assert not any(b.citations for b in uncited.content if b.type == "text")
+
+
+def test_the_older_python_code_execution_tool_runs_code_with_its_own_result_block(
+    client: anthropic.Anthropic,
+) -> None:
+    older = {"type": "code_execution_20250522", "name": "code_execution"}
+    ask = [{"role": "user", "content": "Calculate 3 * 12390 with code."}]
+    reply = both(client, beta=True, max_tokens=400, messages=ask, tools=[older])
+    use = next(b for b in reply.content if b.type == "server_tool_use")
+    assert use.name == "code_execution" and use.input == {"code": "print('37170')"}
+    result = next(b for b in reply.content if b.type == "code_execution_tool_result")
+    assert result.content.type == "code_execution_result" and result.content.stdout == "37170\n"
+    assert result.content.return_code == 0 and result.content.stderr == ""
+
+
+def test_the_text_editor_views_the_file_it_created_when_asked(client: anthropic.Anthropic) -> None:
+    ask = [{"role": "user", "content": "Create a file that says hi with the text editor, then view the file."}]
+    reply = both(client, max_tokens=400, messages=ask, tools=[CODE])
+    uses = [b.input["command"] for b in reply.content if b.type == "server_tool_use"]
+    assert uses == ["create", "view"]
+    created, viewed = (b for b in reply.content if b.type == "text_editor_code_execution_tool_result")
+    assert created.content.type == "text_editor_code_execution_create_result"  # type: ignore[union-attr]
+    shown: Any = viewed.content
+    assert shown.type == "text_editor_code_execution_view_result" and shown.file_type == "text"
+    written = next(b for b in reply.content if b.type == "server_tool_use").input["file_text"]  # type: ignore[index]
+    assert shown.content == written and shown.num_lines == shown.total_lines == 1 and shown.start_line == 1
+
+
+def test_a_server_call_left_in_flight_beside_an_answered_tool_call_gets_its_result(
+    client: anthropic.Anthropic,
+) -> None:
+    add = {
+        "name": "add",
+        "description": "Add two numbers.",
+        "input_schema": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
+    }
+    history: Any = [
+        {"role": "user", "content": "Look up the Oslo population, then add 2 and 2."},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "server_tool_use", "id": "srvtoolu_01A", "name": "web_search", "input": {"query": "Oslo"}},
+                {"type": "tool_use", "id": "toolu_01B", "name": "add", "input": {"a": 2, "b": 2}},
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01B", "content": "4"}]},
+    ]
+    reply = both(client, max_tokens=400, messages=history, tools=[add, WEB_SEARCH])
+    result = next(b for b in reply.content if b.type == "web_search_tool_result")
+    assert result.tool_use_id == "srvtoolu_01A" and reply.stop_reason == "end_turn"
+    assert any(b.type == "text" and b.citations for b in reply.content)
+
+
+@pytest.mark.parametrize(
+    "request_fields",
+    [
+        {"context_management": {"edits": [{"type": "compact_20260112"}]}},
+        {"output_config": {"task_budget": {"type": "tokens", "total": 20000}}},
+    ],
+    ids=["context-management", "task-budget"],
+)
+def test_context_management_or_a_task_budget_lists_the_models_pass_in_usage(
+    client: anthropic.Anthropic, request_fields: dict[str, Any]
+) -> None:
+    ask = [{"role": "user", "content": "Say hello."}]
+    reply = both(client, beta=True, max_tokens=200, messages=ask, **request_fields)
+    [single] = reply.usage.iterations
+    assert single.type == "message" and single.output_tokens == reply.usage.output_tokens
+    assert single.input_tokens == reply.usage.input_tokens
+    managed = "context_management" in request_fields
+    assert (reply.context_management is not None) == managed
+    if managed:
+        assert reply.context_management.applied_edits == []
+
+
+def test_a_deferred_tool_a_tool_result_names_is_called_next(client: anthropic.Anthropic) -> None:
+    search = {
+        "name": "search_tools",
+        "description": "Find more tools by keyword.",
+        "input_schema": {"type": "object", "properties": {"queries": {"type": "array", "items": {"type": "string"}}}},
+    }
+    found = '{"discovered_tools": [{"name": "get_exchange_rate", "description": "The exchange rate."}]}'
+    history: Any = [
+        {"role": "user", "content": "What is the USD to EUR rate?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "toolu_01S", "name": "search_tools", "input": {"queries": ["rate"]}}
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01S", "content": found}]},
+    ]
+    reply = both(client, max_tokens=400, messages=history, tools=[WEATHER, RATES, search])
+    call = next(b for b in reply.content if b.type == "tool_use")
+    assert call.name == "get_exchange_rate" and reply.stop_reason == "tool_use"

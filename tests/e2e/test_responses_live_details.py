@@ -188,3 +188,67 @@ def test_context_management_compacts_past_its_threshold(sdk: openai.OpenAI) -> N
     assert [item.type for item in final.output] == ["message", "compaction"]
     history: Any = [{"role": "user", "content": ASK}, *(item.model_dump(exclude_none=True) for item in final.output)]
     assert sdk.responses.create(model=MODEL, input=[*history, {"role": "user", "content": "And in Bergen?"}]).output
+
+
+def test_functions_an_additional_tools_item_adds_are_listed_and_called_in_their_own_namespace(
+    sdk: openai.OpenAI,
+) -> None:
+    rate = {"type": "function", "name": "get_rate", "description": "The exchange rate.", "parameters": {}}
+    weather = {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}
+    history: Any = [
+        {"role": "user", "content": "Rate of EUR to NOK? Use get_rate."},
+        {"type": "additional_tools", "role": "developer", "tools": [rate]},
+    ]
+    response = sdk.responses.create(model=MODEL, input=history, tools=[weather], tool_choice="required")
+    echoed = response.model_dump(exclude_unset=True)["tools"]
+    assert [(t["type"], t["name"]) for t in echoed] == [("function", "get_weather"), ("namespace", "get_rate")]
+    assert echoed[1]["description"] == "The exchange rate." and echoed[1]["tools"][0]["strict"] is True
+    [call] = response.output
+    assert call.type == "function_call" and call.name == "get_rate" and call.namespace == "get_rate"
+
+
+def test_a_model_that_said_a_word_before_its_earlier_calls_does_so_again(sdk: openai.OpenAI) -> None:
+    weather = {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}
+    history: Any = [
+        {"role": "user", "content": "Weather in Oslo? Use get_weather."},
+        {"role": "assistant", "content": "Checking the weather now."},
+        {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "Sunny"},
+        {"role": "user", "content": "And in Bergen? Use get_weather."},
+    ]
+    response = sdk.responses.create(model=MODEL, input=history, tools=[weather], tool_choice="required")
+    said, call = response.output
+    assert said.type == "message" and said.phase == "commentary" and call.type == "function_call"
+
+
+def test_an_image_only_user_message_after_a_tool_result_is_read_as_that_result(sdk: openai.OpenAI) -> None:
+    get_file = {"type": "function", "name": "get_file", "parameters": {"type": "object", "properties": {}}}
+    image = {"type": "input_image", "image_url": "https://example.com/cat.png", "detail": "auto"}
+    history: Any = [
+        {"role": "user", "content": "Describe the file get_file returns."},
+        {"type": "function_call", "call_id": "call_1", "name": "get_file", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "See the image below."},
+        {"role": "user", "content": [image]},
+    ]
+    [message] = sdk.responses.create(model=MODEL, input=history, tools=[get_file]).output
+    assert message.type == "message"
+
+
+def test_logprobs_are_given_per_token_when_include_asks_for_them(sdk: openai.OpenAI) -> None:
+    asked: Any = {"model": MODEL, "input": ASK, "include": ["message.output_text.logprobs"], "top_logprobs": 2}
+    response = sdk.responses.create(**asked)
+    [part] = next(item for item in response.output if item.type == "message").content
+    assert part.type == "output_text" and part.logprobs
+    assert "".join(entry.token for entry in part.logprobs) == part.text
+    first = part.logprobs[0]
+    assert first.bytes == list(first.token.encode()) and first.logprob <= 0 and len(first.top_logprobs) == 2
+    assert first.top_logprobs[0].token == first.token
+    with sdk.responses.stream(**asked) as stream:
+        deltas = [e for e in stream if e.type == "response.output_text.delta"]
+        final = stream.get_final_response()
+    assert [entry.token for d in deltas for entry in d.logprobs] == [entry.token for entry in part.logprobs]
+    [streamed] = next(item for item in final.output if item.type == "message").content
+    assert streamed.type == "output_text" and streamed.logprobs == part.logprobs
+    plain = sdk.responses.create(model=MODEL, input=ASK)
+    [unasked] = next(item for item in plain.output if item.type == "message").content
+    assert unasked.type == "output_text" and unasked.logprobs == []

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -314,9 +315,10 @@ def plan_message(
     context = _context(state, body, seed, latest)
     turn = _server_turn(body, read, server, deferred, context, choice, forced_server)
     named = {choice.get("name")} if isinstance(choice, Mapping) else set()  # a tool named by tool_choice is loaded
-    hidden = {d.name for d in deferred} - read.referenced - set(turn.found) - named
+    listed = _listed_in_results(read, deferred)
+    hidden = {d.name for d in deferred} - read.referenced - set(turn.found) - named - set(listed)
     callable_tools = [t for t in tools if t.name not in hidden]
-    choice = _added_tool_choice(choice, read, callable_tools)
+    choice = _added_tool_choice(choice, read, callable_tools, listed)
     if not callable_tools and choice not in (None, "none", "auto"):
         choice = "auto"
     # Under auto (a forced choice prefills the call: nothing comes before it), a sentence before the calls.
@@ -442,14 +444,16 @@ def _server_turn(
     choice: str | Mapping[str, Any] | None,
     forced_server: str | None,
 ) -> server_tools.ServerTurn:
-    """The server tools this Message runs: at the start of a turn, or where a paused turn stopped; none
-    when a tool result answers the turn, ``tool_choice`` is ``none``, or it names a custom tool (under
-    ``any`` they run first, and a custom tool is called after them)."""
+    """The server tools this Message runs: at the start of a turn, or where a paused turn stopped (a
+    server tool call left without its result, even beside a custom tool's answered call: the live API
+    runs it then); none when a tool result answers the turn, ``tool_choice`` is ``none``, or it names a
+    custom tool (under ``any`` they run first, and a custom tool is called after them)."""
     so_far = turns_so_far(read)
     turn = read.turn
     starting = not turn.server and turn.last_role == "user"
     refused = choice == "none" and forced_server is None
-    if not server or turn.answered or refused or not (starting or so_far.dangling is not None):
+    answered = turn.answered and so_far.dangling is None
+    if not server or answered or refused or not (starting or so_far.dangling is not None):
         return server_tools.ServerTurn()
     if forced_server is None and isinstance(choice, Mapping):  # a named custom tool: called at once
         return server_tools.ServerTurn()
@@ -482,16 +486,30 @@ def _advisor_model(advisor: server_tools.ServerTool | None, model: str) -> str |
     return named if isinstance(named, str) else model
 
 
+RESULT_READ = 20_000  # the characters of each tool result read for the names of deferred tools
+
+
+def _listed_in_results(read: turns.Conversation, deferred: Sequence[server_tools.Deferred]) -> list[str]:
+    """The deferred tools this turn's tool results name in their text (a client-side tool search that
+    answers with the names it found, not ``tool_reference`` blocks): the live model calls them."""
+    texts = [text[:RESULT_READ] for text in conversation.tool_results(read.items)]
+    return [d.name for d in deferred if any(re.search(rf"\b{re.escape(d.name)}\b", text) for text in texts)]
+
+
 def _added_tool_choice(
-    choice: str | Mapping[str, Any] | None, read: turns.Conversation, tools: Sequence[FunctionSpec]
+    choice: str | Mapping[str, Any] | None,
+    read: turns.Conversation,
+    tools: Sequence[FunctionSpec],
+    listed: Sequence[str] = (),
 ) -> str | Mapping[str, Any] | None:
     """Under ``auto``, a deferred tool loaded in this turn after its tool results (by a ``system``
-    message's ``tool_addition``, or a ``tool_reference`` in a client-side tool search's result) and not
-    called yet is called next: the model loaded it to use it."""
-    if choice != "auto" or not read.turn.added:
+    message's ``tool_addition``, a ``tool_reference`` in a client-side tool search's result, or its name
+    ``listed`` in a result's text) and not called yet is called next: the model loaded it to use it."""
+    added = [*listed, *read.turn.added]
+    if choice != "auto" or not added:
         return choice
     names = {t.name for t in tools} - read.turn.called
-    wanted = next((n for n in reversed(read.turn.added) if n in names), None)
+    wanted = next((n for n in reversed(added) if n in names), None)
     return {"type": "function", "name": wanted} if wanted is not None else choice
 
 

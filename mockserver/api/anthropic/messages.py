@@ -318,11 +318,16 @@ def plan_message(
     listed = _listed_in_results(read, deferred)
     hidden = {d.name for d in deferred} - read.referenced - set(turn.found) - named - set(listed)
     callable_tools = [t for t in tools if t.name not in hidden]
+    sent_choice = choice
     choice = _added_tool_choice(choice, read, callable_tools, listed)
     if not callable_tools and choice not in (None, "none", "auto"):
         choice = "auto"
-    # Under auto (a forced choice prefills the call: nothing comes before it), a sentence before the calls.
-    calls_next = choice in ("auto", None) and (bool(turn.calls) or (bool(callable_tools) and not read.turn.answered))
+    # Under auto (a forced choice prefills the call: nothing comes before it), a sentence before the calls,
+    # a call of a tool loaded this turn among them.
+    loaded_next = choice != sent_choice
+    calls_next = sent_choice in ("auto", None) and (
+        bool(turn.calls) or loaded_next or (bool(callable_tools) and not read.turn.answered)
+    )
     preamble = PREAMBLE_TOKENS if calls_next and fmt["type"] == "text" else 0
     planned = plan(
         Facts(

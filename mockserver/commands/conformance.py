@@ -17,22 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-
 from mockserver.config.settings import Settings
-from mockserver.recording.conformance import pairs as recorded
-from mockserver.recording.conformance import replies, report
-from mockserver.recording.conformance.measure import measure
-from mockserver.recording.conformance.send import (
+from mockserver.recording.conformance.defaults import (
     DEFAULT_KEY,
     DEFAULT_OPENAI_MODEL,
     DEFAULT_TIMEOUT_S,
     EMBEDDINGS_MODEL,
-    GeneratorError,
-    Sender,
-    Target,
 )
-from mockserver.server.app import UvicornServer, create_app
 
 USAGE_ERROR = 2
 CLAUDE_PRESET = "claude-opus-4.8-fast"
@@ -70,6 +61,12 @@ def add_conformance(commands: Any) -> None:
 
 
 def conformance(args: argparse.Namespace) -> int:
+    # Loaded here, not with the CLI: the other commands (serve above all) start without them.
+    from mockserver.recording.conformance import pairs as recorded
+    from mockserver.recording.conformance import replies, report
+    from mockserver.recording.conformance.measure import measure
+    from mockserver.recording.conformance.send import GeneratorError, Sender, Target
+
     if bool(args.openai) != bool(args.anthropic):
         return _fail("give both --openai and --anthropic, or neither (then the generators are started here)")
     try:
@@ -106,6 +103,10 @@ def conformance(args: argparse.Namespace) -> int:
 def generator(presets: tuple[str, ...]) -> Iterator[str]:
     """A server on the built-in fixture (with ``presets``) at time scale 0, in a thread of this process,
     on a free loopback port; yields its base URL and stops it on exit."""
+    import uvicorn
+
+    from mockserver.server.app import UvicornServer, create_app
+
     settings = Settings(host=LOOPBACK, port=0, time_scale=0, presets=presets, quiet=True)
     app = create_app(settings)
     config = uvicorn.Config(app, host=LOOPBACK, port=0, log_level="warning", lifespan="off")

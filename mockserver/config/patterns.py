@@ -98,6 +98,28 @@ def compile_pattern(source: str) -> Any:
         ) from None
 
 
+class DeferredPattern:
+    """A pattern compiled by :func:`compile_pattern` on its first use rather than when its module is
+    imported: a module's constant patterns then cost nothing to a server that never runs them, and
+    start-up does not wait for them. It answers every method of the compiled pattern."""
+
+    __slots__ = ("_compiled", "source")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._compiled: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            self._compiled = compile_pattern(self.source)
+        return getattr(self._compiled, name)
+
+
+def deferred_pattern(source: str) -> Any:
+    """``source`` as a :class:`DeferredPattern`: for the patterns a module holds as constants."""
+    return DeferredPattern(source)
+
+
 def search(source: str, text: str) -> bool:
     """Whether ``source`` matches anywhere in ``text``, in time linear in ``len(text)``."""
     return compile_pattern(source).search(text) is not None

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mockserver.config.patterns import compile_pattern
+from mockserver.config.patterns import deferred_pattern
 from mockserver.engine.structured import cues as cue_words
 from mockserver.engine.structured.coerce import (
     REFUSED,
@@ -56,11 +56,11 @@ MAX_PARAMETERS = 32  # top-level parameters read per tool; the others keep gener
 MAX_NAME_MENTIONS = 8  # places a parameter's name is looked at
 MAX_CUES = 32  # cue phrases read per text
 MAX_MEMBERS = 100  # enum members looked for per parameter
-_CONNECTORS = compile_pattern(
+_CONNECTORS = deferred_pattern(
     r"(?i)[ \t]*(?:[:=：]|[ \t](?:is|are|of|to|as|equals?)[ \t]|是|为|叫)?[ \t]*"
     r"(?:(?:the|a|an)[ \t]+)?"
 )
-_LISTING = compile_pattern(r"[^;\n.:=：。；]{1,200}")
+_LISTING = deferred_pattern(r"[^;\n.:=：。；]{1,200}")
 _DATE_WORDS = frozenset(
     [
         "date", "day", "when", "start", "end", "deadline", "birthday", "since", "until", "from", "to", "日期", "时间",

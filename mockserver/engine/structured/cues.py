@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from mockserver.config.patterns import compile_pattern
+from mockserver.config.patterns import compile_pattern, deferred_pattern
 
 NAMING = frozenset(
     [
@@ -106,13 +106,13 @@ CHINESE_CUES: dict[str, tuple[frozenset[str], bool]] = {
     "关于": (ABOUT, True),
     "搜索": (SEARCH, True),
 }
-_ENGLISH_CUE = compile_pattern(
+_ENGLISH_CUE = deferred_pattern(
     r"(?i)(?:^|[^\p{L}\p{N}_])(search\s+for|look\s+up|named|called|titled|entitled|labell?ed|in|at|for|about|on|"
     r"from|to|by|of|find)[ \t]+(?:(?:the|a|an)[ \t]+)?"
 )
-_CHINESE_CUE = compile_pattern("(" + "|".join(sorted(CHINESE_CUES, key=len, reverse=True)) + r")[ \t]*")
+_CHINESE_CUE = deferred_pattern("(" + "|".join(sorted(CHINESE_CUES, key=len, reverse=True)) + r")[ \t]*")
 # A place before 天气 (weather) or 气温 (temperature): "北京今天的天气怎么样".
-_CHINESE_WEATHER = compile_pattern(r"(\p{Han}{1,12}?)(?:今天|明天|现在|后天)?的?(?:天气|气温)")
+_CHINESE_WEATHER = deferred_pattern(r"(\p{Han}{1,12}?)(?:今天|明天|现在|后天)?的?(?:天气|气温)")
 _CHINESE_PREFIXES = (
     "请问",
     "请",
@@ -169,8 +169,8 @@ CHINESE_NAMES: Mapping[str, tuple[str, ...]] = {
     "color": ("颜色",),
     "size": ("尺寸", "大小"),
 }
-_NAME_PART = compile_pattern(r"[A-Z]?[a-z]+|[A-Z]+(?:[a-z]+)?|[0-9]+|\p{Han}+")
-_DESCRIPTION_WORD = compile_pattern(r"[A-Za-z]{2,}|\p{Han}{2,4}")
+_NAME_PART = deferred_pattern(r"[A-Z]?[a-z]+|[A-Z]+(?:[a-z]+)?|[0-9]+|\p{Han}+")
+_DESCRIPTION_WORD = deferred_pattern(r"[A-Za-z]{2,}|\p{Han}{2,4}")
 DESCRIPTION_CHARS = 300  # of a parameter's description read for its hint words
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mockserver.config.patterns import compile_pattern
+from mockserver.config.patterns import deferred_pattern
 
 MAX_PROMPT_CHARS = 2_000  # of the latest user turn (its end) and of the system prompt (its start)
 MAX_QUOTED_CHARS = 200
@@ -21,18 +21,18 @@ MAX_VALUES = 32  # of each kind (quoted strings, numbers, ...) in one text
 MAX_WORDS = 8  # words in one value read after a cue
 
 _QUOTES = ('""', "''", "“”", "‘’", "「」", "『』", "《》", "«»", "``")  # each opening and closing mark, in that order
-_QUOTED = compile_pattern("|".join(f"{o}[^{c}\\n]{{1,{MAX_QUOTED_CHARS}}}{c}" for o, c in map(tuple, _QUOTES)))
-_APOSTROPHE = compile_pattern(r"[\p{L}\p{N}]'[\p{L}]")
-_DATE = compile_pattern(r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}:\d{2})?)?")
-_NUMBER = compile_pattern(r"-?\d{1,18}(?:\.\d{1,12})?")
-_EMAIL = compile_pattern(r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}")
-_URL = compile_pattern(r"https?://[^\s\"'<>()\[\]{}，。]{1,500}")
-_TITLE_WORDS = compile_pattern(r"\p{Lu}[\p{L}\p{N}&._'-]*(?:[ \t]+[\p{Lu}\p{N}][\p{L}\p{N}&._'-]*){0,5}")
-_WORD = compile_pattern(r"[\p{L}\p{N}_@.+#-]*[\p{L}\p{N}_]")
-_CJK = compile_pattern(
+_QUOTED = deferred_pattern("|".join(f"{o}[^{c}\\n]{{1,{MAX_QUOTED_CHARS}}}{c}" for o, c in map(tuple, _QUOTES)))
+_APOSTROPHE = deferred_pattern(r"[\p{L}\p{N}]'[\p{L}]")
+_DATE = deferred_pattern(r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}:\d{2})?)?")
+_NUMBER = deferred_pattern(r"-?\d{1,18}(?:\.\d{1,12})?")
+_EMAIL = deferred_pattern(r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}")
+_URL = deferred_pattern(r"https?://[^\s\"'<>()\[\]{}，。]{1,500}")
+_TITLE_WORDS = deferred_pattern(r"\p{Lu}[\p{L}\p{N}&._'-]*(?:[ \t]+[\p{Lu}\p{N}][\p{L}\p{N}&._'-]*){0,5}")
+_WORD = deferred_pattern(r"[\p{L}\p{N}_@.+#-]*[\p{L}\p{N}_]")
+_CJK = deferred_pattern(
     r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}][\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{N}·]{0,39}"
 )
-_SPACE = compile_pattern(r"[ \t]*")
+_SPACE = deferred_pattern(r"[ \t]*")
 
 # Words that end a value read after a cue ("for Oslo and Paris", "named Bob with ...").
 STOP_WORDS = frozenset(

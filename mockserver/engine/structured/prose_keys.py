@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mockserver.config.patterns import compile_pattern
+from mockserver.config.patterns import deferred_pattern
 from mockserver.engine.structured.prompt_text import MAX_PROMPT_CHARS
 
 MAX_KEYS = 32
@@ -26,20 +26,20 @@ _NOTE = (
     r"|[ \t]+as[ \t]+(?:an?[ \t]+)?(?:(?:list|array)[ \t]+of[ \t]+[A-Za-z]{1,20}|[A-Za-z]{1,20}))?"
 )
 _SEP = r"(?:[ \t]*(?:,[ \t]*(?:and|or)?|，|、|;|and|or|&|以及|和|与|及)[ \t]*)"
-_ITEM = compile_pattern(rf"({_KEY})({_NOTE})")
+_ITEM = deferred_pattern(rf"({_KEY})({_NOTE})")
 _LIST = rf"({_KEY}{_NOTE}(?:{_SEP}{_KEY}{_NOTE})*)"
 _WORDS = r"(?:keys?|fields?|properties|property|attributes?|members?|entries)"
-_INTRODUCED = compile_pattern(
+_INTRODUCED = deferred_pattern(
     rf"(?i)(?:with|having|has|contains?|containing|including|includes?)[ \t]+(?:the[ \t]+|exactly[ \t]+)?"
     rf"(?:(?:following[ \t]+)?{_WORDS}[ \t]*(?:named|called)?[ \t]*:?[ \t]*)?(?:(?:an?|the|two|three)[ \t]+)?{_LIST}"
     rf"[ \t]*({_WORDS})?"
 )
-_LISTED = compile_pattern(rf"(?i){_WORDS}[ \t]*(?:named|called|are|is|of)?[ \t]*[:：][ \t]*{_LIST}")
-_CHINESE = compile_pattern(
+_LISTED = deferred_pattern(rf"(?i){_WORDS}[ \t]*(?:named|called|are|is|of)?[ \t]*[:：][ \t]*{_LIST}")
+_CHINESE = deferred_pattern(
     rf"(?:包含|包括|含有|带有|具有)[ \t]*{_LIST}[ \t]*(?:等)?(?:字段|键|属性)"
     rf"|(?:字段|键|属性)(?:为|是|有|包括)?[ \t]*[:：]?[ \t]*{_LIST}"
 )
-_JSON_WORD = compile_pattern(r"(?i)json|对象")
+_JSON_WORD = deferred_pattern(r"(?i)json|对象")
 _NOT_KEYS = frozenset(
     [
         "a", "an", "the", "and", "or", "of", "with", "json", "object", "keys", "key", "fields", "field", "properties",
@@ -56,7 +56,7 @@ _TYPES: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("number", "integer", "int", "count", "数字", "整数", "数值"), {"type": "integer"}),
     (("object", "dict", "map", "对象"), {"type": "object"}),
 )  # fmt: skip
-_TYPE_AFTER = compile_pattern(
+_TYPE_AFTER = deferred_pattern(
     r"(?i)^[ \t]*(?:\(|（|:|：|-|—|as|is|should be|being|which is|为|是)[ \t]*(?:an?|the)?[ \t]*"
     r"([A-Za-z/ ]{2,30}|\p{Han}{2,6})"
 )

@@ -18,15 +18,15 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockserver.config.patterns import compile_pattern
+from mockserver.config.patterns import deferred_pattern
 from mockserver.engine.structured.prompt_text import Found
 
 MAX_CALL_CHARS = 500
 MAX_CALLS = 16
 
-_CALL_NAME = compile_pattern(r"([A-Za-z_][A-Za-z0-9_.-]{0,127})[ \t]*\(")
-_KEYWORD = compile_pattern(r"[ \t]*([A-Za-z_][A-Za-z0-9_]{0,127})[ \t]*[=:][ \t]*")
-_NAME_WORD = compile_pattern(r"[a-z]{3,}")
+_CALL_NAME = deferred_pattern(r"([A-Za-z_][A-Za-z0-9_.-]{0,127})[ \t]*\(")
+_KEYWORD = deferred_pattern(r"[ \t]*([A-Za-z_][A-Za-z0-9_]{0,127})[ \t]*[=:][ \t]*")
+_NAME_WORD = deferred_pattern(r"[a-z]{3,}")
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "「": "」"}
 

@@ -15,14 +15,16 @@ from dataclasses import dataclass
 import httpx
 
 from mockserver.recording.conformance.compare import Reply
+from mockserver.recording.conformance.defaults import (
+    DEFAULT_KEY,
+    DEFAULT_OPENAI_MODEL,
+    DEFAULT_TIMEOUT_S,
+    EMBEDDINGS_MODEL,
+)
 from mockserver.recording.conformance.pairs import OK, Pair
 from mockserver.recording.conformance.shapes import EMBEDDINGS, MESSAGES, parse_sse
 
-DEFAULT_KEY = "sk-mock-preview"
-DEFAULT_OPENAI_MODEL = "gpt-5.6-sol"
-EMBEDDINGS_MODEL = "text-embedding-3-small"
 ANTHROPIC_VERSION = "2023-06-01"
-DEFAULT_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 5.0
 ERROR_CHARS = 300
 

@@ -112,3 +112,37 @@ def tiktoken_reference(name: str, factory: pytest.TempPathFactory) -> tiktoken.E
         patch.setenv("TIKTOKEN_CACHE_DIR", str(factory.mktemp("tiktoken")))
         seed_tiktoken_cache()
         return tiktoken.get_encoding(name)
+
+
+def run_weather_agent(server: MockServer, asked: list[str], model: str, ask: str, **agent_options: Any) -> Any:
+    """Run an OpenAI Agents SDK agent with one ``get_weather`` tool against ``server`` over the Responses API.
+
+    Each city the tool is called with is appended to ``asked``; ``agent_options`` go to ``Agent`` (an
+    ``output_type``, ``model_settings``) and the run's result is returned. Tracing is off: nothing leaves
+    the machine.
+    """
+    from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+
+    set_tracing_disabled(True)
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """The current weather in a city."""
+        asked.append(city)
+        return f"It is 4 °C and cloudy in {city}."
+
+    async def run() -> Any:
+        client = openai.AsyncOpenAI(base_url=server.base_url, api_key="sk-mock-preview", max_retries=0)
+        try:
+            agent = Agent(
+                name="weather",
+                instructions="Answer weather questions with the get_weather tool.",
+                tools=[get_weather],
+                model=OpenAIResponsesModel(model=model, openai_client=client),
+                **agent_options,
+            )
+            return await Runner.run(agent, ask, max_turns=4)
+        finally:
+            await client.close()
+
+    return asyncio.run(run())

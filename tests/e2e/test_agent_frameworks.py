@@ -16,6 +16,7 @@ import pydantic
 import pytest
 
 from mockserver import MockServer
+from tests import support
 from tests.conftest import PREVIEW_KEY
 
 MODEL = "gpt-5.6-sol"
@@ -44,31 +45,8 @@ def test_langchain_tool_calling_agent(server: MockServer) -> None:
 
 
 def test_openai_agents_sdk(server: MockServer) -> None:
-    from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
-
-    set_tracing_disabled(True)  # nothing leaves the machine
     asked: list[str] = []
-
-    @function_tool
-    def get_weather(city: str) -> str:
-        """The current weather in a city."""
-        asked.append(city)
-        return f"It is 4 °C and cloudy in {city}."
-
-    async def run() -> Any:
-        client = openai.AsyncOpenAI(base_url=server.base_url, api_key=PREVIEW_KEY, max_retries=0)
-        try:
-            agent = Agent(
-                name="weather",
-                instructions="Answer weather questions with the get_weather tool.",
-                tools=[get_weather],
-                model=OpenAIResponsesModel(model=MODEL, openai_client=client),
-            )
-            return await Runner.run(agent, "What's the weather in Oslo?")
-        finally:
-            await client.close()
-
-    result = asyncio.run(run())
+    result = support.run_weather_agent(server, asked, MODEL, "What's the weather in Oslo?")
     assert asked == ["Oslo"]
     assert "4 °C" in result.final_output and "Oslo" in result.final_output
 

@@ -18,6 +18,7 @@ import pydantic
 import pytest
 
 from mockserver import MockServer
+from tests import support
 from tests.conftest import PREVIEW_KEY
 
 MODEL = "gpt-5.6-sol"
@@ -183,33 +184,12 @@ def test_pydantic_ai_structured_output_ends(server: MockServer, api: str) -> Non
 
 
 def test_openai_agents_sdk_required_tool_use_ends(server: MockServer) -> None:
-    from agents import Agent, ModelSettings, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+    from agents import ModelSettings
 
-    set_tracing_disabled(True)
     asked: list[str] = []
-
-    @function_tool
-    def get_weather(city: str) -> str:
-        """The current weather in a city."""
-        asked.append(city)
-        return f"It is 4 °C and cloudy in {city}."
-
-    async def run() -> Any:
-        client = openai.AsyncOpenAI(base_url=server.base_url, api_key=PREVIEW_KEY, max_retries=0)
-        try:
-            agent = Agent(
-                name="weather",
-                instructions="Answer weather questions with the get_weather tool.",
-                tools=[get_weather],
-                model=OpenAIResponsesModel(model=MODEL, openai_client=client),
-                model_settings=ModelSettings(tool_choice="required"),
-                output_type=Forecast,
-            )
-            return await Runner.run(agent, ASK, max_turns=4)
-        finally:
-            await client.close()
-
-    result = asyncio.run(run())
+    result = support.run_weather_agent(
+        server, asked, MODEL, ASK, model_settings=ModelSettings(tool_choice="required"), output_type=Forecast
+    )
     assert asked == ["Oslo"]
     assert isinstance(result.final_output, Forecast)
 

@@ -21,6 +21,7 @@ from openai.types.responses import ResponseOutputItemDoneEvent as ItemDone
 
 from mockserver import MockServer
 from mockserver.config.fixture import load_fixture
+from tests import support
 from tests.conftest import PREVIEW_KEY, fixture_with
 
 MODEL = "gpt-5.6-sol"
@@ -45,9 +46,7 @@ def details_server() -> Iterator[MockServer]:
 
 @pytest.fixture
 def sdk(details_server: MockServer) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(
-        base_url=details_server.base_url, api_key=PREVIEW_KEY, max_retries=0, _strict_response_validation=True
-    ) as client:
+    with support.sdk(details_server, PREVIEW_KEY) as client:
         yield client
 
 

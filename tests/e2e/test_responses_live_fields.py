@@ -20,6 +20,7 @@ import openai
 import pytest
 
 from mockserver import MockServer
+from tests import support
 from tests.conftest import PREVIEW_KEY, fixture_with
 
 MODEL = "gpt-5.6-sol"
@@ -41,9 +42,7 @@ def hosted_server() -> Iterator[MockServer]:
 
 @pytest.fixture
 def sdk(hosted_server: MockServer) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(
-        base_url=hosted_server.base_url, api_key=PREVIEW_KEY, max_retries=0, _strict_response_validation=True
-    ) as client:
+    with support.sdk(hosted_server, PREVIEW_KEY) as client:
         yield client
 
 

@@ -1,6 +1,6 @@
 """Reproduce the announcement's speed check on the Responses API, at real speed (time scale 1).
 
-    python -m benchmarks responses_speed [--out benchmarks/results/responses_speed.json]
+    python -m benchmarks responses_speed [--output FILE]
 
 The server runs in a separate process (``mockserver serve``) on a free port; the
 client is plain httpx, not the SDK, whose per-event CPU cost is about ten times the

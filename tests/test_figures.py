@@ -3,10 +3,13 @@
 The README and every page of the manual (``docs/`` and its folders, ``docs/recipes/`` included) are read.
 
 - Every ``benchmarks/results/...`` file the docs name exists in the repository, and the page that
-  names it names a script of ``benchmarks/`` that writes it (one whose source names the file, one
-  of the same name, or the one its ``command`` field says ran).
+  names it names the scenario that writes it (``python -m benchmarks NAME``, or its file,
+  ``benchmarks/GROUP/NAME.py``): one whose source names the file, one of the same name, or the one
+  its ``command`` field says ran.
 - A picture a page shows that a script of ``benchmarks/`` draws (its source names the picture) is
   shown with that script named on the same page.
+- Every scenario the docs name is one ``python -m benchmarks`` runs, and every file of
+  ``benchmarks/`` they name exists.
 - A table the docs mark with ``<!-- figures: benchmarks/results/NAME.json -->`` on the line before
   it gives only numbers that file holds: each number in its cells (but the first, which names the
   row) is one of the file's numbers, as rounded in the table (``1,775`` is 1775; a sign is kept).
@@ -23,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from benchmarks.__main__ import scenarios
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]  # the recipes/ too
 NAMED = re.compile(r"benchmarks/results/[a-z0-9][a-z0-9_.-]*\.(?:json|png|csv|txt)")  # NAME: a placeholder
@@ -30,9 +35,15 @@ MARKED = re.compile(r"<!-- figures: (benchmarks/results/[\w.-]+\.json) -->\n((?:
 # A number standing on its own: not part of a name (``gpt-oss-120b``, ``claude-opus-4.8``).
 NUMBER = re.compile(r"(?<![\w.\-/])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.])")
 CODE = re.compile(r"`[^`]*`")
-SCRIPT = re.compile(r"benchmarks/([a-z0-9_]+)\.py|benchmarks\.([a-z0-9_]+)")  # a path, or `python -m benchmarks.x`
+# A scenario by name: `python -m benchmarks NAME`, a path (`benchmarks/load/NAME.py`, or the older
+# `benchmarks/NAME.py` a results file's command may hold), or a module (`python -m benchmarks.NAME`).
+SCRIPT = re.compile(
+    r"python -m benchmarks ([a-z0-9_]+)|benchmarks/(?:[a-z]+/)*_?([a-z0-9_]+)\.py|benchmarks\.(?:[a-z]+\.)*([a-z0-9_]+)"
+)
+FILE = re.compile(r"benchmarks/[\w/]+\.py")
 PICTURE = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.(?:png|svg|jpg))\)")
-SCRIPTS = {p.relative_to(ROOT).as_posix(): p for p in sorted((ROOT / "benchmarks").glob("*.py"))}
+SCENARIOS = {name: ROOT / "benchmarks" / group / f"{name}.py" for name, (group, _, _) in scenarios().items()}
+SOURCES = {p.stem: p for p in sorted((ROOT / "benchmarks").rglob("*.py")) if not p.name.startswith("__")}
 
 
 def named() -> Iterator[tuple[str, str]]:
@@ -48,16 +59,17 @@ def marked_tables() -> Iterator[tuple[str, str, str]]:
 
 
 def scripts_named(text: str) -> set[str]:
-    return {f"benchmarks/{path or module}.py" for path, module in SCRIPT.findall(text)}
+    """The names of the scripts of ``benchmarks/`` that ``text`` names, as a command, a path or a module."""
+    return {"".join(names) for names in SCRIPT.findall(text)}
 
 
 def writers(path: str) -> set[str]:
-    """The scripts of ``benchmarks/`` that write the results file ``path``."""
+    """The scenarios that write the results file ``path``."""
     file = ROOT / path
     found = {
-        script
-        for script, source in SCRIPTS.items()
-        if not source.name.startswith("_") and (source.stem == file.stem or file.name in source.read_text())
+        name
+        for name, source in SCENARIOS.items()
+        if source.stem == file.stem or file.name in source.read_text(encoding="utf-8")
     }
     if file.suffix == ".json" and file.is_file():
         data = json.loads(file.read_text(encoding="utf-8"))
@@ -118,7 +130,7 @@ def test_a_results_file_the_docs_name_comes_with_the_script_that_writes_it(doc: 
 
 @pytest.mark.parametrize(("doc", "picture"), list(pictures()))
 def test_a_picture_a_benchmark_draws_is_shown_with_its_script(doc: str, picture: str) -> None:
-    drawn_by = {script for script, source in SCRIPTS.items() if picture in source.read_text(encoding="utf-8")}
+    drawn_by = {name for name, source in SOURCES.items() if picture in source.read_text(encoding="utf-8")}
     text = (ROOT / doc).read_text(encoding="utf-8")
     assert not drawn_by or drawn_by & scripts_named(text), f"{doc} shows {picture} without naming {sorted(drawn_by)}"
 
@@ -133,3 +145,14 @@ def test_a_marked_table_gives_the_numbers_of_its_results_file(doc: str, path: st
     held = list(numbers_in(json.loads((ROOT / path).read_text(encoding="utf-8"))))
     missing = [shown for shown in shown_numbers(table) if not matches(shown, held)]
     assert not missing, f"{doc}: the table marked with {path} shows numbers the file does not hold: {missing}"
+
+
+@pytest.mark.parametrize("doc", [doc.relative_to(ROOT).as_posix() for doc in DOCS])
+def test_the_benchmarks_the_docs_name_exist(doc: str) -> None:
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    runs = set(re.findall(r"python -m benchmarks ([a-z0-9_]+)", text))
+    assert runs <= set(SCENARIOS), (
+        f"{doc} runs scenarios python -m benchmarks does not list: {sorted(runs - set(SCENARIOS))}"
+    )
+    files = {name for name in FILE.findall(text) if not (ROOT / name).is_file()}
+    assert not files, f"{doc} names files of benchmarks/ that are not in the repository: {sorted(files)}"

@@ -26,7 +26,7 @@ CHAT_WORDING = re.compile(
     r"This model's maximum context length is 400000 tokens\. However, your messages resulted in (\d+) tokens\. "
     r"Please reduce the length of the messages\."
 )
-# A CI machine is busy: the tight figure (250 ms) is measured by benchmarks/prompt_count.py.
+# A CI machine is busy: the tight figure (250 ms) is measured by benchmarks/load/prompt_count.py.
 HEALTH_BOUND_S = 1.0
 
 

@@ -6,7 +6,7 @@ from and written to the cache; the speed check measures every tier.
 
 Every page also checks that it requested nothing from any host but the server's and logged no
 console error. Rates are read on the real clock on a shared, busy machine, so the bounds here are
-generous (:data:`RATE_SLACK`); ``benchmarks/dashboard.py`` measures the tight figures.
+generous (:data:`RATE_SLACK`); ``benchmarks/load/dashboard.py`` measures the tight figures.
 """
 
 from __future__ import annotations

@@ -10,12 +10,12 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from benchmarks import fairness
+from benchmarks.load import fairness
 from mockserver import MockServer
 from tests.processes import ServerProcess
 
 KEY = "sk-mock-preview"
-# Generous, for a busy CI machine: the tight figure is benchmarks/fairness.py's (results/fairness.json).
+# Generous, for a busy CI machine: the tight figure is benchmarks/load/fairness.py's (results/fairness.json).
 # Before the paused reader's backlog was bounded and caught up slowly, it held paced streams up 190-280 ms
 # on a quiet machine; on a busy one, the paced streams alone see gaps of up to about 100 ms.
 MOST_GAP_MS = 400

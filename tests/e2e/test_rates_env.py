@@ -2,7 +2,7 @@
 client measures it; a bad value ends the start-up with one line and status 2.
 
 The pacing check here runs on the real clock on a shared machine, so its bound is generous (±20%);
-``benchmarks/rates_env.py`` measures the figure itself (300 tokens/s within ±2%).
+``benchmarks/load/rates_env.py`` measures the figure itself (300 tokens/s within ±2%).
 """
 
 from __future__ import annotations

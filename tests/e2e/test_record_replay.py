@@ -250,7 +250,7 @@ def test_the_cassette_can_be_set_at_runtime_and_a_bad_one_is_refused(recorded, t
 
 
 def test_recorded_timing_follows_the_recording(tmp_path: Path) -> None:
-    """A generous real-clock check (the machine is shared); benchmarks/replay.py measures it closely."""
+    """A generous real-clock check (the machine is shared); benchmarks/load/replay.py measures it closely."""
     with MockServer(time_scale=1, seed=4) as slow, RecordingProxy(slow.url, tmp_path / "t.jsonl") as proxy:
         client = _openai(proxy.base_url).with_options(
             default_headers={"x-mock-tokens-per-second": "100", "x-mock-ttft-ms": "300"}

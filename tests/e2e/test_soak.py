@@ -1,4 +1,4 @@
-"""A shortened soak (``benchmarks/soak.py``): a mixed, partly hostile load on a server process,
+"""A shortened soak (``benchmarks/load/soak.py``): a mixed, partly hostile load on a server process,
 then everything it held must come back: no 5xx, replies held, streams and Ultrafast slots at
 zero, file descriptors and tasks where they started, memory flat after warm-up."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from benchmarks import soak
+from benchmarks.load import soak
 
 SOAK_SECONDS = float(os.environ.get("MOCKSERVER_SOAK_SECONDS", "30"))
 

@@ -1,6 +1,6 @@
 """A corpus of prompts with tool schemas and the arguments a model would take from them, in
 English and Chinese, grouped by the rule of :mod:`mockserver.engine.structured.bindings` each one
-exercises. Used by tests/engine/test_prompted_arguments.py and benchmarks/prompted_arguments.py."""
+exercises. Used by tests/engine/test_prompted_arguments.py and benchmarks/micro/prompted_arguments.py."""
 
 from __future__ import annotations
 

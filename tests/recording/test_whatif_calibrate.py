@@ -79,7 +79,7 @@ def test_whatif_computes_each_tier_from_its_profile(session: Path, capsys: pytes
 
 
 def test_whatif_drive_measures_what_it_computed(session: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A generous real-clock bound (the machine is shared); benchmarks/replay.py measures it closely."""
+    """A generous real-clock bound (the machine is shared); benchmarks/load/replay.py measures it closely."""
     scale = 0.25
     with MockServer(replay=[str(session)], replay_timing="tier", time_scale=scale) as server:
         assert main(["whatif", str(session), "--tier", "ultrafast", "--drive", server.url, "--time-scale", str(scale),
@@ -101,7 +101,7 @@ profiles:
 
 
 def test_calibrate_writes_the_rates_it_was_recorded_at(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The 3% figure is measured by benchmarks/replay.py on its own; here, a bound for a shared machine."""
+    """The 3% figure is measured by benchmarks/load/replay.py on its own; here, a bound for a shared machine."""
     config = tmp_path / "paced.yaml"
     config.write_text(PACED)
     cassette = tmp_path / "paced.jsonl"

@@ -1,0 +1,1 @@
+"""How closely mockserver's replies match recorded real traffic."""

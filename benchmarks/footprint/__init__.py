@@ -1,0 +1,1 @@
+"""What mockserver weighs where it is used: start-up, memory, installed size, the image, the test suite."""

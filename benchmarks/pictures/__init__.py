@@ -1,0 +1,1 @@
+"""The scripts that draw the pictures of the README and the manual (``docs/images/``)."""

@@ -6,8 +6,9 @@ The uvicorn floor (``uvicorn_floor.py``) reads nothing of a request. A server th
 - answer only ``POST /v1/chat/completions`` (a 404 otherwise);
 - look the bearer key up (a 401 for a key it does not know);
 - read the body and parse it as JSON (orjson, as mockserver does);
-- validate it against the Chat Completions request schema (mockserver's own pydantic model, in
-  strict mode, as mockserver does);
+- validate it strictly against the Chat Completions request as OpenAI's API reference defines it
+  (``chat_request.py``: its own pydantic model, not mockserver's, so that the cost is what any
+  server pays to read this request);
 - look the model up among the built-in fixture's (a 404 for one it does not know);
 - send the head with the headers the live API sends on a stream: ``x-request-id``,
   ``openai-organization``, ``openai-project``, ``openai-version``, ``openai-processing-ms``, the six
@@ -35,16 +36,16 @@ from typing import Any
 
 import orjson
 import uvicorn
+from chat_request import ChatRequest
 from uvicorn_floor import lifespan, pace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mockserver.api.openai.schemas import ChatCompletionRequest
 from mockserver.config.fixture import load_fixture
 
 Message = dict[str, Any]
 
-VALIDATE = ChatCompletionRequest.__pydantic_validator__.validate_python
+VALIDATE = ChatRequest.__pydantic_validator__.validate_python
 KEYS = {b"Bearer sk-mock-preview": (b"org-mock-preview", b"proj_mock_preview")}  # the built-in fixture's key
 MODELS = frozenset(model.id for model in load_fixture().models)
 PATH = "/v1/chat/completions"

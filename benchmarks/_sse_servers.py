@@ -36,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mockserver.api.middleware import expose_connection_closer
+from mockserver.api.asgi.app_patches import expose_connection_closer
 from mockserver.api.openai.chat.completions import ChatChoice, ChatPlan, stream_chunks
 from mockserver.api.sse import EventStreamResponse
 from mockserver.engine.generation import TextGenerator

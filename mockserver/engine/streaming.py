@@ -17,7 +17,7 @@ every open stream on one timer; :func:`play` plays one on its own, for tests and
 The start of the reply and its end pass through the whole middleware stack, so
 every observer sees them (headers, the journal, the ledger). The events between
 go straight to the server's ``send`` (``scope["state"]["server_send"]``, put there
-by :func:`mockserver.api.middleware.expose_connection_closer`): five ``send`` wrappers
+by :func:`mockserver.api.asgi.app_patches.expose_connection_closer`): five ``send`` wrappers
 that only watch for the start would otherwise run for every token.
 sse-starlette would do the framing for us, but it needs a task per stream, and even fed by the one
 scheduler it costs more CPU per event: ``benchmarks/sse_encoding.py`` measures it, and

@@ -18,13 +18,13 @@ from typing import Any, NoReturn
 
 import yaml
 
+from mockserver.api.asgi.collector import paused_for_start_up
 from mockserver.commands import analysis, conformance, recording
 from mockserver.commands.serve_options import GENERATED_TOKEN, LIMIT_FLAGS, add_config_option, add_serve
 from mockserver.config import presets
 from mockserver.config.fixture import ConfigError, default_fixture_path, load_fixture
 from mockserver.config.rates import apply_rates
 from mockserver.config.settings import Settings
-from mockserver.engine.collector import paused_for_start_up
 from mockserver.server import health
 from mockserver.version import __version__
 

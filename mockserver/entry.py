@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from mockserver.engine.collector import paused_for_start_up
+from mockserver.api.asgi.collector import paused_for_start_up
 from mockserver.server import health
 
 

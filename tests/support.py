@@ -1,12 +1,12 @@
-"""Helpers for the tests: fixtures with extra keys, a record of attempts, and the event loop's turns
-during a piece of work."""
+"""Helpers for the tests: fixtures with extra keys, a record of attempts, the event loop's turns
+during a piece of work, and a stream played by the server's scheduler on a fake clock."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,11 +17,28 @@ import tiktoken
 
 from mockserver import MockServer
 from mockserver.config.fixture import Fixture, load_fixture
+from mockserver.engine.dialects import CHAT, Dialect
+from mockserver.engine.pacing import FakeClock
+from mockserver.engine.scheduler import StreamScheduler
+from mockserver.engine.streaming import Item
 from mockserver.service.exchange import Exchange
 from mockserver.testing.tiktoken_cache import seed_tiktoken_cache
 
 MESSAGES = [{"role": "user", "content": "Write a haiku about speed."}]
 T = TypeVar("T")
+
+
+async def scheduled(items: Iterator[Item], clock: FakeClock, dialect: Dialect = CHAT) -> list[tuple[float, bytes]]:
+    """Each event of a stream with the time on ``clock`` the server's scheduler writes it, played as the
+    server plays it. A stream that drops its connection raises ``ConnectionAbortedError``."""
+    writes: list[tuple[float, bytes]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        if message.get("more_body"):
+            writes.append((clock.now(), message["body"]))
+
+    await StreamScheduler(clock).open(items, send_body=send, send_end=send, dialect=dialect).done
+    return [(at, event + b"\n\n") for at, body in writes for event in body.split(b"\n\n") if event]
 
 
 def with_loop_turns(work: Callable[[], Awaitable[T]]) -> tuple[T, int]:

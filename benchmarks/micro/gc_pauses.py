@@ -1,5 +1,5 @@
 """How long a full garbage collection stops the server, with start-up's objects in the collector's
-sight and frozen out of it (``mockserver.server.process.settle_heap``).
+sight and frozen out of it (``mockserver.api.asgi.collector.settle_heap``).
 
 In a fresh interpreter: the app as ``mockserver serve`` builds it (``create_app``, the text
 generator warmed), plus 250 streams' worth of live request objects (each a 1,500-token reply's

@@ -10,7 +10,7 @@ carries the events to the socket differs:
 - ``ours``: :class:`~mockserver.api.sse.EventStreamResponse`: one scheduler for every
   stream, one timer, events written straight to uvicorn's transport;
 - ``sse-starlette``: sse-starlette's ``EventSourceResponse`` over the same producer played by
-  :func:`~mockserver.engine.streaming.play`: a task per stream, each sleeping until its next
+  :func:`play`: a task per stream, each sleeping until its next
   deadline (sse-starlette's own design);
 - ``sse-starlette-scheduled``: ``EventSourceResponse`` fed by the one scheduler through a queue per
   stream: sse-starlette keeping the one-scheduler design.
@@ -25,7 +25,7 @@ import asyncio
 import itertools
 import random
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import orjson
@@ -36,13 +36,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mockserver.api.middleware import expose_connection_closer
+from mockserver.api.asgi.app_patches import expose_connection_closer
 from mockserver.api.openai.chat.completions import ChatChoice, ChatPlan, stream_chunks
 from mockserver.api.sse import EventStreamResponse
 from mockserver.engine.generation import TextGenerator
 from mockserver.engine.pacing import MonotonicClock, Pacer, Schedule
 from mockserver.engine.scheduler import StreamScheduler
-from mockserver.engine.streaming import play
+from mockserver.engine.streaming import Item, Run, closing_items
 
 RATE = 750.0
 TOKENS = 1500
@@ -66,6 +66,20 @@ def events(tokens: int) -> Any:
     choice = ChatChoice(0, generator.generate(n, tokens), "stop")
     plan = ChatPlan(f"chatcmpl-{n}", 1, "gpt-5.6-sol", "default", "fp_1", 5, (choice,), False, schedule)
     return stream_chunks(plan, Pacer(clock, schedule), per_chunk=1)
+
+
+async def play(items: Iterator[Item], clock: MonotonicClock) -> AsyncIterator[bytes]:
+    """One stream's events, each when it falls due on ``clock``: a task per stream, sleeping until each deadline."""
+    with closing_items(items):
+        for item in items:
+            if isinstance(item, float):
+                await clock.sleep_until(item)
+            elif isinstance(item, Run):
+                for due, frame in zip(item.dues, item.frames, strict=True):
+                    await clock.sleep_until(due)
+                    yield frame
+            elif isinstance(item, bytes):
+                yield item
 
 
 async def tokens_asked(request: Request) -> int:

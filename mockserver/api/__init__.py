@@ -1,14 +1,15 @@
 """The HTTP surface: one subpackage per API family, with thin handlers.
 
 Owns routing, request parsing (:mod:`.handler_inputs`, with the server's state a handler reads; a
-body's validation, a long list a piece at a time, :mod:`.validated_body`; what a large body holds and
-how it lets go, :mod:`.large_bodies`), the
-per-request middleware that opens an exchange and authenticates (:mod:`.middleware`), when a
-request arrived, for its TTFT (:mod:`.arrival`), who may use ``/_mock/`` (:mod:`.guard`),
+body's validation, a long list a piece at a time, :mod:`.validated_body`), the
+per-request middleware that opens an exchange and authenticates (:mod:`.middleware`), who may use
+``/_mock/`` (:mod:`.guard`),
 and the one path every inference request takes once admitted (:mod:`.serving`: admit, pace, stream or hold the body),
-with the ``text/event-stream`` reply the stream scheduler plays (:mod:`.sse`). The inference routes
-are served straight from the app to their endpoints, inside the middleware, without FastAPI's own
-layers and router (:mod:`.direct_routes`); every other request takes FastAPI's full stack.
+with the ``text/event-stream`` reply the stream scheduler plays (:mod:`.sse`). Where the server
+reaches under uvicorn, Starlette, FastAPI and CPython is ``asgi/``, and nowhere else: writes to
+uvicorn's transport, when a request arrived, the inference routes served without FastAPI's own
+layers and router, the app's methods replaced at run time, the garbage collector's pauses, coroutines
+stepped by hand, and what a large body holds and how it lets go.
 ``openai/`` is the OpenAI surface (models, Chat Completions, Responses); ``anthropic/`` is
 Anthropic's Messages API (messages, count_tokens, its model list); ``control/`` is
 ``/_mock/*``; :mod:`.health` and :mod:`.metrics` serve ``/health`` and ``/metrics``. The

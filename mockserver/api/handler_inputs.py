@@ -11,8 +11,8 @@ from pydantic import BaseModel
 
 from mockserver import errors
 from mockserver.api import validated_body
-from mockserver.api.direct_routes import App
-from mockserver.api.large_bodies import LARGE_BODY_BYTES, hold_collector, keep_lists
+from mockserver.api.asgi.direct_routes import App
+from mockserver.api.asgi.large_bodies import LARGE_BODY_BYTES, hold_collector, keep_lists
 from mockserver.api.middleware import exchange_of
 from mockserver.engine import jsonbody
 from mockserver.errors import validation

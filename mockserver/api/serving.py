@@ -27,7 +27,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from mockserver import errors
-from mockserver.api import large_bodies
+from mockserver.api.asgi import large_bodies
 from mockserver.api.handler_inputs import server_state
 from mockserver.api.middleware import exchange_of
 from mockserver.api.sse import EventStreamResponse

@@ -9,8 +9,8 @@ ending it, :mod:`.stream_writes`; how late streams run, :mod:`.lateness`; :mod:`
 generation (:mod:`.generation`, :mod:`.lengths`), token counting (:mod:`.tokens`), reading a
 conversation out of a request (:mod:`.conversation`), structured output (``structured/``: JSON
 Schema checks and instances, tool arguments), and what keeps a large body from holding the event
-loop: its parse in pieces (:mod:`.json_in_pieces`, :mod:`.jsonbody`), work over a long list in turns
-(:mod:`.in_turns`), and holds of the garbage collector's passes (:mod:`.collector`).
+loop: its parse in pieces (:mod:`.json_in_pieces`, :mod:`.jsonbody`) and work over a long list in turns
+(:mod:`.in_turns`); the garbage collector's pauses are :mod:`mockserver.api.asgi`'s.
 
 May import: config, state, errors. Knows nothing of accounts, HTTP or the harness: no starlette or
 fastapi import (a ``forbidden`` contract of ``lint-imports``); the HTTP reply that plays a stream is

@@ -345,14 +345,6 @@ def _chinese_characters(words: list[str], shape: random.Random) -> Iterator[str]
             yield "。"
 
 
-def language_of(texts: Sequence[str]) -> str:
-    """``zh`` when the latest text is Chinese, else ``en``."""
-    for text in reversed(texts):
-        if text.strip():
-            return "zh" if tokens.is_chinese(text) else "en"
-    return "en"
-
-
 @dataclass(slots=True)
 class Cues:
     """What the prompt says about the answer, for any API: its language, the kind of length

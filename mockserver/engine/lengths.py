@@ -15,7 +15,7 @@ The fixture's ``output_tokens`` gives each kind a range; the request's seed pick
 length in it, so the same request always gets the same length.
 
 A prompt that states a size ("in 200 words", "about 500 tokens", "写800字") gets about that
-size instead (:func:`stated_size`, within 10%), converted to tokens by :func:`stated_tokens`.
+size instead (:func:`size_of`, within 10%), converted to tokens by :func:`stated_tokens`.
 
 A long message is read for cues in its first and last :data:`CUE_CHARS` characters only: that is
 where an instruction sits around a pasted document, and the cue patterns cost about a second per
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
 from typing import Literal
 
 AnswerKind = Literal["long", "short", "default"]
@@ -71,14 +70,6 @@ def cue_text(text: str) -> str:
 _LENGTH_SALT = 0x5EED
 
 
-def answer_kind(texts: Sequence[str]) -> AnswerKind:
-    """The kind of answer the latest non-empty text asks for."""
-    for text in reversed(texts):
-        if text.strip():
-            return kind_of(cue_text(text))
-    return "default"
-
-
 def kind_of(cued: str) -> AnswerKind:
     """The kind of answer one text asks for, given its :func:`cue_text`."""
     if _SHORT.search(cued):
@@ -105,14 +96,6 @@ _STATED = re.compile(
     r"(?:(?P<words>words?\b)|(?P<tokens>tokens?\b)|(?P<zh>个?字|个汉字))",
     re.IGNORECASE,
 )
-
-
-def stated_size(texts: Sequence[str]) -> tuple[int, StatedUnit] | None:
-    """The size the latest non-empty text asks for ("500 words", "800字"), or None."""
-    for text in reversed(texts):
-        if text.strip():
-            return size_of(cue_text(text))
-    return None
 
 
 def size_of(cued: str) -> tuple[int, StatedUnit] | None:

@@ -143,7 +143,7 @@ class StreamScheduler(StreamWrites):
         """Start playing ``source``. Whatever is due already goes out now, before this returns.
 
         ``write_body(body)``, if given, writes a body chunk without a message or a coroutine and
-        says whether it did (see :func:`mockserver.api.middleware.direct_body_writer`).
+        says whether it did (see :func:`mockserver.api.asgi.transport.direct_body_writer`).
         """
         done = asyncio.get_running_loop().create_future()
         stream = ActiveStream(source, send_body, send_end, on_drop, path, dialect, write_body, done)

@@ -3,7 +3,10 @@ talks to the connection (:class:`StreamWrites`, which :class:`~.scheduler.Stream
 
 uvicorn's ``send`` only suspends while the transport is paused (the client's buffer is full), so
 a write is stepped once in place and only a held-back one gets a task of its own; the stream is
-parked (``blocked``) meanwhile. An end goes through the middleware, so every observer sees it.
+parked (``blocked``) meanwhile. (The server's other hand-stepped coroutine, the disconnect watch, is
+in :mod:`mockserver.api.asgi`; this one stays with the scheduler it serves, as the engine imports
+nothing above it, and it is plain Python: the coroutine protocol, no server's internals.)
+An end goes through the middleware, so every observer sees it.
 Whatever ends a stream closes its producer (its ``finally`` blocks give its capacity back) and
 lets go of what it held. A write that raises something a client does not cause ends its stream
 alone, with its API's server error event.

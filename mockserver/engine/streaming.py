@@ -12,12 +12,12 @@ batch of events with a deadline each (the text deltas of a long reply). Producer
 frame, then yield its deadline, then the frame, so the bytes are ready before they
 are due. :class:`~mockserver.api.sse.EventStreamResponse` hands the iterator
 to the server's :class:`~mockserver.engine.scheduler.StreamScheduler`, which plays
-every open stream on one timer; :func:`play` plays one on its own, for tests and tools.
+every open stream on one timer.
 
 The start of the reply and its end pass through the whole middleware stack, so
 every observer sees them (headers, the journal, the ledger). The events between
 go straight to the server's ``send`` (``scope["state"]["server_send"]``, put there
-by :func:`mockserver.api.middleware.expose_connection_closer`): five ``send`` wrappers
+by :func:`mockserver.api.asgi.app_patches.expose_connection_closer`): five ``send`` wrappers
 that only watch for the start would otherwise run for every token.
 sse-starlette would do the framing for us, but it needs a task per stream, and even fed by the one
 scheduler it costs more CPU per event: ``benchmarks/sse_encoding.py`` measures it, and
@@ -28,13 +28,10 @@ from __future__ import annotations
 
 import contextlib
 import enum
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import Any
 
 import orjson
-
-if TYPE_CHECKING:
-    from mockserver.engine.pacing import Clock
 
 DONE = b"data: [DONE]\n\n"
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
@@ -85,22 +82,6 @@ def typed_event(payload: dict[str, Any]) -> bytes:
     """An ``event: <type>`` + ``data:`` event, as the Responses API sends."""
     kind: str = payload["type"]
     return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
-
-
-async def play(items: Iterator[Item], clock: Clock) -> AsyncIterator[bytes]:
-    """One stream's events, each when it falls due on ``clock``. A :data:`DROP` raises ``ConnectionAbortedError``."""
-    with closing_items(items):
-        for item in items:
-            if isinstance(item, float):
-                await clock.sleep_until(item)
-            elif item is DROP:
-                raise ConnectionAbortedError("mockserver fault: connection dropped")
-            elif isinstance(item, Run):
-                for due, frame in zip(item.dues, item.frames, strict=True):
-                    await clock.sleep_until(due)
-                    yield frame
-            else:
-                yield item
 
 
 def close_items(source: Iterator[Item]) -> None:

@@ -14,15 +14,16 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mockserver import errors
-from mockserver.api import base_url, direct_routes, health, metrics
+from mockserver.api import base_url, health, metrics
 from mockserver.api import openapi as openapi_doc
 from mockserver.api.anthropic import family
 from mockserver.api.anthropic import models as anthropic_models
 from mockserver.api.anthropic import routes as anthropic_messages
+from mockserver.api.asgi import app_patches, direct_routes
 from mockserver.api.control import routes as control
 from mockserver.api.control import stats, ui, usage
 from mockserver.api.handler_inputs import BODY_SCHEMAS
-from mockserver.api.middleware import RequestContextMiddleware, expose_connection_closer
+from mockserver.api.middleware import RequestContextMiddleware
 from mockserver.api.openai import models
 from mockserver.api.openai.chat import routes as chat
 from mockserver.api.openai.embeddings import routes as embeddings
@@ -46,6 +47,9 @@ DESCRIPTION = (
     "An OpenAI-compatible fake inference server for offline tests: models, Chat Completions "
     "and service tiers (standard, fast, flex, Ultrafast) paced at their real speeds."
 )
+
+# The routers of the requests that come by the hundred: matched first, and served directly.
+INFERENCE_ROUTERS = (chat.router, responses.router, anthropic_messages.router, embeddings.router, moderations.router)
 
 
 def create_app(
@@ -76,22 +80,32 @@ def create_app(
     app = direct_routes.App(title="mockserver", version=__version__, description=DESCRIPTION)
     app.mock_state = state  # what requests read (mockserver.api.handler_inputs.server_state)
     app.state.mock = state  # the same, for the CLI and the test harness
-    # Routes are matched in the order they are included, one router after another: the inference
-    # routes go first, so the requests that come by the hundred are matched without trying the others.
-    app.include_router(chat.router)
-    app.include_router(responses.router)
-    app.include_router(anthropic_messages.router)
-    app.include_router(embeddings.router)
-    app.include_router(moderations.router)
+    _include_routes(app)
+    _add_observers(state)
+    _add_error_handlers(app)
+    app.add_middleware(RequestContextMiddleware, state=state, classify=family.classify)
+    # The requests that come by the hundred skip FastAPI's own layers and router (see direct_routes).
+    direct_routes.serve_directly(app, [route for router in INFERENCE_ROUTERS for route in router.routes])
+    app_patches.expose_connection_closer(app)
+    app_patches.document_bodies(app, lambda document: openapi_doc.finish(document, BODY_SCHEMAS))
+    return app
+
+
+def _include_routes(app: FastAPI) -> None:
+    """Every route, in the order they are matched: one router after another, the inference routes first,
+    so the requests that come by the hundred are matched without trying the others."""
+    for router in INFERENCE_ROUTERS:
+        app.include_router(router)
     # Anthropic's /v1/models answers only requests with Anthropic's headers, so it goes before OpenAI's.
-    app.include_router(anthropic_models.router)
-    app.include_router(models.router)
-    app.include_router(health.router)
-    app.include_router(metrics.router)
-    app.include_router(usage.router)
-    app.include_router(control.router)
-    app.include_router(stats.router)
-    app.include_router(ui.router)
+    for router in (anthropic_models.router, models.router, health.router, metrics.router):
+        app.include_router(router)
+    for router in (usage.router, control.router, stats.router, ui.router):
+        app.include_router(router)
+
+
+def _add_observers(state: ServerState) -> None:
+    """What sees every reply: its headers (OpenAI's, Anthropic's, the journal's), then, once it is over,
+    the ledger, the journal and the metrics; and the dashboard's poster, with several processes."""
     state.hooks.on_response_start.append(openai_headers(state.store, state.clock, lambda: state.fixture))
     state.hooks.on_response_start.append(
         anthropic_headers(state.store, state.clock, lambda: state.fixture, state.wall_clock)
@@ -102,6 +116,11 @@ def create_app(
     state.hooks.on_complete.append(state.metrics.on_complete)
     if state.live_board is not None:  # several processes: each posts its streams while a dashboard is open
         state.hooks.on_response_start.append(_board_starter(state))
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Every error rendered in the shape of the API the request speaks: the server's own, FastAPI's
+    validation errors, and Starlette's HTTP errors (an unknown route, a method not allowed)."""
 
     @app.exception_handler(errors.MockAPIError)
     async def api_error(request: Request, exc: errors.MockAPIError) -> JSONResponse:
@@ -123,14 +142,6 @@ def create_app(
         error = errors.MockAPIError(str(exc.detail), type="invalid_request_error")
         error.status_code = exc.status_code
         return render_for(request, error)
-
-    app.add_middleware(RequestContextMiddleware, state=state, classify=family.classify)
-    # The requests that come by the hundred skip FastAPI's own layers and router (see direct_routes).
-    inference = (chat.router, responses.router, anthropic_messages.router, embeddings.router, moderations.router)
-    direct_routes.serve_directly(app, [route for router in inference for route in router.routes])
-    expose_connection_closer(app)
-    _document_bodies(app)
-    return app
 
 
 def _board_starter(state: ServerState) -> Callable[[object], tuple[()]]:
@@ -178,19 +189,6 @@ class UvicornServer(uvicorn.Server):
         self.mock_state.streams.end_all()
         await super().shutdown(sockets)
         await self.mock_state.close()
-
-
-def _document_bodies(app: FastAPI) -> None:
-    """The OpenAPI document, with the bodies routes parse themselves and the corrections of
-    :mod:`mockserver.api.openapi` (real error statuses, event streams, fault forms)."""
-    build = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            app.openapi_schema = openapi_doc.finish(build(), BODY_SCHEMAS)
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def render_for(request: Request, error: errors.MockAPIError) -> JSONResponse:

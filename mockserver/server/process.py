@@ -14,7 +14,6 @@ seconds leaves time for the final events to go out.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -29,6 +28,7 @@ from types import FrameType
 
 import uvicorn
 
+from mockserver.api.asgi.collector import settle_heap
 from mockserver.operations import metrics
 from mockserver.server_state import ServerState
 
@@ -109,29 +109,6 @@ class GracefulServer(uvicorn.Server):
                 return state
             app = getattr(app, "app", None)
         return None
-
-
-def settle_heap() -> None:
-    """Take what start-up built out of the garbage collector's sight, once the server is up.
-
-    The app, its routes and schemas, Faker's word lists and the fixture are some 84,000
-    objects that live as long as the process. Left in the collector's oldest generation, every
-    full collection walks them all, some ten times as long as it takes once they are frozen, and
-    no stream is written meanwhile (``benchmarks/gc_pauses.py``; the figures are in
-    docs/performance.md): often enough under load to set the p99 of the gap between events and of
-    the time to the first token.
-    ``gc.freeze`` moves them to a generation that is never collected (they are freed as usual
-    if their last reference goes), so a full collection walks only what requests left behind.
-    """
-    global _heap_settled
-    if _heap_settled:  # once per process: what a later start-up built is not frozen again
-        return
-    _heap_settled = True
-    gc.collect()
-    gc.freeze()
-
-
-_heap_settled = False
 
 
 WORKER_POLL_S = 0.1

@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import ast
 import functools
-import gc
 import sys
-import threading
 from typing import Any
+
+from mockserver.api.asgi.collector import Pause
 
 #: The releases whose AST constructor shares its recursion depth across calls: [first, fixed).
 AFFECTED = (((3, 11, 0), (3, 11, 8)), ((3, 12, 0), (3, 12, 2)))
 
-_lock = threading.Lock()
-_parsing = 0  # parses in flight (in any thread); the collector is held off while there is one
-_collector_was_on = False
+_parsing = Pause()  # the collector is held off while a parse is in flight, in any thread
 
 
 def needed(version: tuple[int, ...] = tuple(sys.version_info[:3])) -> bool:
@@ -53,28 +51,11 @@ def install() -> bool:
 def _guarded(parse: Any) -> Any:
     @functools.wraps(parse)
     def guarded_parse(*args: Any, **kwargs: Any) -> Any:
-        _hold()
+        _parsing.enter()
         try:
             return parse(*args, **kwargs)
         finally:
-            _release()
+            _parsing.leave()
 
     guarded_parse._holds_off_collection = True  # type: ignore[attr-defined]
     return guarded_parse
-
-
-def _hold() -> None:
-    global _parsing, _collector_was_on
-    with _lock:
-        if _parsing == 0:
-            _collector_was_on = gc.isenabled()
-            gc.disable()
-        _parsing += 1
-
-
-def _release() -> None:
-    global _parsing
-    with _lock:
-        _parsing -= 1
-        if _parsing == 0 and _collector_was_on:
-            gc.enable()

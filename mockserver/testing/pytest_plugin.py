@@ -94,7 +94,7 @@ def _server_scope(fixture_name: str, config: pytest.Config) -> Any:
 @pytest.fixture(scope=_server_scope)
 def mockserver_server(pytestconfig: pytest.Config) -> Iterator[MockServer]:
     """A mockserver running in a thread on a free port."""
-    from mockserver.engine.collector import paused_for_start_up
+    from mockserver.api.asgi.collector import paused_for_start_up
 
     with paused_for_start_up():
         from mockserver.testing.server import MockServer

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import uvicorn
 from fastapi import FastAPI
 
+from mockserver.api.asgi.collector import paused_for_start_up
 from mockserver.config.fixture import Fixture
 from mockserver.config.settings import Settings
-from mockserver.engine.collector import paused_for_start_up
 from mockserver.harness.journal import TEST_ID_HEADER, Journal, JournalQuery
 from mockserver.server_state import ServerState
 from mockserver.testing.calls import Call, Calls

@@ -20,8 +20,9 @@ from starlette.testclient import TestClient
 from starlette.types import Message, Receive, Scope, Send
 
 from mockserver import Settings, create_app
-from mockserver.api import direct_routes, serving
-from mockserver.api.direct_routes import DirectRoutes
+from mockserver.api import serving
+from mockserver.api.asgi import direct_routes
+from mockserver.api.asgi.direct_routes import DirectRoutes
 from mockserver.engine.pacing import FakeClock
 from mockserver.service.exchange import Exchange
 

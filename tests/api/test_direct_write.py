@@ -1,6 +1,6 @@
 """Streamed events go straight onto uvicorn's transport (the direct write) with the installed uvicorn.
 
-:func:`mockserver.api.middleware.direct_body_writer` reaches into uvicorn's httptools request cycle.
+:func:`mockserver.api.asgi.transport.direct_body_writer` reaches into uvicorn's httptools request cycle.
 When a uvicorn release renames what it uses, the writer quietly falls back to ``send``: every event
 still arrives, for about a fifth more CPU per event (docs/performance.md). This test fails then, so
 the fallback can't ship unnoticed; fix the writer for the new uvicorn (or pin uvicorn below it in
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from mockserver import MockServer
-from mockserver.api import middleware
+from mockserver.api.asgi import transport
 from tests.support import MESSAGES, sdk
 
 
@@ -23,7 +23,7 @@ from tests.support import MESSAGES, sdk
 def writes(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """How the server wrote the streamed events of each request: made writers, direct writes, fallbacks."""
     counts = {"requests": 0, "writers": 0, "direct": 0, "fallback": 0}
-    make = middleware.direct_body_writer
+    make = transport.direct_body_writer
 
     def counted(send: Any) -> Callable[[bytes], bool] | None:
         counts["requests"] += 1
@@ -39,7 +39,7 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
         return counted_write
 
-    monkeypatch.setattr(middleware, "direct_body_writer", counted)
+    monkeypatch.setattr(transport, "direct_body_writer", counted)
     return counts
 
 

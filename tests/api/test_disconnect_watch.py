@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from mockserver.api.sse import DisconnectWatch
+from mockserver.api.asgi.disconnect_watch import DisconnectWatch
 
 
 def test_it_is_told_once_when_the_client_leaves_and_skips_other_messages() -> None:

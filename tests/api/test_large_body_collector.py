@@ -14,8 +14,8 @@ import pytest
 
 from mockserver import MockServer
 from mockserver.api import serving
-from mockserver.api.large_bodies import LARGE_BODY_BYTES
-from mockserver.engine.collector import COLLECTOR, Collector
+from mockserver.api.asgi.collector import COLLECTOR, Collector
+from mockserver.api.asgi.large_bodies import LARGE_BODY_BYTES
 
 KEY = "sk-mock-preview"
 HEADERS = {"authorization": f"Bearer {KEY}", "x-api-key": KEY, "anthropic-version": "2023-06-01"}

@@ -6,14 +6,16 @@ import asyncio
 import json
 from typing import Any
 
-from mockserver.api.openai.responses.event_stream import stream_events
+from mockserver.api.openai.responses.event_stream import event_items
 from mockserver.api.openai.responses.lifecycle import plan_response
 from mockserver.api.openai.schemas import ResponseCreateRequest
 from mockserver.config.fixture import load_fixture
 from mockserver.config.settings import Settings
+from mockserver.engine.dialects import RESPONSES
 from mockserver.engine.pacing import FakeClock, Pacer
 from mockserver.server_state import ServerState
 from mockserver.service import access
+from tests.support import scheduled
 
 HEADERS = {"authorization": "Bearer sk-mock-preview", "x-mock-output-tokens": "50"}
 
@@ -25,13 +27,8 @@ def timed_events(body: dict[str, Any]) -> tuple[list[tuple[float, dict[str, Any]
     admission = asyncio.run(access.admission(state.fixture, state.fixture.accounts[0], HEADERS, request.model, None))
     plan = plan_response(state, admission, request, body)
 
-    async def collect() -> list[tuple[float, dict[str, Any]]]:
-        out = []
-        async for raw in stream_events(plan, Pacer(clock, plan.schedule), per_chunk=1):
-            out.append((clock.now(), json.loads(raw.decode().split("data: ", 1)[1])))
-        return out
-
-    return asyncio.run(collect()), plan
+    played = asyncio.run(scheduled(event_items(plan, Pacer(clock, plan.schedule), per_chunk=1), clock, RESPONSES))
+    return [(at, json.loads(raw.decode().split("data: ", 1)[1])) for at, raw in played], plan
 
 
 def test_reasoning_delays_the_first_text_delta_by_its_tokens() -> None:

@@ -43,8 +43,10 @@ def test_chinese_generation() -> None:
 
 
 def test_language_follows_the_latest_text() -> None:
-    assert generation.language_of(["hello", "请写一篇文章"]) == "zh"
-    assert generation.language_of(["请写", "now in English please"]) == "en"
+    texts = ["hello", "请写一篇文章"]
+    assert generation.cues_of(texts, texts).language == "zh"
+    texts = ["请写", "now in English please"]
+    assert generation.cues_of(texts, texts).language == "en"
 
 
 def test_request_seed_prefers_the_explicit_seed_and_hashes_otherwise() -> None:

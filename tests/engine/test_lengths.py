@@ -11,9 +11,14 @@ from hypothesis import strategies as st
 
 from mockserver import MockServer
 from mockserver.config.fixture import ConfigError, parse_fixture
-from mockserver.engine import lengths
+from mockserver.engine import generation, lengths
 from tests.conftest import fixture_with
 from tests.support import sdk
+
+
+def _kind(texts: list[str]) -> str:
+    """The kind of answer a conversation of user texts asks for, as a request's cues read it."""
+    return generation.cues_of(texts, texts).kind
 
 
 @pytest.mark.parametrize(
@@ -37,12 +42,12 @@ from tests.support import sdk
     ],
 )
 def test_answer_kind_reads_the_prompt(prompt: str, kind: str) -> None:
-    assert lengths.answer_kind([prompt]) == kind
+    assert _kind([prompt]) == kind
 
 
 def test_the_latest_text_decides() -> None:
-    assert lengths.answer_kind(["Write a long story", "Now answer in one word"]) == "short"
-    assert lengths.answer_kind(["Answer in one word", "Tell me a story", ""]) == "long"
+    assert _kind(["Write a long story", "Now answer in one word"]) == "short"
+    assert _kind(["Answer in one word", "Tell me a story", ""]) == "long"
 
 
 def test_natural_length_is_deterministic_and_in_range() -> None:
@@ -120,7 +125,7 @@ def test_a_reversed_range_is_refused() -> None:
     ],
 )
 def test_a_stated_size_is_read(prompt: str, size: tuple[int, str] | None) -> None:
-    assert lengths.stated_size([prompt]) == size
+    assert generation.cues_of([prompt], [prompt]).size == size
 
 
 def test_a_stated_size_sets_the_length(server: MockServer) -> None:
@@ -182,7 +187,7 @@ def test_the_grouped_cue_patterns_match_the_same_texts_as_the_phrases(pieces: li
 
 @pytest.mark.parametrize("text", ["Keep it short.", "TL;DR please", "one-liner", "in a single line", "be concise"])
 def test_every_short_phrase_is_still_a_short_cue(text: str) -> None:
-    assert lengths.answer_kind([text]) == "short" and _SHORT_PHRASES.search(text) is not None
+    assert _kind([text]) == "short" and _SHORT_PHRASES.search(text) is not None
 
 
 @pytest.mark.parametrize(

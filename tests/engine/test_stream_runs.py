@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mockserver.api import arrival
+from mockserver.api.asgi import arrival
 from mockserver.api.openai.chat.completions import ChatChoice, ChatPlan, stream_chunks
 from mockserver.engine.generation import Text, TextGenerator
 from mockserver.engine.pacing import FIRST_RUN_CHUNKS, RUN_CHUNKS, FakeClock, MonotonicClock, Pacer, Schedule

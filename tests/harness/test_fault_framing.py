@@ -14,10 +14,11 @@ from pydantic import ValidationError
 from mockserver.config.faults import MAX_DURATION_MS, MAX_RETRY_AFTER_S, FaultSpec, parse_fault
 from mockserver.engine.dialects import CHAT, RESPONSES
 from mockserver.engine.pacing import FakeClock, Schedule
-from mockserver.engine.streaming import DONE, data_event, play, typed_event
+from mockserver.engine.streaming import DONE, data_event, typed_event
 from mockserver.errors.variants import ErrorContext, status_error
 from mockserver.harness.faults.midstream import FaultPacer, with_fault
 from mockserver.testing.handle import MockServerHandle
+from tests.support import scheduled
 
 
 def test_parse_fault_syntax() -> None:
@@ -107,7 +108,7 @@ def _run(events: list[bytes], spec: str, *, responses: bool) -> list[bytes]:
         pacer = FaultPacer(FakeClock(), Schedule.build(start=0, ttft=0, tokens_per_second=10, total_tokens=4))
         dialect = RESPONSES if responses else CHAT
         wrapped = with_fault(iter(events), FaultSpec.model_validate(spec), dialect=dialect, pacer=pacer)
-        return [event async for event in play(wrapped, pacer.clock)]
+        return [event for _, event in await scheduled(wrapped, pacer.clock, dialect)]
 
     return asyncio.run(collect())
 

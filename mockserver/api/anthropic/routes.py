@@ -16,8 +16,8 @@ from mockserver.api.anthropic import replayed as replayed_stream
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.family import AnthropicRoute
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
+from mockserver.api.asgi.large_bodies import LARGE_BODY_BYTES, keep_lists
 from mockserver.api.handler_inputs import body_schema, large_body_read, server_state
-from mockserver.api.large_bodies import LARGE_BODY_BYTES, keep_lists
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.engine import jsonbody
 from mockserver.engine.dialects import ANTHROPIC

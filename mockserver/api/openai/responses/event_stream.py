@@ -14,7 +14,7 @@ lifecycle event carries the same response id, and there is no ``[DONE]``.
 
 :func:`event_items` yields each event after its deadline (see
 :mod:`mockserver.engine.streaming`), encoded before the deadline is yielded; the
-server's scheduler plays it. :func:`stream_events` plays it on its own clock.
+server's scheduler plays it.
 
 A token that is only part of a character's bytes carries no text (:mod:`mockserver.engine.tokens`):
 its deadline passes, but no delta is sent; the token that completes the character carries it.
@@ -23,13 +23,13 @@ its deadline passes, but no delta is sent; the token that completes the characte
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from mockserver.api.openai import obfuscation
-from mockserver.api.openai.responses.lifecycle import ResponsePlan, output_text, response_object
+from mockserver.api.openai.responses.lifecycle import ReasoningPart, ResponsePlan, output_text, response_object
 from mockserver.engine.pacing import Pacer
-from mockserver.engine.streaming import Item, closing_items, play, typed_event
+from mockserver.engine.streaming import Item, closing_items, typed_event
 
 
 def numbered() -> Callable[..., dict[str, Any]]:
@@ -43,6 +43,7 @@ def numbered() -> Callable[..., dict[str, Any]]:
 
 
 def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator[Item]:
+    """The events of one response, each after its deadline (see the module's docstring)."""
     payload = numbered()
 
     def event(kind: str, **fields: Any) -> bytes:
@@ -60,28 +61,7 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
 
     index = 0
     if plan.reasoning is not None:
-        part = plan.reasoning
-        added = event("response.output_item.added", output_index=index, item={**part.item(), "summary": []})
-        yield pacer.token_due(0)
-        yield added
-        if part.summary:
-            where = {"item_id": part.id, "output_index": index, "summary_index": 0}
-            start = part.hidden_tokens
-            opened = event("response.reasoning_summary_part.added", **where, part={"type": "summary_text", "text": ""})
-            yield pacer.token_due(start)
-            yield opened
-            for lo, hi, due in pacer.chunks(start, part.tokens, per_chunk):
-                yield due
-                if summary_piece := part.summary.piece(lo - start, hi - start):
-                    padded = {"obfuscation": next(pads)} if pads is not None else {}
-                    yield event("response.reasoning_summary_text.delta", **where, delta=summary_piece, **padded)
-            text = part.summary.text
-            yield event("response.reasoning_summary_text.done", **where, text=text)
-            done_part = {"type": "summary_text", "text": text}
-            extra = {"status": "incomplete"} if part.summary_cut else {}
-            yield event("response.reasoning_summary_part.done", **where, part=done_part, **extra)
-        yield pacer.token_due(max(part.tokens - 1, 0))
-        yield event("response.output_item.done", output_index=index, item=part.item())
+        yield from _reasoning_items(plan.reasoning, index, pacer, per_chunk, event, pads)
         index += 1
 
     if plan.hosted:
@@ -131,9 +111,37 @@ def event_items(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> Iterator
     yield event(f"response.{plan.status}", response=response_object(plan, streamed=True))
 
 
-def stream_events(plan: ResponsePlan, pacer: Pacer, *, per_chunk: int) -> AsyncIterator[bytes]:
-    """The same events, each at its deadline on the pacer's own clock (no scheduler)."""
-    return play(event_items(plan, pacer, per_chunk=per_chunk), pacer.clock)
+def _reasoning_items(
+    part: ReasoningPart,
+    index: int,
+    pacer: Pacer,
+    per_chunk: int,
+    event: Callable[..., bytes],
+    pads: Iterator[str] | None,
+) -> Iterator[Item]:
+    """The reasoning item at ``output_index`` ``index``: added at the first token's deadline, its summary
+    part's text deltas as the last reasoning tokens fall due, done with the last of them."""
+    added = event("response.output_item.added", output_index=index, item={**part.item(), "summary": []})
+    yield pacer.token_due(0)
+    yield added
+    if part.summary:
+        where = {"item_id": part.id, "output_index": index, "summary_index": 0}
+        start = part.hidden_tokens
+        opened = event("response.reasoning_summary_part.added", **where, part={"type": "summary_text", "text": ""})
+        yield pacer.token_due(start)
+        yield opened
+        for lo, hi, due in pacer.chunks(start, part.tokens, per_chunk):
+            yield due
+            if summary_piece := part.summary.piece(lo - start, hi - start):
+                padded = {"obfuscation": next(pads)} if pads is not None else {}
+                yield event("response.reasoning_summary_text.delta", **where, delta=summary_piece, **padded)
+        text = part.summary.text
+        yield event("response.reasoning_summary_text.done", **where, text=text)
+        done_part = {"type": "summary_text", "text": text}
+        extra = {"status": "incomplete"} if part.summary_cut else {}
+        yield event("response.reasoning_summary_part.done", **where, part=done_part, **extra)
+    yield pacer.token_due(max(part.tokens - 1, 0))
+    yield event("response.output_item.done", output_index=index, item=part.item())
 
 
 def event_source(

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import pytest
 
-from mockserver.engine.collector import Collector, paused_for_start_up
+from mockserver.api.asgi.collector import Collector, paused_for_start_up
 from mockserver.engine.pacing import FakeClock
 
 

@@ -5,7 +5,7 @@ hundreds of thousands of objects. Two things would walk them all at once, with t
 paced stream, every other request) waiting:
 
 - each full pass of the garbage collector: :func:`hold_collector` holds the passes off from the parse
-  (:mod:`mockserver.engine.collector` says why that is safe and how it is bounded), and
+  (:mod:`mockserver.api.asgi.collector` says why that is safe and how it is bounded), and
   :func:`let_collector_go` lets go once the reply is planned (before it waits for a capacity slot,
   is held or streamed);
 - freeing them, when the last reference to the body goes: the parsed body's long lists are kept here
@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from mockserver.engine.collector import COLLECTOR
+from mockserver.api.asgi.collector import COLLECTOR
 from mockserver.engine.in_turns import ITEMS_PER_TURN
 from mockserver.engine.json_in_pieces import PIECEWISE_BYTES
 from mockserver.service.exchange import Exchange

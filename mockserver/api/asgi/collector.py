@@ -1,4 +1,9 @@
-"""Holding off the garbage collector's passes while a large request body is read.
+"""The garbage collector's pauses: while a large request body is read, during start-up's imports,
+once the server is up (:func:`settle_heap`), and around ``ast.parse`` where the interpreter needs it
+(:class:`Pause`, for :mod:`mockserver.testing.ast_guard`). Nothing here imports more than the standard
+library: the pytest plugin and the command line import it before anything else.
+
+While a large request body is read:
 
 CPython frees almost every object by reference counting. Its garbage collector only looks for
 reference cycles, in passes; a full pass walks every tracked object alive, in one go, and the event
@@ -140,3 +145,49 @@ def paused_for_start_up() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def settle_heap() -> None:
+    """Take what start-up built out of the garbage collector's sight, once the server is up.
+
+    The app, its routes and schemas, Faker's word lists and the fixture are some 84,000
+    objects that live as long as the process. Left in the collector's oldest generation, every
+    full collection walks them all, some ten times as long as it takes once they are frozen, and
+    no stream is written meanwhile (``benchmarks/gc_pauses.py``; the figures are in
+    docs/performance.md): often enough under load to set the p99 of the gap between events and of
+    the time to the first token.
+    ``gc.freeze`` moves them to a generation that is never collected (they are freed as usual
+    if their last reference goes), so a full collection walks only what requests left behind.
+    """
+    global _heap_settled
+    if _heap_settled:  # once per process: what a later start-up built is not frozen again
+        return
+    _heap_settled = True
+    gc.collect()
+    gc.freeze()
+
+
+_heap_settled = False
+
+
+class Pause:
+    """The automatic passes off while anyone (in any thread) is inside :meth:`enter` ... :meth:`leave`,
+    then as they were before the first came in: a pass left on stays on, one left off stays off."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._inside = 0
+        self._was_on = False
+
+    def enter(self) -> None:
+        with self._lock:
+            if self._inside == 0:
+                self._was_on = gc.isenabled()
+                gc.disable()
+            self._inside += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._inside -= 1
+            if self._inside == 0 and self._was_on:
+                gc.enable()

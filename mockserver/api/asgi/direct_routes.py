@@ -44,7 +44,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mockserver.api.large_bodies import let_collector_go
+from mockserver.api.asgi.large_bodies import let_collector_go
 from mockserver.server_state import ServerState
 
 ExceptionHandler = Callable[[Request, Exception], Any]
@@ -65,7 +65,7 @@ class App(FastAPI):
     mock_state: ServerState  # the running server's state, also at ``app.state.mock``: set by create_app
     served_directly: frozenset[tuple[str, str]] = frozenset()  # (method, path): set by serve_directly
     direct_app: ASGIApp | None = None  # the app's own middleware over DirectRoutes: set when the stack is built
-    # What the outermost layer puts in the scope of every request (see middleware.expose_connection_closer).
+    # What the outermost layer puts in the scope of every request (see app_patches.expose_connection_closer).
     connection_setup: Callable[[Scope, Send], None] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -1,6 +1,6 @@
 """Counting a request's prompt once, without holding the event loop, and only as far as it matters.
 
-o200k counting runs on the event loop at about 0.3 µs per token (``benchmarks/prompt_count.py``).
+o200k counting runs on the event loop at about 0.3 µs per token (``python -m benchmarks prompt_count``).
 A large prompt is therefore counted in pieces of :data:`PIECE_CHARS`
 characters (about a millisecond each), and the loop gets its turn between pieces: other
 requests, streams and ``/health`` wait at most one piece. Short texts are counted together, at

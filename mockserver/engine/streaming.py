@@ -20,7 +20,7 @@ go straight to the server's ``send`` (``scope["state"]["server_send"]``, put the
 by :func:`mockserver.api.asgi.app_patches.expose_connection_closer`): five ``send`` wrappers
 that only watch for the start would otherwise run for every token.
 sse-starlette would do the framing for us, but it needs a task per stream, and even fed by the one
-scheduler it costs more CPU per event: ``benchmarks/sse_encoding.py`` measures it, and
+scheduler it costs more CPU per event: ``python -m benchmarks sse_encoding`` measures it, and
 docs/performance.md ("Why not sse-starlette") gives the figures and the decision.
 """
 

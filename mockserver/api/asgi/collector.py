@@ -153,7 +153,7 @@ def settle_heap() -> None:
     The app, its routes and schemas, Faker's word lists and the fixture are some 84,000
     objects that live as long as the process. Left in the collector's oldest generation, every
     full collection walks them all, some ten times as long as it takes once they are frozen, and
-    no stream is written meanwhile (``benchmarks/gc_pauses.py``; the figures are in
+    no stream is written meanwhile (``python -m benchmarks gc_pauses``; the figures are in
     docs/performance.md): often enough under load to set the p99 of the gap between events and of
     the time to the first token.
     ``gc.freeze`` moves them to a generation that is never collected (they are freed as usual

@@ -2,7 +2,7 @@
 
 Every figure here must come back to its idle value once the load stops: replies held and
 streams open at zero, Ultrafast slots at zero, the journal and stored responses within
-their bounds, memory and file descriptors flat. ``benchmarks/soak.py`` polls it.
+their bounds, memory and file descriptors flat. ``python -m benchmarks soak`` polls it.
 """
 
 from __future__ import annotations

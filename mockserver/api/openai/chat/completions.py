@@ -22,7 +22,7 @@ from mockserver.api.openai.chat import checks
 from mockserver.api.openai.schemas import ChatCompletionRequest, ChatMessage
 from mockserver.config.fixture import Fixture
 from mockserver.config.hosted_tools import SearchResult
-from mockserver.engine import conversation, generation, in_turns, structured, tokens
+from mockserver.engine import conversation, generation, structured, tokens
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.streaming import DONE, Item, Run, data_event
@@ -150,20 +150,8 @@ def reported_tier(fixture: Fixture, tier: str) -> str:
     return tier
 
 
-@dataclass(slots=True)
-class MessagesRead:
-    """A request's messages as the plan reads them: each one's role and :func:`message_text`. :meth:`read`
-    reads them ahead of planning, with the event loop's turns through a long conversation
-    (:func:`mockserver.engine.in_turns.mapped`); until then :attr:`items` is None."""
-
-    body: ChatCompletionRequest
-    items: list[tuple[str, str]] | None = None
-
-    async def read(self) -> None:
-        self.items = await in_turns.mapped(_role_and_text, self.body.messages)
-
-
-def _role_and_text(message: ChatMessage) -> tuple[str, str]:
+def role_and_text(message: ChatMessage) -> tuple[str, str]:
+    """A message as the plan reads it: its role and :func:`message_text`."""
     return message.role, message_text(message)
 
 
@@ -175,7 +163,7 @@ def plan_chat_completion(
     exchange: Exchange | None = None,
     items: Sequence[tuple[str, str]] | None = None,
 ) -> ChatPlan:
-    """The reply to ``body``. ``items`` are its messages as :class:`MessagesRead` reads them (read here
+    """The reply to ``body``. ``items`` are its messages as :func:`role_and_text` reads them (read here
     when not given); the prompt's tokens are the ones the context window counted (``exchange.prompt_tokens``)
     when the exchange has them."""
     fixture = state.fixture
@@ -194,7 +182,7 @@ def plan_chat_completion(
     )
     messages = body.messages
     if items is None:
-        items = [_role_and_text(m) for m in messages]
+        items = [role_and_text(m) for m in messages]
     texts = [text for _, text in items]
     legacy = bool(body.functions) and not body.tools
     tools = legacy_functions(body.functions) if legacy else function_tools(body.tools)

@@ -32,7 +32,6 @@ from mockserver.engine.dialects import Dialect
 from mockserver.engine.pacing import Clock, Pacer, Schedule
 from mockserver.engine.streaming import Item, close_items
 from mockserver.harness.faults import injection
-from mockserver.server_state import ServerState
 from mockserver.service import inflight
 from mockserver.service.exchange import Exchange, Usage
 
@@ -61,7 +60,26 @@ async def respond(request: Request, planned: Reply, *, stream: bool) -> Response
     dialect = exchange.dialect
     fault = await injection.fault_for(state, request, exchange)
     if fault is not None:
-        return await _faulted(request, state, exchange, fault, planned, stream=stream)
+        reply = await injection.respond_with(
+            fault,
+            request,
+            state=state,
+            schedule=schedule,
+            stream=stream,
+            dialect=dialect,
+            events=events,
+            body=body,
+            hold=lambda waiting: hold_reply(request, waiting),
+        )
+        # A reply that only arrives late is still delivered whole, usage included, so it counts as
+        # complete; one cut short by its fault does not. The middleware releases the slot either way.
+        whole = fault.spec.delivers_whole_reply and not exchange.disconnected
+        if isinstance(reply, injection.FaultedStream):
+            faulted = _held_until_done(reply.events, exchange) if whole else reply.events
+            return EventStreamResponse(faulted, state.streams, dialect=dialect, on_drop=reply.on_drop)
+        if whole:
+            exchange.completed = True
+        return reply
     pacer = Pacer(state.clock, schedule)
     if stream:
         live = state.live
@@ -79,33 +97,6 @@ async def respond(request: Request, planned: Reply, *, stream: bool) -> Response
         return reply
     finally:
         await exchange.capacity_released()
-
-
-async def _faulted(
-    request: Request, state: ServerState, exchange: Exchange, fault: injection.Chosen, planned: Reply, *, stream: bool
-) -> Response:
-    """The reply as the fault it drew makes it (:func:`mockserver.harness.faults.injection.respond_with`)."""
-    dialect = exchange.dialect
-    reply = await injection.respond_with(
-        fault,
-        request,
-        state=state,
-        schedule=planned.schedule,
-        stream=stream,
-        dialect=dialect,
-        events=planned.events,
-        body=planned.body,
-        hold=lambda waiting: hold_reply(request, waiting),
-    )
-    # A reply that only arrives late is still delivered whole, usage included, so it counts as
-    # complete; one cut short by its fault does not. The middleware releases the slot either way.
-    whole = fault.spec.delivers_whole_reply and not exchange.disconnected
-    if isinstance(reply, injection.FaultedStream):
-        faulted = _held_until_done(reply.events, exchange) if whole else reply.events
-        return EventStreamResponse(faulted, state.streams, dialect=dialect, on_drop=reply.on_drop)
-    if whole:
-        exchange.completed = True
-    return reply
 
 
 async def hold_reply(request: Request, waiting: Awaitable[None]) -> Response | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mockserver import errors
 from mockserver.api.family import Asked, Family
 from mockserver.api.openai.responses import cache_parts, event_stream, lifecycle, prompt_fit
 from mockserver.api.openai.responses.lifecycle import ResponsePlan
@@ -51,15 +50,10 @@ class ResponseAsked(Asked[ResponsePlan]):
         """The prompt tokens held to ``model``'s window, with the conversation it continues (raising the
         live 400 past it), or fitted to it by ``truncation: "auto"``."""
         body = self.body
-        if body.previous_response_id is None and body.truncation != "auto":
+        if body.previous_response_id is not None or body.truncation == "auto":
+            self.fitted = await prompt_fit.fitted(model, body, self.raw, self.previous)
+        if self.fitted is None:
             return (await context_window.measure(model, self.raw, dialect)).tokens
-        try:
-            context = await prompt_fit.read_context_in_turns(body.input, body.previous_response_id, self.previous)
-        except errors.MockAPIError:  # refused by the planning, in its place among the checks
-            return (await context_window.measure(model, self.raw, dialect)).tokens
-        self.fitted = await prompt_fit.fit(
-            model, self.raw, context, instructions=body.instructions, tools=body.tools, truncation=body.truncation
-        )
         return self.fitted.input_tokens
 
     def cache_parts(self) -> Iterable[Part]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
+from mockserver import errors
 from mockserver.config.fixture import ModelSpec
 from mockserver.engine import in_turns, prompt_count, tokens
 from mockserver.engine.conversation import (
@@ -76,6 +77,21 @@ def _after_history(
             raise previous_response_not_found(previous_response_id)
         history = previous.conversation
     return [*history, *items]
+
+
+async def fitted(
+    model: ModelSpec, body: Any, raw_body: dict[str, Any], previous: StoredResponse | None
+) -> Fitted | None:
+    """The conversation ``body`` continues (``previous``) and sends, held to ``model``'s window (:func:`fit`);
+    None when it is measured as every other API's is: a conversation the planning refuses (in its
+    place among the checks)."""
+    try:
+        context = await read_context_in_turns(body.input, body.previous_response_id, previous)
+    except errors.MockAPIError:
+        return None
+    return await fit(
+        model, raw_body, context, instructions=body.instructions, tools=body.tools, truncation=body.truncation
+    )
 
 
 async def fit(

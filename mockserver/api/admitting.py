@@ -3,7 +3,7 @@
 The model and tier are resolved first (:func:`resolved`), the prompt is measured against the model's
 window and looked up in the prompt cache, and the reply is planned, which is where the request's
 content is validated (tools, formats, earlier responses). Only a request that passes all of these
-takes shared resources (:func:`taken`): quota, an Ultrafast slot, the rate windows. A capacity downgrade
+takes shared resources (:func:`resources_taken`): quota, an Ultrafast slot, the rate windows. A capacity downgrade
 changes the tier, so the reply is planned again for the tier served; a request that waited in the
 capacity queue keeps its plan, moved later by the wait (:func:`settled`).
 
@@ -13,6 +13,7 @@ request asked (:class:`mockserver.api.family.Asked`).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import replace
 from functools import partial
 from typing import Any, Protocol, Self, TypeVar
@@ -45,27 +46,34 @@ async def admit(asked: Asked[Plan], dialect: Dialect, receive: Receive) -> tuple
     """Admit the request ``asked`` and plan its reply. ``dialect`` is the API family the route serves;
     the exchange carries it to :func:`mockserver.api.serving.respond`. ``receive`` tells when the client
     leaves while the request waits in the capacity queue."""
-    state, exchange = asked.state, asked.exchange
+    state, exchange, sequences = asked.state, asked.exchange, asked.state.script_state
     resolved = resolve(state, exchange, asked.account, asked, dialect)
     # The prompt is counted once, here: in pieces that let the loop run, and no further than the window.
     exchange.dialect = dialect
-    prompt_tokens = exchange.prompt_tokens = await asked.measure(resolved.model, dialect.name)
+    prompt_tokens = exchange.prompt_tokens = (await asked.measure(resolved.model, dialect.name)).tokens
     cache = prompt_cache.MISSED
-    if asked.caches_prompt and prompt_cache.wanted(exchange.headers):
-        cache = await looked_up(state, asked.account, resolved, asked, prompt_tokens)
-        if cache is not prompt_cache.MISSED:
-            resolved = replace(resolved, cache=cache.use)
+    if caches(state, exchange, asked, resolved, prompt_tokens):
+        cache = await cache_lookup(state, asked, resolved)
+        resolved = replace(resolved, cache=cache.use)
     resolved = with_prefill(exchange, resolved, prompt_tokens)
     record_admission(exchange, resolved, asked.raw, asked.stream)
     if asked.reads_ahead:
         await asked.read_ahead()
-    sequences = state.script_state  # a scripted sequence's step goes to one request, in every process
+    # A scripted sequence's step goes to one request, in every process.
     planned = await sequences.planned(state.fixture.scripts, exchange, partial(asked.plan, resolved))
     large_bodies.let_collector_go(exchange)  # planned: the collector's passes a large body held off come back
-    admission = await taken(state, exchange, resolved, prompt_tokens, receive)
+    try:
+        admission = await resources_taken(state, exchange, resolved, prompt_tokens, receive)
+    except capacity_queue.ClientLeft:
+        raise ClientDisconnect() from None  # journalled as 499 by the middleware
     if cache.writes:  # admitted: its prompt is read, so cached (most requests have nothing to write)
         await cache.write(state.store, state.clock.now())
-    return await settled(asked, resolved, admission, planned, prompt_tokens)
+    admission = settled(asked, resolved, admission, prompt_tokens)
+    if admission.tier is not resolved.tier:  # another tier's pace, prefill and reply: planned again
+        planned = await sequences.planned(state.fixture.scripts, exchange, partial(asked.plan, admission))
+    elif exchange.queued_ms:  # the same reply, later: its schedule moves, nothing is planned twice
+        planned = planned.shifted(exchange.queued_ms / 1000)
+    return admission, planned
 
 
 def resolve(state: ServerState, exchange: Exchange, account: Account, asked: Asked[Any], dialect: Dialect) -> Admission:
@@ -87,20 +95,27 @@ def resolve(state: ServerState, exchange: Exchange, account: Account, asked: Ask
         raise
 
 
-async def looked_up(
-    state: ServerState, account: Account, resolved: Admission, asked: Asked[Any], prompt_tokens: int
-) -> prompt_cache.Lookup:
-    """The prompt cache's part of the prompt (:mod:`mockserver.service.prompt_cache`), for a prompt long
-    enough to be cached: its cached tokens shorten the prefill and ride on the admission to the plan's
-    usage; its prefixes are written once the request is admitted."""
-    caching = state.fixture.prompt_caching
-    if not prompt_cache.may_cache(caching, prompt_tokens, asked.raw, resolved.model.cache_min_tokens):
-        return prompt_cache.MISSED
-    return await prompt_cache.lookup(
+def caches(state: ServerState, exchange: Exchange, asked: Asked[Any], resolved: Admission, prompt_tokens: int) -> bool:
+    """Whether the prompt cache is looked up: the family cuts its prompts into parts, the client did
+    not turn caching off, and the prompt is long enough to be cached."""
+    return (
+        asked.caches_prompt
+        and prompt_cache.wanted(exchange.headers)
+        and prompt_cache.may_cache(
+            state.fixture.prompt_caching, prompt_tokens, asked.raw, resolved.model.cache_min_tokens
+        )
+    )
+
+
+def cache_lookup(state: ServerState, asked: Asked[Any], resolved: Admission) -> Awaitable[prompt_cache.Lookup]:
+    """The prompt cache's part of the prompt (:mod:`mockserver.service.prompt_cache`): its cached tokens
+    shorten the prefill and ride on the admission to the plan's usage; its prefixes are written once the
+    request is admitted."""
+    return prompt_cache.lookup(
         state.store,
         state.clock.now(),
-        caching,
-        account=account,
+        state.fixture.prompt_caching,
+        account=asked.account,
         model=resolved.model,
         body=asked.raw,
         parts=asked.cache_parts,
@@ -108,51 +123,41 @@ async def looked_up(
     )
 
 
-async def taken(
+def resources_taken(
     state: ServerState, exchange: Exchange, resolved: Admission, prompt_tokens: int, receive: Receive
-) -> Admission:
+) -> Awaitable[Admission]:
     """The shared resources the request takes (quota, an Ultrafast slot, the rate windows), waiting in
-    the capacity queue where the fixture has one; a client that leaves the queue is journalled as 499."""
+    the capacity queue where the fixture has one (:class:`~mockserver.service.capacity.queue.ClientLeft`
+    when the client leaves it)."""
     settings = state.settings
-    queue_s = capacity_queue.wait_seconds(
-        state.fixture.capacity.queue_ms, settings.time_scale, settings.max_reply_seconds
-    )
+    queue_ms = state.fixture.capacity.queue_ms
+    queue_s = capacity_queue.wait_seconds(queue_ms, settings.time_scale, settings.max_reply_seconds)
     queue = (
         capacity_queue.Queue(queue_s, state.clock, partial(inflight.client_left, receive), lambda: state.fixture)
         if queue_s > 0
         else None
     )
-    try:
-        return await access.take_resources(
-            state.fixture,
-            resolved,
-            request=access.Resources(exchange, state.store, state.clock, settings.time_scale),
-            queue=queue,
-            prompt_tokens=prompt_cache.rate_limited_tokens(resolved.model, prompt_tokens, resolved.cache),
-        )
-    except capacity_queue.ClientLeft:
-        raise ClientDisconnect() from None  # journalled as 499 by the middleware
+    return access.take_resources(
+        state.fixture,
+        resolved,
+        request=access.Resources(exchange, state.store, state.clock, settings.time_scale),
+        queue=queue,
+        prompt_tokens=prompt_cache.rate_limited_tokens(resolved.model, prompt_tokens, resolved.cache),
+    )
 
 
-async def settled(
-    asked: Asked[Plan], resolved: Admission, admission: Admission, planned: Plan, prompt_tokens: int
-) -> tuple[Admission, Plan]:
-    """The admission and plan as served: planned again for a downgraded tier; moved later by a wait
-    for a capacity slot, which is part of the TTFT."""
-    state, exchange = asked.state, asked.exchange
-    downgraded = admission.tier is not resolved.tier  # take_resources returns the tier as it was, or a new one
-    if downgraded:
+def settled(asked: Asked[Any], resolved: Admission, admission: Admission, prompt_tokens: int) -> Admission:
+    """The admission as served: with the prefill of a downgraded tier (which is then planned again), and
+    received later by a wait for a capacity slot, which is part of the TTFT: the reply's schedule starts
+    when the slot was had."""
+    exchange = asked.exchange
+    if admission.tier is not resolved.tier:  # take_resources returns the tier as it was, or a new one
         admission = with_prefill(exchange, admission, prompt_tokens)
         record_admission(exchange, admission, asked.raw, asked.stream)
     queued_ms = exchange.queued_ms
     if queued_ms and admission.received_at is not None:
-        # The reply's schedule starts when the slot was had.
         admission = replace(admission, received_at=admission.received_at + queued_ms / 1000)
-    if downgraded:  # another tier's pace, prefill and reply: planned again
-        planned = await state.script_state.planned(state.fixture.scripts, exchange, partial(asked.plan, admission))
-    elif queued_ms:  # the same reply, later: its schedule moves, nothing is planned twice
-        planned = planned.shifted(queued_ms / 1000)
-    return admission, planned
+    return admission
 
 
 def with_prefill(exchange: Exchange, admission: Admission, prompt_tokens: int) -> Admission:

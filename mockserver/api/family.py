@@ -18,7 +18,7 @@ Which requests speak Anthropic's API at all is another matter: :mod:`mockserver.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -27,6 +27,7 @@ from mockserver.api.handler_inputs import OPENAI_WORDING, BodyWording
 from mockserver.api.serving import Reply
 from mockserver.config.fixture import Account, Fixture, ModelSpec
 from mockserver.engine.dialects import Dialect, DialectName
+from mockserver.engine.prompt_count import PromptCount
 from mockserver.replies.recorded_shapes import BodyStream
 from mockserver.server_state import ServerState
 from mockserver.service import context_window
@@ -72,9 +73,9 @@ class Asked(Generic[Plan]):
         """Read the prompt before the request is admitted (when :attr:`reads_first`): what the prompt cache
         and the plan read of it, or an earlier turn it continues."""
 
-    async def measure(self, model: ModelSpec, dialect: DialectName) -> int:
+    def measure(self, model: ModelSpec, dialect: DialectName) -> Awaitable[PromptCount]:
         """The prompt's tokens, held to ``model``'s window (raising the live 400 past it)."""
-        return (await context_window.measure(model, self.raw, dialect)).tokens
+        return context_window.measure(model, self.raw, dialect)
 
     async def read_ahead(self) -> None:
         """Read what the plan needs of a long prompt, with the event loop's turns (when

@@ -17,6 +17,7 @@ from mockserver.api.openai.schemas import ResponseCreateRequest
 from mockserver.api.serving import Reply
 from mockserver.config.fixture import Account, Fixture, ModelSpec
 from mockserver.engine.dialects import RESPONSES, DialectName
+from mockserver.engine.prompt_count import PromptCount
 from mockserver.server_state import ServerState
 from mockserver.service import access, context_window
 from mockserver.service.access import Admission
@@ -46,15 +47,15 @@ class ResponseAsked(Asked[ResponsePlan]):
     async def read(self) -> None:
         self.previous = await lifecycle.earlier_turn(self.state, self.account.project, self.body.previous_response_id)
 
-    async def measure(self, model: ModelSpec, dialect: DialectName) -> int:
+    async def measure(self, model: ModelSpec, dialect: DialectName) -> PromptCount:
         """The prompt tokens held to ``model``'s window, with the conversation it continues (raising the
         live 400 past it), or fitted to it by ``truncation: "auto"``."""
         body = self.body
         if body.previous_response_id is not None or body.truncation == "auto":
             self.fitted = await prompt_fit.fitted(model, body, self.raw, self.previous)
         if self.fitted is None:
-            return (await context_window.measure(model, self.raw, dialect)).tokens
-        return self.fitted.input_tokens
+            return await context_window.measure(model, self.raw, dialect)
+        return PromptCount(self.fitted.input_tokens)
 
     def cache_parts(self) -> Iterable[Part]:
         dropped = self.fitted.dropped if self.fitted is not None else 0

@@ -6,7 +6,7 @@ stream of events."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
@@ -17,7 +17,7 @@ from mockserver.api.anthropic.replayed import stream_of_message
 from mockserver.api.anthropic.schemas import MessagesRequest
 from mockserver.api.family import Asked, Family
 from mockserver.api.serving import Reply
-from mockserver.config.fixture import Account, Fixture
+from mockserver.config.fixture import Account
 from mockserver.engine.dialects import ANTHROPIC
 from mockserver.server_state import ServerState
 from mockserver.service.access import Admission
@@ -75,11 +75,8 @@ class Messages(Family[MessagesRequest]):
     wording = BODY_WORDING
     replay_stream = staticmethod(stream_of_message)
 
-    def authenticate(self, fixture: Fixture, headers: Mapping[str, str]) -> Account:
-        return auth.authenticate(fixture, headers)
-
-    def refuse_early(self, fixture: Fixture, body: MessagesRequest) -> None:
-        messages.check_speed(fixture, body)
+    authenticate = staticmethod(auth.authenticate)  # x-api-key (or a bearer key) and anthropic-version
+    refuse_early = staticmethod(messages.check_speed)  # fast mode on a model that has none
 
     def asked(
         self, state: ServerState, exchange: Exchange, account: Account, body: MessagesRequest, raw: Any

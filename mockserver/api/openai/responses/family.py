@@ -6,7 +6,7 @@ whole, ``queued`` (a background response) or as a stream of events."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from mockserver.api.family import Asked, Family
@@ -88,8 +88,7 @@ class Responses(Family[ResponseCreateRequest]):
     replay_stream = staticmethod(stream_of_response)
     keeps_replies = True
 
-    def authenticate(self, fixture: Fixture, headers: Mapping[str, str]) -> Account:
-        return access.authenticate(fixture, headers)
+    authenticate = staticmethod(access.authenticate)  # a bearer key
 
     def refuse_early(self, fixture: Fixture, body: ResponseCreateRequest) -> None:
         """Nothing: every check of the body is made where the plan reads it."""

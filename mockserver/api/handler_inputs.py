@@ -4,7 +4,7 @@ request's body, parsed and validated (with the body's schema for the OpenAPI doc
 from __future__ import annotations
 
 import asyncio
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from fastapi import Request
 from pydantic import BaseModel
@@ -28,15 +28,15 @@ YIELD_S = 0.001
 
 
 async def large_body_read(request: Request) -> None:
-    """What a large body (past :data:`~mockserver.api.large_bodies.LARGE_BODY_BYTES`) gets once read: the
-    collector's passes held off until the request is planned or refused (:mod:`mockserver.api.large_bodies`),
+    """What a large body (past :data:`~mockserver.api.asgi.large_bodies.LARGE_BODY_BYTES`) gets once read: the
+    collector's passes held off until the request is planned or refused (:mod:`mockserver.api.asgi.large_bodies`),
     and a turn of the event loop of its own, apart from reading the body, before it is parsed."""
     hold_collector(exchange_of(request.scope))
     await asyncio.sleep(YIELD_S)
 
 
 def server_state(request: Request) -> ServerState:
-    """The running server's state: the app's :attr:`~mockserver.api.direct_routes.App.mock_state`
+    """The running server's state: the app's :attr:`~mockserver.api.asgi.direct_routes.App.mock_state`
     (also at ``app.state.mock``, which Starlette's ``State.__getattr__`` reaches only after the
     ordinary lookup has failed, about 1 µs, and a request's path asks for it several times)."""
     app: App = request.scope["app"]
@@ -74,19 +74,64 @@ def reply_sources(state: ServerState) -> Sources:
     return sources
 
 
-async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[str, Any]]:
-    """Parse a JSON body whatever its Content-Type (as the live API does) and validate it.
+class BodyWording(Protocol):
+    """How an API family words the refusal of a body it cannot read (:func:`parse_body`)."""
+
+    def not_json(self, error: errors.MockAPIError) -> errors.MockAPIError:
+        """The refusal of a body that is not JSON (``error``, as the JSON reader words it)."""
+        ...
+
+    def empty(self) -> errors.MockAPIError:
+        """The refusal of an empty body."""
+        ...
+
+    def not_an_object(self) -> errors.MockAPIError:
+        """The refusal of JSON that is not an object."""
+        ...
+
+    def invalid(self, problems: list[dict[str, Any]]) -> errors.MockAPIError:
+        """The refusal of an object that fails the request model (pydantic's errors, first first)."""
+        ...
+
+
+class OpenAIWording:
+    """OpenAI's wording: its ``invalid_request_error``, with a validation error's parameter."""
+
+    def not_json(self, error: errors.MockAPIError) -> errors.MockAPIError:
+        return error
+
+    def empty(self) -> errors.MockAPIError:
+        return errors.InvalidRequestError("You must provide a model parameter.")
+
+    def not_an_object(self) -> errors.MockAPIError:
+        return errors.InvalidRequestError("The request body must be a JSON object.", code="invalid_type")
+
+    def invalid(self, problems: list[dict[str, Any]]) -> errors.MockAPIError:
+        return validation.to_api_error([{**e, "loc": ("body", *e["loc"])} for e in problems])
+
+
+OPENAI_WORDING = OpenAIWording()
+
+
+async def parse_body(
+    request: Request, model: type[Body], wording: BodyWording = OPENAI_WORDING
+) -> tuple[Body, dict[str, Any]]:
+    """Parse a JSON body whatever its Content-Type (as the live API does) and validate it, or refuse
+    it as ``wording`` words it.
 
     Returns the validated model and the raw mapping, which seeds generated content.
     """
     raw = await request.body()
     if len(raw) > LARGE_BODY_BYTES:
         await large_body_read(request)
-    data = await jsonbody.loads_in_turns(raw, server_state(request).settings.max_json_depth) if raw else None
+    try:
+        data = await jsonbody.loads_in_turns(raw, server_state(request).settings.max_json_depth) if raw else None
+    except errors.MockAPIError as exc:
+        raise wording.not_json(exc) from None
     if data is None:
-        raise errors.InvalidRequestError("You must provide a model parameter.")
+        raise wording.empty()
     if not isinstance(data, dict):
-        raise errors.InvalidRequestError("The request body must be a JSON object.", code="invalid_type")
+        raise wording.not_an_object()
     try:
         # Strict: the live API refuses "yes" for a boolean or "3" for an integer; a long list of
         # messages is validated a piece at a time (:mod:`mockserver.api.validated_body`).
@@ -95,7 +140,7 @@ async def parse_body(request: Request, model: type[Body]) -> tuple[Body, dict[st
             keep_lists(exchange_of(request.scope), data, validated)
         return validated, data
     except validated_body.BodyInvalid as exc:
-        raise validation.to_api_error([{**e, "loc": ("body", *e["loc"])} for e in exc.problems]) from None
+        raise wording.invalid(exc.problems) from None
 
 
 # Schemas referenced by bodies that parse_body documents; create_app adds them to the OpenAPI components.

@@ -17,19 +17,22 @@ from typing import TYPE_CHECKING, Any
 from fastapi import Request
 from starlette.responses import Response
 
-from mockserver.api import serving, whole_replies
+from mockserver.api import admitting, serving, whole_replies
+from mockserver.api.family import Asked
 from mockserver.api.handler_inputs import server_state
 from mockserver.api.middleware import exchange_of
+from mockserver.api.serving import Reply
 from mockserver.cassettes.figures import figures
 from mockserver.cassettes.format import Record
 from mockserver.config.fixture import Account, ModelKind
-from mockserver.engine.dialects import CHAT, Dialect
+from mockserver.engine.dialects import Dialect
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.harness.replay import library
-from mockserver.replies.recorded import plan_replay, recorded_error
+from mockserver.replies.recorded import ReplayPlan, plan_replay, recorded_error
 from mockserver.replies.recorded_shapes import BodyStream
 from mockserver.server_state import ServerState
 from mockserver.service import access
+from mockserver.service.access import Admission
 
 if TYPE_CHECKING:
     from mockserver.recording.recorders import Recorders
@@ -37,50 +40,56 @@ if TYPE_CHECKING:
 RECORDERS = "recorders"  # the server's :class:`Recorders`, in its resources: closed when it stops
 
 
-async def answer(
-    request: Request,
-    account: Account,
-    raw: Any,
-    *,
-    model: str,
-    service_tier: str | None,
-    stream: bool,
-    dialect: Dialect = CHAT,
-    family: BodyStream | None = None,
-) -> Response | None:
-    """The recorded reply, or the miss's answer; ``None`` when the route should generate one. ``family``
-    is the API family's stream of a recorded body that was not streamed (Responses, Messages)."""
-    state = server_state(request)
-    fixture = state.fixture
-    found = await _recording(request, state, raw)
+async def answer(request: Request, asked: Asked[Any], dialect: Dialect, family: BodyStream | None) -> Response | None:
+    """The recorded reply to the request ``asked``, or the miss's answer; ``None`` when the route should
+    generate one. ``family`` is the API family's stream of a recorded body that was not streamed
+    (Responses, Messages)."""
+    found = await _recording(request, asked.state, asked.raw)
     if not isinstance(found, library.Entry):
         return found
-    entry = found
-    options = raw.get("stream_options") if isinstance(raw, dict) else None
-    include_usage = bool(options.get("include_usage")) if isinstance(options, dict) else False
-    _, plan = await serving.admit_and_plan(
-        request,
-        account,
-        model=model,
-        service_tier=service_tier,
-        raw_body=raw,
-        stream=stream,
-        plan=lambda admitted: plan_replay(
-            entry.record,
-            admitted,
-            start=admitted.start_time(state.clock),
-            stream=stream,
-            include_usage=include_usage,
+    replayed = Replayed(asked, found.record, family)
+    admission, plan = await admitting.admit(replayed, dialect, request.receive)
+    return await serving.respond(request, replayed.reply(admission, plan), stream=asked.stream)
+
+
+class Replayed(Asked[ReplayPlan]):
+    """A request a recording answers: admitted as the request itself, planned from the record."""
+
+    caches_prompt = False
+
+    __slots__ = ("family", "record")
+
+    def __init__(self, asked: Asked[Any], record: Record, family: BodyStream | None) -> None:
+        super().__init__(
+            asked.state,
+            asked.exchange,
+            asked.account,
+            asked.raw,
+            model=asked.model,
+            service_tier=asked.service_tier,
+            stream=asked.stream,
+        )
+        self.record = record
+        self.family = family
+
+    def plan(self, admission: Admission) -> ReplayPlan:
+        state, raw = self.state, self.raw
+        fixture = state.fixture
+        options = raw.get("stream_options") if isinstance(raw, dict) else None
+        return plan_replay(
+            self.record,
+            admission,
+            start=admission.start_time(state.clock),
+            stream=self.stream,
+            include_usage=bool(options.get("include_usage")) if isinstance(options, dict) else False,
             timing=fixture.replay_timing,
             time_scale=state.settings.time_scale,
             chat_ultrafast_tier=fixture.policies.chat_ultrafast_service_tier,
-            family=family,
-        ),
-        dialect=dialect,
-    )
-    return await serving.respond(
-        request, usage=plan.usage, schedule=plan.schedule, stream=stream, events=plan.events, body=plan.body
-    )
+            family=self.family,
+        )
+
+    def reply(self, admission: Admission, plan: ReplayPlan) -> Reply:
+        return Reply(plan.usage, plan.schedule, plan.events, plan.body)
 
 
 async def answer_whole(request: Request, account: Account, raw: Any, *, model: str, kind: ModelKind) -> Response | None:

@@ -22,6 +22,7 @@ from fastapi import Request
 from starlette.responses import Response, StreamingResponse
 
 from mockserver.api import serving
+from mockserver.api.admitting import record_admission
 from mockserver.api.handler_inputs import server_state
 from mockserver.api.middleware import exchange_of, request_headers
 from mockserver.config.fixture import Account, ModelKind
@@ -60,7 +61,7 @@ async def admit(
     resolved = access.resolve(
         state.fixture, account, request_headers(request.scope), model, None, received_at=exchange.started_at, kind=kind
     )
-    serving.record_admission(request, resolved, raw_body, stream=False)
+    record_admission(exchange, resolved, raw_body, stream=False)
     if before_plan is not None:
         await before_plan(resolved)
     if in_thread:

@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 from starlette.types import Message, Receive, Scope, Send
 
 from mockserver import Settings, create_app
-from mockserver.api import serving
+from mockserver.api import admitting
 from mockserver.api.asgi import direct_routes
 from mockserver.api.asgi.direct_routes import DirectRoutes
 from mockserver.engine.pacing import FakeClock
@@ -186,7 +186,7 @@ def test_an_unexpected_error_in_an_endpoint_is_an_api_shaped_500_and_logged(
     async def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("a bug in planning")
 
-    monkeypatch.setattr(serving, "admit_and_plan", broken)
+    monkeypatch.setattr(admitting, "admit", broken)
     with caplog.at_level(logging.ERROR, logger="mockserver"):
         reply = _same(pair, "POST", CHAT, json=GOOD, headers=KEY)
     assert reply["status"] == 500
@@ -201,7 +201,7 @@ def test_an_http_exception_in_an_endpoint_meets_the_apps_handler(
     async def refuses(*args: object, **kwargs: object) -> object:
         raise HTTPException(status_code=418, detail="no tea here")
 
-    monkeypatch.setattr(serving, "admit_and_plan", refuses)
+    monkeypatch.setattr(admitting, "admit", refuses)
     reply = _same(pair, "POST", CHAT, json=GOOD, headers=KEY)
     assert reply["status"] == 418
     assert json.loads(reply["body"])["error"]["message"] == "no tea here"

@@ -35,7 +35,7 @@ from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Schedule
 from mockserver.engine.structured import FunctionSpec
 from mockserver.replies import anthropic_server_tools as server_tools
-from mockserver.replies.planner import Facts, plan
+from mockserver.replies.planner import Facts, Said, plan
 from mockserver.server_state import ServerState
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
@@ -277,6 +277,21 @@ def input_tokens(body: CountTokensRequest, read: turns.Conversation | None = Non
     return tokens.count_messages(read.texts) + conversation.tool_definition_tokens(body.tools)
 
 
+@dataclass(slots=True)
+class MessageRead:
+    """A Messages request as its planning reads it: its conversation, its server tools (and the deferred
+    ones), the server tools this turn runs, how long the model thinks, and the planner's facts."""
+
+    read: turns.Conversation
+    server: list[server_tools.ServerTool]
+    deferred: list[server_tools.Deferred]
+    context: server_tools.Context
+    turn: server_tools.ServerTurn
+    thinking: int
+    latest: str  # the last user message's text
+    facts: Facts
+
+
 def plan_message(
     state: ServerState,
     admission: Admission,
@@ -286,6 +301,49 @@ def plan_message(
     reading: turns.Reading | None = None,
 ) -> MessagePlan:
     """The reply to ``body``; ``reading``: its conversation as :func:`turns.read_ahead` read it (else read here)."""
+    model = admission.model
+    message = read_message(state, admission, body, raw_body, exchange, reading)
+    planned = plan(message.facts)
+    scripted = planned.script.reply.server_tools if planned.script is not None else None
+    if scripted:
+        entries = [entry.model_dump() for entry in scripted]
+        so_far = turns_so_far(message.read)
+        turn = server_tools.plan_turn(message.server, message.deferred, message.context, so_far, scripted=entries)
+        message.turn = turn
+    turn, said = message.turn, planned.said
+    prompt_tokens = input_tokens(body, message.read)
+    blocks, compacted = _blocks(state, body, message, said, prompt_tokens, scripted=planned.script is not None)
+    stop_reason, stop_sequence = _stop(body, said, turn)
+    return MessagePlan(
+        id=f"msg_01{state.ids.token(22)}",
+        model=model.id,
+        blocks=tuple(blocks),
+        stop_reason=stop_reason,
+        stop_sequence=stop_sequence,
+        input_tokens=prompt_tokens,
+        speed=body.speed,
+        schedule=planned.schedule,
+        cache=admission.cache,
+        inference_geo=body.inference_geo or INFERENCE_GEO,
+        server_tools={key: turn.requests(key) for key in server_tools.COUNTED.values()} if message.server else None,
+        container=turn.container,
+        advisor=_advisor_model(turn.advisor, model.id),
+        compacted=compacted,
+        managed=body.context_management is not None,
+        budgeted=isinstance(body.output_config, Mapping) and body.output_config.get("task_budget") is not None,
+    )
+
+
+def read_message(
+    state: ServerState,
+    admission: Admission,
+    body: MessagesRequest,
+    raw_body: Any,
+    exchange: Exchange | None,
+    reading: turns.Reading | None,
+) -> MessageRead:
+    """The request read for its planning, once its conversation, limit, tools, thinking and format are
+    checked, with the server tools this turn runs."""
     read = reading.read() if reading is not None else turns.read(body.system, body.messages)
     cache_parts.check_breakpoints(body)
     model = admission.model
@@ -314,6 +372,39 @@ def plan_message(
     latest = read.user_texts[-1] if read.user_texts else ""
     context = _context(state, body, seed, latest)
     turn = _server_turn(body, read, server, deferred, context, choice, forced_server)
+    callable_tools, choice, preamble = _called_next(read, tools, deferred, turn, choice, text=fmt["type"] == "text")
+    facts = Facts(
+        reply_sources(state),
+        admission,
+        exchange,
+        seed,
+        cues,
+        read.items,
+        callable_tools,
+        choice,
+        output_format=fmt,
+        schema_param="output_config.format.schema",
+        reasoning=thinking + preamble,  # the preamble is paced with the thinking, before the answer
+        output_limit=body.max_tokens,
+        stop=body.stop_sequences or (),
+        whole_calls=True,  # never half a tool call
+    )
+    return MessageRead(read, server, deferred, context, turn, thinking, latest, facts)
+
+
+def _called_next(
+    read: turns.Conversation,
+    tools: list[FunctionSpec],
+    deferred: Sequence[server_tools.Deferred],
+    turn: server_tools.ServerTurn,
+    choice: str | Mapping[str, Any] | None,
+    *,
+    text: bool,
+) -> tuple[list[FunctionSpec], str | Mapping[str, Any] | None, int]:
+    """The tools the model may call now (a deferred tool only once loaded), the choice among them, and the
+    tokens of a sentence before the calls: under auto (a forced choice prefills the call: nothing comes
+    before it), with a ``text`` format, before the calls of this turn, a call of a tool loaded this turn
+    among them."""
     named = {choice.get("name")} if isinstance(choice, Mapping) else set()  # a tool named by tool_choice is loaded
     listed = _listed_in_results(read, deferred)
     hidden = {d.name for d in deferred} - read.referenced - set(turn.found) - named - set(listed)
@@ -322,46 +413,30 @@ def plan_message(
     choice = _added_tool_choice(choice, read, callable_tools, listed)
     if not callable_tools and choice not in (None, "none", "auto"):
         choice = "auto"
-    # Under auto (a forced choice prefills the call: nothing comes before it), a sentence before the calls,
-    # a call of a tool loaded this turn among them.
     loaded_next = choice != sent_choice
     calls_next = sent_choice in ("auto", None) and (
         bool(turn.calls) or loaded_next or (bool(callable_tools) and not read.turn.answered)
     )
-    preamble = PREAMBLE_TOKENS if calls_next and fmt["type"] == "text" else 0
-    planned = plan(
-        Facts(
-            reply_sources(state),
-            admission,
-            exchange,
-            seed,
-            cues,
-            read.items,
-            callable_tools,
-            choice,
-            output_format=fmt,
-            schema_param="output_config.format.schema",
-            reasoning=thinking + preamble,  # the preamble is paced with the thinking, before the answer
-            output_limit=body.max_tokens,
-            stop=body.stop_sequences or (),
-            whole_calls=True,  # never half a tool call
-        )
-    )
-    scripted = planned.script.reply.server_tools if planned.script is not None else None
-    if scripted:
-        entries = [entry.model_dump() for entry in scripted]
-        turn = server_tools.plan_turn(server, deferred, context, turns_so_far(read), scripted=entries)
-    said = planned.said
+    return callable_tools, choice, PREAMBLE_TOKENS if calls_next and text else 0
+
+
+def _blocks(
+    state: ServerState, body: MessagesRequest, message: MessageRead, said: Said, prompt_tokens: int, *, scripted: bool
+) -> tuple[list[Block], int | None]:
+    """The Message's content blocks, in order: a compaction, the thinking, a sentence before the calls
+    (not for a scripted reply), the server tools' calls and results, then the answer or the tool call;
+    and the input tokens a compaction summarised (None without one)."""
+    facts, turn = message.facts, message.turn
+    seed, language = facts.seed, facts.cues.language
     blocks: list[Block] = []
-    prompt_tokens = input_tokens(body, read)
-    compacted = _compaction(state, body, prompt_tokens, seed, cues.language, blocks)
-    thought = min(thinking, said.reasoning)
+    compacted = _compaction(state, body, prompt_tokens, seed, language, blocks)
+    thought = min(message.thinking, said.reasoning)
     if thought:
-        made = state.generator.generate(seed ^ _THINKING_SALT, thought, cues.language)
+        made = state.generator.generate(seed ^ _THINKING_SALT, thought, language)
         omitted = (body.thinking or {}).get("display") == "omitted"  # thought, not shown: only its signature
-        kind: BlockKind = "redacted_thinking" if REDACTED_TRIGGER in latest else "thinking"
+        kind: BlockKind = "redacted_thinking" if REDACTED_TRIGGER in message.latest else "thinking"
         blocks.append(Block(kind, made, omitted=omitted and kind == "thinking"))
-    if said.reasoning > thought and planned.script is None:  # a sentence saying what the model will do
+    if said.reasoning > thought and not scripted:  # a sentence saying what the model will do
         blocks.append(Block("text", state.generator.generate(seed ^ _PREAMBLE_SALT, said.reasoning - thought)))
     for call in turn.calls:
         spent = tokens.count(structured.dumps(call.input)) if call.input else 0
@@ -371,10 +446,15 @@ def plan_message(
     if not turn.paused and (len(said.text) or (not said.incomplete and (said.tool is not None or not blocks))):
         if said.tool is None:
             web = [server_tools.citation(turn.sources[0], seed)] if turn.sources else []
-            blocks.extend(_cited(said.text, web or read.citable[:1]))
+            blocks.extend(_cited(said.text, web or message.read.citable[:1]))
         else:
             tool_id = f"toolu_01{state.ids.token(22)}"
             blocks.append(Block("tool_use", said.text, tool_id, said.tool.name))
+    return blocks, compacted
+
+
+def _stop(body: MessagesRequest, said: Said, turn: server_tools.ServerTurn) -> tuple[str, str | None]:
+    """Why the Message stopped, and the stop sequence it stopped at."""
     stop_reason = "max_tokens" if said.incomplete or body.max_tokens == 0 else "end_turn"
     stop_sequence = said.stop_sequence
     if turn.paused:
@@ -383,24 +463,7 @@ def plan_message(
         stop_reason = "stop_sequence"
     elif stop_reason == "end_turn" and said.tool is not None:
         stop_reason = "tool_use"
-    return MessagePlan(
-        id=f"msg_01{state.ids.token(22)}",
-        model=model.id,
-        blocks=tuple(blocks),
-        stop_reason=stop_reason,
-        stop_sequence=stop_sequence if stop_reason == "stop_sequence" else None,
-        input_tokens=prompt_tokens,
-        speed=body.speed,
-        schedule=planned.schedule,
-        cache=admission.cache,
-        inference_geo=body.inference_geo or INFERENCE_GEO,
-        server_tools={key: turn.requests(key) for key in server_tools.COUNTED.values()} if server else None,
-        container=turn.container,
-        advisor=_advisor_model(turn.advisor, model.id),
-        compacted=compacted,
-        managed=body.context_management is not None,
-        budgeted=isinstance(body.output_config, Mapping) and body.output_config.get("task_budget") is not None,
-    )
+    return stop_reason, stop_sequence if stop_reason == "stop_sequence" else None
 
 
 def message_body(plan: MessagePlan) -> dict[str, Any]:

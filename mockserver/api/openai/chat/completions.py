@@ -22,7 +22,7 @@ from mockserver.api.openai.chat import checks
 from mockserver.api.openai.schemas import ChatCompletionRequest, ChatMessage
 from mockserver.config.fixture import Fixture
 from mockserver.config.hosted_tools import SearchResult
-from mockserver.engine import conversation, generation, in_turns, structured, tokens
+from mockserver.engine import conversation, generation, structured, tokens
 from mockserver.engine.generation import Text
 from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.streaming import DONE, Item, Run, data_event
@@ -30,7 +30,7 @@ from mockserver.engine.structured import FunctionSpec
 from mockserver.errors.validation import describe
 from mockserver.replies.hosted_tools import citations_for, web_search_pages
 from mockserver.replies.inline_moderation import moderation_of
-from mockserver.replies.planner import Facts, plan
+from mockserver.replies.planner import Facts, Said, plan
 from mockserver.server_state import ServerState
 from mockserver.service import output_limits
 from mockserver.service.access import Admission
@@ -150,20 +150,8 @@ def reported_tier(fixture: Fixture, tier: str) -> str:
     return tier
 
 
-@dataclass(slots=True)
-class MessagesRead:
-    """A request's messages as the plan reads them: each one's role and :func:`message_text`. :meth:`read`
-    reads them ahead of planning, with the event loop's turns through a long conversation
-    (:func:`mockserver.engine.in_turns.mapped`); until then :attr:`items` is None."""
-
-    body: ChatCompletionRequest
-    items: list[tuple[str, str]] | None = None
-
-    async def read(self) -> None:
-        self.items = await in_turns.mapped(_role_and_text, self.body.messages)
-
-
-def _role_and_text(message: ChatMessage) -> tuple[str, str]:
+def role_and_text(message: ChatMessage) -> tuple[str, str]:
+    """A message as the plan reads it: its role and :func:`message_text`."""
     return message.role, message_text(message)
 
 
@@ -175,9 +163,51 @@ def plan_chat_completion(
     exchange: Exchange | None = None,
     items: Sequence[tuple[str, str]] | None = None,
 ) -> ChatPlan:
-    """The reply to ``body``. ``items`` are its messages as :class:`MessagesRead` reads them (read here
+    """The reply to ``body``. ``items`` are its messages as :func:`role_and_text` reads them (read here
     when not given); the prompt's tokens are the ones the context window counted (``exchange.prompt_tokens``)
     when the exchange has them."""
+    fixture = state.fixture
+    if items is None:
+        items = [role_and_text(m) for m in body.messages]
+    legacy = bool(body.functions) and not body.tools
+    facts = chat_facts(state, admission, body, raw_body, exchange, items, legacy=legacy)
+    planned = plan(facts)
+    latest = facts.cues.latest
+    # web_search_options: the answer cites the pages a search found (the fixture's, else made up).
+    pages = web_search_pages(body.web_search_options, fixture.hosted_tools, latest)
+    choices = _choices(state, planned.choices, pages, legacy=legacy)  # their call ids drawn before the plan's id
+    return ChatPlan(
+        id=state.ids.chat_completion(),
+        created=int(state.wall_clock()),
+        model=admission.model.id,
+        service_tier=reported_tier(fixture, admission.tier.tier),
+        system_fingerprint=state.system_fingerprint,
+        prompt_tokens=exchange.prompt_tokens
+        if exchange is not None and exchange.prompt_tokens is not None
+        else prompt_tokens(body, items),
+        choices=choices,
+        include_usage=bool(body.stream_options and body.stream_options.include_usage),
+        schedule=planned.schedule,
+        cache=admission.cache,
+        obfuscate=obfuscation.wanted(body.stream_options),
+        moderation=moderation_of(
+            body.moderation, fixture.moderation.rules, latest, planned.said.text.text, listed=True
+        ),
+    )
+
+
+def chat_facts(
+    state: ServerState,
+    admission: Admission,
+    body: ChatCompletionRequest,
+    raw_body: Any,
+    exchange: Exchange | None,
+    items: Sequence[tuple[str, str]],
+    *,
+    legacy: bool,
+) -> Facts:
+    """The request as the planner reads it, once its limits, tools and format are checked. ``legacy``:
+    it lists the deprecated ``functions``, and no ``tools``."""
     fixture = state.fixture
     checks.check_request(body)
     limit = body.output_limit
@@ -193,15 +223,11 @@ def plan_chat_completion(
         limit_param="max_tokens" if body.max_completion_tokens is None and body.max_tokens else "max_completion_tokens",
     )
     messages = body.messages
-    if items is None:
-        items = [_role_and_text(m) for m in messages]
     texts = [text for _, text in items]
-    legacy = bool(body.functions) and not body.tools
     tools = legacy_functions(body.functions) if legacy else function_tools(body.tools)
     tool_choice = legacy_choice(body.function_call) if legacy else body.tool_choice
     structured.check_tool_choice(tools, tool_choice)
     fmt = response_format(body.response_format, texts)
-    seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
     cues = generation.cues_of(
         # A message's text is its message_text unless it carries tool calls (a user message seldom does).
         [m.text() if m.tool_calls else text for m, (role, text) in zip(messages, items, strict=True) if role == "user"],
@@ -209,58 +235,46 @@ def plan_chat_completion(
         system=conversation.system_texts(items),
         results=conversation.tool_results(items),
     )
-    planned = plan(
-        Facts(
-            reply_sources(state),
-            admission,
-            exchange,
-            seed,
-            cues,
-            items,
-            tools,
-            tool_choice,
-            output_format=fmt,
-            schema_param="response_format.json_schema.schema",
-            parallel=body.parallel_tool_calls is not False and not legacy,
-            choices=body.n or 1,
-            reasoning=planned_reasoning,
-            output_limit=limit,
-            stop=body.stop_sequences,
-            scripts_strict=fixture.scripts_strict,
-        )
+    return Facts(
+        reply_sources(state),
+        admission,
+        exchange,
+        generation.request_seed(raw_body, state.settings.seed, body.seed),
+        cues,
+        items,
+        tools,
+        tool_choice,
+        output_format=fmt,
+        schema_param="response_format.json_schema.schema",
+        parallel=body.parallel_tool_calls is not False and not legacy,
+        choices=body.n or 1,
+        reasoning=planned_reasoning,
+        output_limit=limit,
+        stop=body.stop_sequences,
+        scripts_strict=fixture.scripts_strict,
     )
-    # web_search_options: the answer cites the pages a search found (the fixture's, else made up).
-    pages = web_search_pages(body.web_search_options, fixture.hosted_tools, cues.latest)
+
+
+def _choices(
+    state: ServerState, said: Sequence[Said], pages: Sequence[SearchResult], *, legacy: bool
+) -> tuple[ChatChoice, ...]:
+    """Each choice as the planner said it: its text or tool calls, why it finished, what it cites."""
     choices = []
-    for index, said in enumerate(planned.choices):
+    for index, choice in enumerate(said):
         called = "function_call" if legacy else "tool_calls"
-        finish = "length" if said.incomplete else ("stop" if said.tool is None else called)
+        finish = "length" if choice.incomplete else ("stop" if choice.tool is None else called)
         calls = tuple(
-            ChatCall(call.tool.name, f"call_{state.ids.token(24)}", start, end) for call, start, end in said.calls()
+            ChatCall(call.tool.name, f"call_{state.ids.token(24)}", start, end) for call, start, end in choice.calls()
         )
-        cited = _cited(said.text.text, pages) if pages and not calls else ()
-        choices.append(ChatChoice(index, said.text, finish, said.reasoning, calls, legacy, cited))
-    return ChatPlan(
-        id=state.ids.chat_completion(),
-        created=int(state.wall_clock()),
-        model=admission.model.id,
-        service_tier=reported_tier(fixture, admission.tier.tier),
-        system_fingerprint=state.system_fingerprint,
-        prompt_tokens=exchange.prompt_tokens
-        if exchange is not None and exchange.prompt_tokens is not None
-        else tokens.count_messages(
-            tokens.PromptMessage(role, text, m.name) for m, (role, text) in zip(messages, items, strict=True)
-        )
-        + conversation.tool_definition_tokens(body.tools),
-        choices=tuple(choices),
-        include_usage=bool(body.stream_options and body.stream_options.include_usage),
-        schedule=planned.schedule,
-        cache=admission.cache,
-        obfuscate=obfuscation.wanted(body.stream_options),
-        moderation=moderation_of(
-            body.moderation, fixture.moderation.rules, cues.latest, planned.said.text.text, listed=True
-        ),
-    )
+        cited = _cited(choice.text.text, pages) if pages and not calls else ()
+        choices.append(ChatChoice(index, choice.text, finish, choice.reasoning, calls, legacy, cited))
+    return tuple(choices)
+
+
+def prompt_tokens(body: ChatCompletionRequest, items: Sequence[tuple[str, str]]) -> int:
+    """The prompt's tokens, counted from its messages as :func:`role_and_text` reads them."""
+    messages = (tokens.PromptMessage(role, text, m.name) for m, (role, text) in zip(body.messages, items, strict=True))
+    return tokens.count_messages(messages) + conversation.tool_definition_tokens(body.tools)
 
 
 def completion_body(plan: ChatPlan) -> dict[str, Any]:

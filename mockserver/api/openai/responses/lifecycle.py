@@ -42,7 +42,7 @@ from mockserver.engine.structured import FunctionSpec, check_tool_choice
 from mockserver.replies.commentary import commentary, narrates
 from mockserver.replies.hosted_tools import Hosted, HostedCall, citations_for, plan_hosted
 from mockserver.replies.inline_moderation import moderation_of
-from mockserver.replies.planner import Facts, plan
+from mockserver.replies.planner import Facts, Said, plan
 from mockserver.server_state import ServerState
 from mockserver.service import output_limits, reasoning
 from mockserver.service.access import Admission
@@ -201,6 +201,19 @@ class ResponsePlan:
         }
 
 
+@dataclass(slots=True)
+class ResponseRead:
+    """A Responses request as its planning reads it: the conversation it sends (earlier turns first) and
+    the part of it the model reads, its hosted tools' calls, its output format, and the planner's facts."""
+
+    sent: list[ConversationItem]
+    context: list[ConversationItem]
+    hosted: Hosted
+    fmt: dict[str, Any]
+    facts: Facts
+    latest: str  # the last user message's text
+
+
 def plan_response(
     state: ServerState,
     admission: Admission,
@@ -214,6 +227,64 @@ def plan_response(
     ``previous_response_id`` names, read beforehand by :func:`earlier_turn` (planning does not wait).
     ``fitted`` is the conversation as the window check fitted it
     (:mod:`mockserver.api.openai.responses.prompt_fit`): the model reads only the items it kept."""
+    fixture = state.fixture
+    read = read_response(state, admission, body, raw_body, previous, exchange, fitted)
+    planned = plan(read.facts)
+    said, schedule = planned.said, planned.schedule
+    reasoning_part = _reasoning_part(state, admission, body, read.facts, said.reasoning)
+    answers = _answers(state, body, read, said)
+    hosted = read.hosted
+    hosted_items = tuple(
+        HostedItem(state.ids.prefixed(c.prefix), c, f"call_{state.ids.token(24)}" if c.call_id else None)
+        for c in hosted.calls
+    )
+    context = read.context
+    input_tokens = fitted.input_tokens if fitted else count_input_tokens(body.instructions, context, body.tools)
+    total = input_tokens + (reasoning_part.tokens if reasoning_part else 0) + sum(len(a.text) for a in answers)
+    compacts = not said.incomplete and compaction.compacts(body.context_management, total)
+    effort = reasoning.effort_for(fixture, admission, body.reasoning.effort if body.reasoning else None)
+    return ResponsePlan(
+        id=state.ids.prefixed("resp"),
+        created_at=int(state.wall_clock()),
+        duration=schedule.end - schedule.start,
+        project=admission.account.project,
+        echo=echo.settings(
+            body,
+            admission,
+            read.fmt,
+            effort,
+            loaded=_loaded_by_search(body.input, context, body.tools),
+            added=_added_tools(body.input),
+        ),
+        input_tokens=input_tokens,
+        reasoning=reasoning_part,
+        answers=answers,
+        incomplete=said.incomplete,
+        schedule=schedule,
+        conversation=(*read.sent, *_output_items(reasoning_part, answers)),
+        sent_input=body.input,
+        store=body.store is not False,
+        background=bool(body.background),
+        cache=admission.cache,
+        obfuscate=obfuscation.wanted(body.stream_options),
+        hosted=hosted_items,
+        moderation=moderation_of(body.moderation, fixture.moderation.rules, read.latest, said.text.text, listed=False),
+        web_searches=hosted.web_searches,
+        image_tokens=hosted.image_tokens,
+        compaction=compaction.item(state.ids.prefixed("cmp"), total) if compacts else None,
+    )
+
+
+def read_response(
+    state: ServerState,
+    admission: Admission,
+    body: ResponseCreateRequest,
+    raw_body: dict[str, Any],
+    previous: StoredResponse | None,
+    exchange: Exchange | None,
+    fitted: Fitted | None,
+) -> ResponseRead:
+    """The request read for its planning, once its limit, input, tools and format are checked."""
     fixture = state.fixture
     output_limits.check_limit(admission, "max_output_tokens", body.max_output_tokens)
     if body.background and body.store is False:
@@ -231,7 +302,6 @@ def plan_response(
     )
     prompt_texts = [body.instructions or "", *(text for _, text in context)]
     fmt = output_format(body.text.format if body.text else None, prompt_texts, param="text.format")
-
     seed = generation.request_seed(raw_body, state.settings.seed, body.seed)
     cues = generation.cues_of(
         [t for kind, t in context if kind == "user"],
@@ -240,64 +310,70 @@ def plan_response(
         results=tool_results(context),
     )
     effort_param = body.reasoning.effort if body.reasoning else None
-    summary_style = body.reasoning.summary_style if body.reasoning else None
-    planned_reasoning = reasoning.reasoning_tokens_for(fixture, admission, effort_param)
-    planned = plan(
-        Facts(
-            reply_sources(state),
-            admission,
-            exchange,
-            seed,
-            cues,
-            context,
-            tools,
-            _choice_after(hosted, body.tool_choice),
-            output_format=fmt,
-            schema_param="text.format.schema",
-            parallel=body.parallel_tool_calls is not False,
-            reasoning=planned_reasoning,
-            output_limit=body.max_output_tokens,
-            scripts_strict=fixture.scripts_strict,
-        )
+    facts = Facts(
+        reply_sources(state),
+        admission,
+        exchange,
+        seed,
+        cues,
+        context,
+        tools,
+        _choice_after(hosted, body.tool_choice),
+        output_format=fmt,
+        schema_param="text.format.schema",
+        parallel=body.parallel_tool_calls is not False,
+        reasoning=reasoning.reasoning_tokens_for(fixture, admission, effort_param),
+        output_limit=body.max_output_tokens,
+        scripts_strict=fixture.scripts_strict,
     )
-    said, schedule = planned.said, planned.schedule
-    summary_full = state.generator.generate(
-        seed ^ 0x5A,
-        reasoning.summary_tokens(summary_style, planned_reasoning),
-        cues.language,
-        tokens_per_character=fixture.tokens_per_character(cues.language),
-    )
-    reasoning_made = said.reasoning
-    hidden_made = min(planned_reasoning - len(summary_full), reasoning_made)
-    visible = said.text
-    incomplete = said.incomplete
+    return ResponseRead(sent, context, hosted, fmt, facts, latest)
 
-    reasoning_part = None
-    # A model that reports an effort (gpt-5.6-sol: medium) sends its reasoning item, encrypted, to a client
-    # that asks for it, even when the fixture plans no reasoning tokens at that effort, as the live one does;
-    # one whose fixture entry sets reasoning_item_unasked sends it (not encrypted) to every client.
+
+def _reasoning_part(
+    state: ServerState, admission: Admission, body: ResponseCreateRequest, facts: Facts, made: int
+) -> ReasoningPart | None:
+    """The reasoning item: ``made`` tokens of the planned reasoning, the summary last. A model that reports an
+    effort (gpt-5.6-sol: medium) sends its reasoning item, encrypted, to a client that asks for it, even when
+    the fixture plans no reasoning tokens at that effort, as the live one does; one whose fixture entry sets
+    reasoning_item_unasked sends it (not encrypted) to every client."""
+    fixture, planned_reasoning = state.fixture, facts.reasoning
+    summary_style = body.reasoning.summary_style if body.reasoning else None
+    summary_full = state.generator.generate(
+        facts.seed ^ 0x5A,
+        reasoning.summary_tokens(summary_style, planned_reasoning),
+        facts.cues.language,
+        tokens_per_character=fixture.tokens_per_character(facts.cues.language),
+    )
+    hidden_made = min(planned_reasoning - len(summary_full), made)
     model = admission.model
     include = body.include or []
     reports_effort = (
         model.reasoning
-        and effort_param is None
+        and (body.reasoning.effort if body.reasoning else None) is None
         and model.reported_effort not in (None, "none")
         and (model.reasoning_item_unasked or ENCRYPTED_REASONING_INCLUDE in include)
     )
-    if planned_reasoning > 0 or reports_effort:
-        reasoning_part = ReasoningPart(
-            id=state.ids.prefixed("rs"),
-            tokens=reasoning_made,
-            summary=summary_full.cut(reasoning_made - hidden_made),
-            summary_cut=reasoning_made < planned_reasoning and reasoning_made > hidden_made,
-            encrypted=ENCRYPTED_REASONING_INCLUDE in include,
-        )
+    if planned_reasoning <= 0 and not reports_effort:
+        return None
+    return ReasoningPart(
+        id=state.ids.prefixed("rs"),
+        tokens=made,
+        summary=summary_full.cut(made - hidden_made),
+        summary_cut=made < planned_reasoning and made > hidden_made,
+        encrypted=ENCRYPTED_REASONING_INCLUDE in include,
+    )
+
+
+def _answers(state: ServerState, body: ResponseCreateRequest, read: ResponseRead, said: Said) -> tuple[AnswerPart, ...]:
+    """The visible output items: one function call per tool called (an output limit can cut the last one
+    short), or the message; none while a client-executed tool search waits for the client. Before the
+    calls, a sentence of commentary where the instructions or an earlier turn narrate."""
+    visible, incomplete, context = said.text, said.incomplete, read.context
     answers: tuple[AnswerPart, ...] = ()
     namespaces = _namespaces(body.tools) | {str(f.get("name")): str(f.get("name")) for f in _added_tools(body.input)}
-    if hosted.ends_turn:  # a client-executed tool search: the client answers it before the model goes on
+    if read.hosted.ends_turn:  # a client-executed tool search: the client answers it before the model goes on
         pass
     elif said.reply.calls:
-        # Parallel tool calls are one function_call item each; an output limit can cut the last one short.
         answers = tuple(
             AnswerPart(
                 id=state.ids.prefixed("fc"),
@@ -310,8 +386,8 @@ def plan_response(
             for call, start, end in said.calls()
         )
     elif not incomplete or len(visible) > 0:
-        cited = tuple(citations_for(visible.text, hosted.citations))
-        top = (body.top_logprobs or 0) if logprobs.INCLUDE in include else None
+        cited = tuple(citations_for(visible.text, read.hosted.citations))
+        top = (body.top_logprobs or 0) if logprobs.INCLUDE in (body.include or []) else None
         answers = (AnswerPart(state.ids.prefixed("msg"), visible, not incomplete, annotations=cited, top_logprobs=top),)
     if (
         answers
@@ -320,44 +396,7 @@ def plan_response(
     ):
         said_first = Text(tuple(tokens.split(commentary([a.name or "" for a in answers]))))
         answers = (AnswerPart(state.ids.prefixed("msg"), said_first, True, phase="commentary"), *answers)
-    hosted_items = tuple(
-        HostedItem(state.ids.prefixed(c.prefix), c, f"call_{state.ids.token(24)}" if c.call_id else None)
-        for c in hosted.calls
-    )
-
-    input_tokens = fitted.input_tokens if fitted else count_input_tokens(body.instructions, context, body.tools)
-    total = input_tokens + (reasoning_part.tokens if reasoning_part else 0) + sum(len(a.text) for a in answers)
-    compacts = not incomplete and compaction.compacts(body.context_management, total)
-    return ResponsePlan(
-        id=state.ids.prefixed("resp"),
-        created_at=int(state.wall_clock()),
-        duration=schedule.end - schedule.start,
-        project=admission.account.project,
-        echo=echo.settings(
-            body,
-            admission,
-            fmt,
-            reasoning.effort_for(fixture, admission, effort_param),
-            loaded=_loaded_by_search(body.input, context, body.tools),
-            added=_added_tools(body.input),
-        ),
-        input_tokens=input_tokens,
-        reasoning=reasoning_part,
-        answers=answers,
-        incomplete=incomplete,
-        schedule=schedule,
-        conversation=(*sent, *_output_items(reasoning_part, answers)),
-        sent_input=body.input,
-        store=body.store is not False,
-        background=bool(body.background),
-        cache=admission.cache,
-        obfuscate=obfuscation.wanted(body.stream_options),
-        hosted=hosted_items,
-        moderation=moderation_of(body.moderation, fixture.moderation.rules, latest, visible.text, listed=False),
-        web_searches=hosted.web_searches,
-        image_tokens=hosted.image_tokens,
-        compaction=compaction.item(state.ids.prefixed("cmp"), total) if compacts else None,
-    )
+    return answers
 
 
 def _namespaces(tools: Sequence[Any] | None) -> dict[str, str]:

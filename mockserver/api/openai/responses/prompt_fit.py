@@ -11,10 +11,10 @@ then this input's oldest items, never the last user message; the instructions ar
 The response then reads, and its usage counts, what was kept; the stored conversation keeps every
 item, so the next turn is held to the window the same way.
 
-The fit is made in :meth:`ConversationPrompt.measure`, when the request is admitted and before any
-rate window is charged, so a refused request costs nothing. A request without an earlier turn and
-without ``truncation: "auto"`` is measured as every other API's is
-(:func:`mockserver.service.context_window.measure`).
+The fit is made in :meth:`mockserver.api.openai.responses.family.ResponseAsked.measure`, when the
+request is admitted and before any rate window is charged, so a refused request costs nothing. A
+request without an earlier turn and without ``truncation: "auto"`` is measured as every other API's
+is (:func:`mockserver.service.context_window.measure`).
 """
 
 from __future__ import annotations
@@ -79,6 +79,21 @@ def _after_history(
     return [*history, *items]
 
 
+async def fitted(
+    model: ModelSpec, body: Any, raw_body: dict[str, Any], previous: StoredResponse | None
+) -> Fitted | None:
+    """The conversation ``body`` continues (``previous``) and sends, held to ``model``'s window (:func:`fit`);
+    None when it is measured as every other API's is: a conversation the planning refuses (in its
+    place among the checks)."""
+    try:
+        context = await read_context_in_turns(body.input, body.previous_response_id, previous)
+    except errors.MockAPIError:
+        return None
+    return await fit(
+        model, raw_body, context, instructions=body.instructions, tools=body.tools, truncation=body.truncation
+    )
+
+
 async def fit(
     model: ModelSpec,
     raw_body: dict[str, Any],
@@ -116,37 +131,3 @@ async def fit(
 def _framed(items: Sequence[ConversationItem]) -> list[tuple[str, int]]:
     """Each item's text, with the framing tokens that come with it (:func:`tokens.framing_tokens`)."""
     return [(message.text, tokens.framing_tokens(message)) for message in prompt_messages(None, items)]
-
-
-class ConversationPrompt:
-    """One ``POST /v1/responses``'s prompt: :meth:`measure` is the window check the admission calls
-    (:func:`mockserver.api.serving.admit_and_plan`), :attr:`fitted` what it decided, for the plan."""
-
-    def __init__(self, body: Any, raw_body: dict[str, Any], previous: StoredResponse | None) -> None:
-        self.body = body
-        self.raw_body = raw_body
-        self.previous = previous
-        self.fitted: Fitted | None = None
-
-    @property
-    def dropped(self) -> int:
-        return self.fitted.dropped if self.fitted is not None else 0
-
-    async def measure(self, model: ModelSpec) -> int:
-        """The prompt tokens held to ``model``'s window (raising the live 400 past it)."""
-        body = self.body
-        if body.previous_response_id is None and body.truncation != "auto":
-            return (await context_window.measure(model, self.raw_body, "responses")).tokens
-        try:
-            context = await read_context_in_turns(body.input, body.previous_response_id, self.previous)
-        except errors.MockAPIError:  # refused by the planning, in its place among the checks
-            return (await context_window.measure(model, self.raw_body, "responses")).tokens
-        self.fitted = await fit(
-            model,
-            self.raw_body,
-            context,
-            instructions=body.instructions,
-            tools=body.tools,
-            truncation=body.truncation,
-        )
-        return self.fitted.input_tokens

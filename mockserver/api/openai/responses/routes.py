@@ -6,20 +6,12 @@ from fastapi.responses import JSONResponse
 from starlette.responses import Response
 
 from mockserver import errors
-from mockserver.api import replaying, serving
 from mockserver.api.handler_inputs import body_schema, parse_body, server_state
-from mockserver.api.middleware import exchange_of, request_headers
-from mockserver.api.openai.responses import (
-    cache_parts,
-    event_stream,
-    input_items,
-    input_tokens,
-    lifecycle,
-    prompt_fit,
-)
-from mockserver.api.openai.responses.replayed import stream_of_response
+from mockserver.api.middleware import request_headers
+from mockserver.api.openai.responses import input_items, input_tokens, lifecycle
+from mockserver.api.openai.responses.family import RESPONSES_FAMILY
 from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
-from mockserver.engine.dialects import RESPONSES
+from mockserver.api.pipeline import serve
 from mockserver.service import access
 
 router = APIRouter(prefix="/v1", tags=["responses"])
@@ -29,54 +21,7 @@ router = APIRouter(prefix="/v1", tags=["responses"])
 async def create_response(request: Request) -> Response:
     """Create a response, paced at the resolved service tier's speed, and store it unless ``store`` is false.
     A ``background`` response is answered at once, ``queued``; poll ``GET`` for the rest."""
-    state = server_state(request)
-    account = access.authenticate(state.fixture, request_headers(request.scope))
-    body, raw = await parse_body(request, ResponseCreateRequest)
-    stream = bool(body.stream)
-    replayed = await replaying.answer(
-        request,
-        account,
-        raw,
-        model=body.model,
-        service_tier=body.service_tier,
-        stream=stream,
-        dialect=RESPONSES,
-        family=stream_of_response,
-    )
-    if replayed is not None:
-        return replayed
-    previous = await lifecycle.earlier_turn(state, account.project, body.previous_response_id)
-    prompt = prompt_fit.ConversationPrompt(body, raw, previous)
-    admission, plan = await serving.admit_and_plan(
-        request,
-        account,
-        model=body.model,
-        service_tier=body.service_tier,
-        raw_body=raw,
-        stream=stream,
-        dialect=RESPONSES,
-        plan=lambda admitted: lifecycle.plan_response(
-            state, admitted, body, raw, previous, exchange_of(request.scope), prompt.fitted
-        ),
-        cache_parts=lambda: cache_parts.response_parts(body, raw, previous, dropped=prompt.dropped),
-        measure=prompt.measure,
-    )
-    await lifecycle.remember(state, plan)
-    schedule, reply_body = lifecycle.first_reply(plan, stream=stream)
-    watch = plan.background and stream  # a background stream stops where its response is cancelled, by any process
-    events = event_stream.event_source(
-        plan,
-        per_chunk=admission.profile.tokens_per_chunk,
-        cancelled=state.responses.cancel_flag(plan.id, plan.schedule.end) if watch else None,
-    )
-    return await serving.respond(
-        request,
-        usage=plan.exchange_usage(),
-        schedule=schedule,
-        stream=stream,
-        events=events,
-        body=reply_body,
-    )
+    return await serve(request, RESPONSES_FAMILY)
 
 
 # Declared before the /responses/{response_id} routes, which would otherwise shadow it.

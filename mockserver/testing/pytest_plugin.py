@@ -147,7 +147,6 @@ def mockserver(mockserver_server: MockServer, request: pytest.FixtureRequest) ->
 def _cassette(handle: MockServerHandle, request: pytest.FixtureRequest) -> RecordingProxy | None:
     """Replay this test's cassette (configured on the server), or the proxy that records it."""
     from mockserver.testing import cassettes
-    from mockserver.testing.recorder import RecordingProxy
 
     config = request.config
     mode = config.getoption("mockserver_record_mode") or config.getini("mockserver_record_mode") or "none"
@@ -172,6 +171,8 @@ def _cassette(handle: MockServerHandle, request: pytest.FixtureRequest) -> Recor
     if path not in started:
         cassettes.prepare(mode, path)
         started.add(path)
+    from mockserver.testing.recorder import RecordingProxy  # the recording proxy's HTTP client: only to record
+
     return RecordingProxy(upstream, path, replay_known=mode == "new")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import secrets
 import signal
 import sys
@@ -200,13 +201,18 @@ def hold_stop_signals() -> list[int]:
 
 def serve(args: argparse.Namespace, defaults: Settings) -> int:
     held = hold_stop_signals()
-    import uvicorn
-
-    from mockserver.server import startup
-
     with paused_for_start_up():
+        import uvicorn
+
+        from mockserver.server import startup
         from mockserver.server.app import create_app
         from mockserver.server.process import GracefulServer, Workers
+
+        # The modules, classes and schemas just imported live as long as the process: frozen, the
+        # collector never walks them again. Without it, its first pass once it is back on and the
+        # full collection before serving (process.settle_heap) walked them all, 70-80 ms of the
+        # start; what they leave behind is then kept (about 2,000 objects, under 1 MiB).
+        gc.freeze()
 
     settings = defaults.with_overrides(
         host=args.host,

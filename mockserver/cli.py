@@ -255,7 +255,12 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
             raise
         return fail(str(exc))
     port = sock.getsockname()[1]
-    options: dict[str, Any] = {"host": settings.host, "port": port, "log_level": settings.log_level}
+    options: dict[str, Any] = {
+        "host": settings.host,
+        "port": port,
+        "log_level": settings.log_level,
+        "ws": startup.NO_WEBSOCKETS,
+    }
     server: Workers | GracefulServer
     if settings.workers > 1:
         # Each worker builds its own app from the settings; the summary is printed once, here.

@@ -29,6 +29,7 @@ from mockserver.config.fixture import Fixture
 from mockserver.config.settings import Settings
 from mockserver.engine.collector import paused_for_start_up
 from mockserver.harness.journal import TEST_ID_HEADER, Journal, JournalQuery
+from mockserver.server.startup import NO_WEBSOCKETS
 from mockserver.server_state import ServerState
 from mockserver.testing.calls import Call, Calls
 from mockserver.testing.patches import config_patch
@@ -169,6 +170,7 @@ class MockServer:
             log_level="warning",
             loop="auto",
             http="auto",
+            ws=NO_WEBSOCKETS,
             lifespan="off",
         )
         from mockserver.testing.thread_server import ThreadServer

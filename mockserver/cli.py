@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from mockserver.api.asgi.collector import paused_for_start_up
+from mockserver.api.asgi.collector import kept_for_good
 from mockserver.commands import analysis, conformance, recording
 from mockserver.commands.serve_options import GENERATED_TOKEN, LIMIT_FLAGS, add_config_option, add_serve
 from mockserver.config import presets
@@ -200,11 +200,12 @@ def hold_stop_signals() -> list[int]:
 
 def serve(args: argparse.Namespace, defaults: Settings) -> int:
     held = hold_stop_signals()
-    import uvicorn
+    # The modules, classes and schemas imported here live as long as the process: frozen once imported,
+    # the collector never walks them again (70-80 ms of the start before).
+    with kept_for_good():
+        import uvicorn
 
-    from mockserver.server import startup
-
-    with paused_for_start_up():
+        from mockserver.server import startup
         from mockserver.server.app import create_app
         from mockserver.server.process import GracefulServer, Workers
 
@@ -249,7 +250,12 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
             raise
         return fail(str(exc))
     port = sock.getsockname()[1]
-    options: dict[str, Any] = {"host": settings.host, "port": port, "log_level": settings.log_level}
+    options: dict[str, Any] = {
+        "host": settings.host,
+        "port": port,
+        "log_level": settings.log_level,
+        "ws": startup.NO_WEBSOCKETS,
+    }
     server: Workers | GracefulServer
     if settings.workers > 1:
         # Each worker builds its own app from the settings; the summary is printed once, here.

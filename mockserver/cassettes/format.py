@@ -46,7 +46,8 @@ def api_for(method: str, path: str) -> API:
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built when the first cassette is read or written, not when the server starts (most never replay).
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Event(_Record):

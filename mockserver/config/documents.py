@@ -20,6 +20,10 @@ EXTENDS = "extends"
 BUILT_IN = "default"
 MAX_EXTENDS_DEPTH = 16  # a chain longer than this is certainly a mistake (a cycle is caught sooner)
 
+# libyaml's parser, where PyYAML was built with it: the built-in fixture parses in 2-3 ms with it
+# against about 20 ms with the pure-Python one, on every start. The constructor is the same safe one.
+FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 class ConfigError(Exception):
     """A fixture or setting is invalid. The message is meant for a person, not a traceback."""
@@ -45,6 +49,16 @@ def read_yaml(source: Path) -> Any:
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"config file {source}: cannot be read ({exc.strerror or exc})") from None
+    return parse_yaml(text, source)
+
+
+def parse_yaml(text: str, source: Path | str) -> Any:
+    """``text``'s YAML data, parsed by libyaml when PyYAML has it. A document libyaml refuses is parsed
+    again by PyYAML's own parser, so a syntax error reads the same (line, column and wording) either way."""
+    try:
+        return yaml.load(text, Loader=FAST_LOADER)  # a safe loader: the C build of SafeLoader
+    except yaml.YAMLError:
+        pass
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -50,7 +50,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import re2
 
@@ -118,6 +118,31 @@ class DeferredPattern:
 def deferred_pattern(source: str) -> Any:
     """``source`` as a :class:`DeferredPattern`: for the patterns a module holds as constants."""
     return DeferredPattern(source)
+
+
+class DeferredRe:
+    """A pattern of Python's ``re`` compiled on its first use rather than when its module is imported
+    (a pattern over Unicode classes such as ``\\w`` takes milliseconds to compile, and start-up does not
+    need it). The first use puts the compiled pattern's methods on the instance, so later uses find
+    them as plain attributes, without going through :meth:`__getattr__` again."""
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source = source
+        self._flags = flags
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        compiled = re.compile(self._source, self._flags)
+        for method in ("search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split"):
+            setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)
+
+
+def deferred_re(source: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(source, flags)`` on first use: for the constant patterns a module holds. Typed as
+    the pattern it stands for, whose search and match methods it answers."""
+    return cast("re.Pattern[str]", DeferredRe(source, flags))
 
 
 def search(source: str, text: str) -> bool:

@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from mockserver.config.documents import FAST_LOADER
+
 PRESET_SUFFIX = ".yaml"
 
 
@@ -47,7 +49,7 @@ def load(name: str) -> dict[str, Any]:
     path = presets_dir() / f"{name}{PRESET_SUFFIX}"
     if name not in names():
         raise PresetError(f"unknown preset '{name}'; known: {', '.join(names())}")
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=FAST_LOADER)
     if not isinstance(data, dict) or not isinstance(data.get("models"), list):
         raise PresetError(f"preset '{name}': must be a mapping with a list of models")
     pricing = data.get("pricing", {})

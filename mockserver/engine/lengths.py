@@ -28,6 +28,8 @@ import random
 import re
 from typing import Literal
 
+from mockserver.config.patterns import deferred_re
+
 AnswerKind = Literal["long", "short", "default"]
 
 # The cue phrases, grouped by their first letters (and one \b in front of them all): the patterns
@@ -37,7 +39,7 @@ AnswerKind = Literal["long", "short", "default"]
 # Each pattern opens with a look at the first character: the first characters its phrases can start
 # with (the same case-insensitive way), so that most positions are given up after one class test,
 # before the word boundary and the groups are tried (about 1.5x faster on a short prompt).
-_LONG = re.compile(
+_LONG = deferred_re(
     r"(?=[seacrnftbldi\d故文报论小长详深])"
     r"(?:\b(?:stor(?:y|ies)|e(?:ssays?|laborate)|a(?:rticles?|t length)|reports?|c(?:hapters?|omprehensive)"
     r"|novel(?:la)?s?|fairy ?tales?|t(?:ales?|horough(?:ly)?)|blog posts?|l(?:ong|engthy)"
@@ -45,7 +47,7 @@ _LONG = re.compile(
     r"|故事|文章|报告|论文|小说|长篇|详[细尽]|深入|\d+\s*字)",
     re.IGNORECASE,
 )
-_SHORT = re.compile(
+_SHORT = deferred_re(
     r"(?=[osbiyktcj1一简是只])"
     r"(?:\b(?:o(?:ne(?:[ -]word|[- ]liner?\b)|nly the (?:number|name|answer)\b)"
     r"|s(?:ingle[ -]word|hort answer\b)|1[ -]word|yes(?: or no|/no)\b"
@@ -91,7 +93,7 @@ StatedUnit = Literal["words", "tokens", "zh_characters"]  # English "characters"
 # A number (not part of a longer one or of a decimal) and a unit. The pattern opens with the digit,
 # and looks back from after it, so that the search skips to digits instead of trying every position
 # (15x faster); it matches what "(?<![\d.])(\d{1,3}(?:,\d{3})+|\d{1,7})..." does (tests/engine/test_lengths.py).
-_STATED = re.compile(
+_STATED = deferred_re(
     r"(\d(?<![\d.]\d)(?:\d{0,2}(?:,\d{3})+|\d{0,6}))\s*(?:-\s*)?"
     r"(?:(?P<words>words?\b)|(?P<tokens>tokens?\b)|(?P<zh>个?字|个汉字))",
     re.IGNORECASE,

@@ -20,13 +20,14 @@ the token that completes the character carries it, which is how the live API str
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+from mockserver.config.patterns import deferred_re
 
 TOKENS_PER_MESSAGE = 3  # <|im_start|>, <|im_sep|> (after the role) and <|im_end|>
 TOKENS_PER_NAME = 1
@@ -220,7 +221,7 @@ def _readable(token_bytes: list[bytes]) -> list[str]:
     return out
 
 
-_WORD_START = re.compile(r"\S (?=\w)")  # matched one character before the space
+_WORD_START = deferred_re(r"\S (?=\w)")  # matched one character before the space
 
 
 def _pieces_of(text: str, size: int = _PIECE_CHARS) -> Iterable[str]:
@@ -253,14 +254,14 @@ def pieces(text: str, size: int) -> Iterable[str]:
 # -- The estimate, when tiktoken is missing ---------------------------------------------------
 
 # Every character falls into exactly one alternative, so "".join(findall(t)) == t.
-_ESTIMATE = re.compile(
+_ESTIMATE = deferred_re(
     r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]"  # one CJK character or full-width mark
     r"|\s*[^\W_]+"  # a word (letters and digits) with its leading space
     r"|\s*[^\w\s]"  # one punctuation mark
     r"|\s*_+"
     r"|\s+"
 )
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_CJK = deferred_re(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 def is_chinese(text: str) -> bool:

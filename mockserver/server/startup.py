@@ -31,6 +31,9 @@ from mockserver.state.store import MEMORY_STATE
 BACKLOG = 2048  # uvicorn's default listen backlog
 BANNER_ROWS = 12  # models or keys listed before "... and N more", so a big fixture stays readable
 ALL_INTERFACES = ("0.0.0.0", "::", "")
+# No route speaks WebSocket, so uvicorn loads no WebSocket implementation (the websockets library
+# took some 15 ms of every start to import); an upgrade request is answered as plain HTTP.
+NO_WEBSOCKETS = "none"
 
 
 class StartupError(Exception):

@@ -29,6 +29,7 @@ from mockserver.api.asgi.collector import paused_for_start_up
 from mockserver.config.fixture import Fixture
 from mockserver.config.settings import Settings
 from mockserver.harness.journal import TEST_ID_HEADER, Journal, JournalQuery
+from mockserver.server.startup import NO_WEBSOCKETS
 from mockserver.server_state import ServerState
 from mockserver.testing.calls import Call, Calls
 from mockserver.testing.patches import config_patch
@@ -36,7 +37,7 @@ from mockserver.testing.patches import config_patch
 if TYPE_CHECKING:
     import openai
 
-    from mockserver.server.app import UvicornServer
+    from mockserver.testing.thread_server import ThreadServer
 
 DEFAULT_KEY = "sk-mock-preview"  # the built-in fixture's key with Ultrafast preview access
 
@@ -63,7 +64,7 @@ class MockServer:
 
             app = create_app(self.settings, fixture=fixture)
         self.app = app
-        self._server: UvicornServer | None = None
+        self._server: ThreadServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -169,11 +170,12 @@ class MockServer:
             log_level="warning",
             loop="auto",
             http="auto",
+            ws=NO_WEBSOCKETS,
             lifespan="off",
         )
-        from mockserver.server.app import UvicornServer
+        from mockserver.testing.thread_server import ThreadServer
 
-        self._server = UvicornServer(config, self.state)
+        self._server = ThreadServer(config, self.state)
         self._thread = threading.Thread(target=self._server.run, name="mockserver", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
@@ -186,7 +188,7 @@ class MockServer:
     def stop(self) -> None:
         if self._server is None or self._thread is None:
             return
-        self._server.should_exit = True
+        self._server.stop()
         self._thread.join(timeout=STARTUP_TIMEOUT_S)
         self._server = None
         self._thread = None

@@ -147,6 +147,23 @@ def paused_for_start_up() -> Iterator[None]:
             gc.enable()
 
 
+@contextlib.contextmanager
+def kept_for_good(*, free_first: bool = False) -> Iterator[None]:
+    """:func:`paused_for_start_up`, then what the block built frozen out of the collector's sight for good
+    (``gc.freeze``) before its passes come back: for imports that live as long as the process (or the test
+    session). The collector never walks them again; without it, its first pass once back on, the full
+    collection before serving (:func:`settle_heap`) and the interpreter's passes at exit walked them all.
+    What the imports left behind is then kept too (a few thousand objects, under 1 MiB).
+
+    ``free_first`` collects what is garbage already before the block, so that it is freed, not frozen
+    (a test session's objects of the moment)."""
+    if free_first:
+        gc.collect()
+    with paused_for_start_up():
+        yield
+        gc.freeze()
+
+
 def settle_heap() -> None:
     """Take what start-up built out of the garbage collector's sight, once the server is up.
 

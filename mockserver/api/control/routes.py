@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from mockserver import errors
 from mockserver.api.handler_inputs import server_state
@@ -21,6 +21,9 @@ from mockserver.engine import jsonbody
 from mockserver.harness.journal import TEST_ID_HEADER, JournalQuery
 from mockserver.operations import configuration
 
+# The replies' models are built on first use (a reply, or the OpenAPI document), not when the server starts.
+ON_FIRST_USE = ConfigDict(defer_build=True)
+
 router = APIRouter(prefix="/_mock", tags=["control plane"])
 
 
@@ -28,6 +31,8 @@ class MockConfig(Fixture):
     """The runtime configuration: the settings that can change at runtime, beside the fixture's fields.
 
     Faults are shown in their one-line form (``status=503;times=1``); API keys are masked."""
+
+    model_config = ON_FIRST_USE
 
     time_scale: float = Field(description="Every delay is multiplied by this; 0 answers at once.")
     seed: int = Field(description="Global seed for generated text, ids and random faults.")
@@ -42,6 +47,8 @@ class ConfigPatch(BaseModel):
 
 
 class UsageEntry(BaseModel):
+    model_config = ON_FIRST_USE
+
     input_tokens: int
     output_tokens: int
     reasoning_tokens: int
@@ -50,6 +57,8 @@ class UsageEntry(BaseModel):
 
 class JournalEntry(BaseModel):
     """One request as the server saw it. API keys are masked everywhere in it."""
+
+    model_config = ON_FIRST_USE
 
     seq: int = Field(description="Rises by one per recorded request.")
     request_id: str
@@ -99,16 +108,22 @@ class JournalEntry(BaseModel):
 
 
 class JournalPage(BaseModel):
+    model_config = ON_FIRST_USE
+
     object: Literal["list"] = "list"
     data: list[JournalEntry]
 
 
 class JournalCleared(BaseModel):
+    model_config = ON_FIRST_USE
+
     object: Literal["journal.cleared"] = "journal.cleared"
     deleted: int
 
 
 class ResetDone(BaseModel):
+    model_config = ON_FIRST_USE
+
     object: Literal["reset"] = "reset"
     scope: str = Field(description="'all', or the test id that was reset.")
 

@@ -12,11 +12,14 @@ import os
 from pathlib import Path
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from mockserver.api.control import ui
 from mockserver.api.handler_inputs import server_state
 from mockserver.service import capacity
+
+# The replies' models are built on first use (a reply, or the OpenAPI document), not when the server starts.
+ON_FIRST_USE = ConfigDict(defer_build=True)
 
 router = APIRouter(prefix="/_mock", tags=["control plane"])
 
@@ -24,6 +27,8 @@ PROC_SELF = Path("/proc/self")  # Linux; elsewhere the process figures are null
 
 
 class ServerStats(BaseModel):
+    model_config = ON_FIRST_USE
+
     process: int = Field(
         description="The id of the process that answered: with --workers N, each worker answers for itself."
     )

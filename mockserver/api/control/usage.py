@@ -5,15 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from mockserver.api.handler_inputs import server_state
 from mockserver.service import capacity, ledger
+
+# The replies' models are built on first use (a reply, or the OpenAPI document), not when the server starts.
+ON_FIRST_USE = ConfigDict(defer_build=True)
 
 router = APIRouter(prefix="/_mock", tags=["control"])
 
 
 class UsageTotals(BaseModel):
+    model_config = ON_FIRST_USE
+
     requests: int = Field(description="Successful inference replies.")
     input_tokens: int
     output_tokens: int = Field(description="Output tokens, reasoning tokens included.")
@@ -39,12 +44,16 @@ class UsageRow(UsageTotals):
 
 
 class CapacityState(BaseModel):
+    model_config = ON_FIRST_USE
+
     ultrafast_in_flight: int = Field(description="Ultrafast requests being served now, server-wide.")
     ultrafast_peak: int = Field(description="The most Ultrafast requests in flight at once since the last reset.")
     ultrafast_cap: int | None = Field(description="The server-wide cap; null means none.")
 
 
 class UsageReport(BaseModel):
+    model_config = ON_FIRST_USE
+
     object: str = "usage"
     currency: str = "usd"
     filters: dict[str, str]

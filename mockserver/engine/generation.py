@@ -136,8 +136,17 @@ class Text:
             return Text(self._made[:limit])
         return Text(source=self._blocks(), length=max(0, limit))
 
-    def _blocks(self) -> Iterator[list[str]]:
-        """This text's tokens, as they are made: the source of a lazy cut of it."""
+    def after(self, opening: Sequence[str]) -> Text:
+        """``opening``'s tokens, then this text's: as lazy as this text (nothing of it is made now)."""
+        if self._source is None:
+            return Text((*opening, *self._made))
+        return Text(source=self._blocks(list(opening)), length=len(opening) + self._length)
+
+    def _blocks(self, opening: list[str] | None = None) -> Iterator[list[str]]:
+        """This text's tokens, as they are made (after ``opening``'s, if given): the source of a lazy
+        cut of it, or of :meth:`after`."""
+        if opening:
+            yield opening
         given = 0
         while given < self._length:
             self._make(given + 1)

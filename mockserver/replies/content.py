@@ -188,7 +188,7 @@ def _reporting(writer: Writer, admission: Admission, seed: int, cues: generation
     if len(opening) >= length:
         return Reply(Text(tuple(opening[:length])))
     rest = writer.generator.generate(seed, length - len(opening), cues.language, tokens_per_character=per_character)
-    return Reply(Text((*opening, *rest.tokens)))
+    return Reply(rest.after(opening))  # the generated rest is made as the stream reads it
 
 
 def _described_instance(cues: generation.Cues, rng: random.Random) -> Any | None:

@@ -13,18 +13,26 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mockserver.config.moderation import ModerationRule
+from mockserver.engine.generation import Text
 from mockserver.engine.moderation import Part, classify
 
 DEFAULT_MODEL = "omni-moderation-latest"
 
 
 def moderation_of(
-    requested: Any, rules: Sequence[ModerationRule], prompt: str, answer: str, *, listed: bool
+    requested: Any, rules: Sequence[ModerationRule], prompt: str, answer: str | Text, *, listed: bool
 ) -> dict[str, Any] | None:
     """The reply's ``moderation`` object, or None when the request asks for none. ``listed``: Chat's
-    layout (each side a ``moderation_results`` list), else the Responses API's (one result each)."""
+    layout (each side a ``moderation_results`` list), else the Responses API's (one result each).
+
+    ``answer`` may be the reply's :class:`~mockserver.engine.generation.Text` itself: it is read
+    only when a moderation is asked for. Reading a lazy text makes every token of it at once, which
+    for a reply of 1,500 tokens costs several times the rest of its planning, on the path to the
+    first token of a request that asked for no moderation."""
     if not isinstance(requested, Mapping):
         return None
+    if isinstance(answer, Text):
+        answer = answer.text
     model = requested.get("model") if isinstance(requested.get("model"), str) else DEFAULT_MODEL
 
     def result(text: str) -> dict[str, Any]:

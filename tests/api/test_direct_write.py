@@ -9,10 +9,12 @@ the fallback can't ship unnoticed; fix the writer for the new uvicorn (or pin uv
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
 from mockserver import MockServer
 from mockserver.api.asgi import transport
@@ -55,3 +57,23 @@ def test_streamed_events_take_the_direct_write(writes: dict[str, int]) -> None:
     assert writes["writers"] == 1, "uvicorn's request cycle no longer has what the direct write uses"
     assert writes["direct"] > 0, "every event fell back to send: the direct write is never taken"
     assert writes["fallback"] == 0, f"{writes['fallback']} of the events fell back to send"
+
+
+def test_a_served_request_leaves_no_cycle_for_the_garbage_collector() -> None:
+    """What the connection setup puts on the scope refers to uvicorn's request cycle, which refers to
+    the scope: taken off once the app returns, the cycle, its transport and socket are freed at once."""
+    with MockServer(time_scale=0, seed=1) as server, sdk(server) as client:
+        for _ in range(2):  # the first request of a connection, and one more on it
+            list(client.chat.completions.create(model="gpt-5.6-sol", messages=MESSAGES, stream=True))
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            for _ in range(3):
+                list(client.chat.completions.create(model="gpt-5.6-sol", messages=MESSAGES, stream=True))
+                client.chat.completions.create(model="gpt-5.6-sol", messages=MESSAGES)
+            gc.collect()
+            cycles = [o for o in gc.garbage if isinstance(o, RequestResponseCycle)]
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+    assert cycles == []

@@ -61,3 +61,18 @@ def test_stop_cuts_before_the_sequence_even_inside_a_token() -> None:
     cut, stopped = generation.apply_stop(text, ["orl"])
     assert stopped and cut.text == "Hello w"
     assert generation.apply_stop(text, ["zzz"]) == (text, False)
+
+
+def test_a_text_after_an_opening_is_lazy_and_the_same_as_made_at_once() -> None:
+    opening = tokens.split("The tool returned 42.")
+    for length in (1, 7, 40, 1_500):
+        rest = TextGenerator().generate(9, length)
+        joined = rest.after(opening)
+        assert len(joined) == len(opening) + length
+        if length > 1:  # a generated English text of more than a token is lazy: nothing made yet
+            assert joined._source is not None and not rest._made
+        expected = (*opening, *TextGenerator().generate(9, length).tokens)
+        assert joined.piece(0, len(opening) + 3) == "".join(expected[: len(opening) + 3])
+        assert joined.tokens == expected
+    assert Text(["a", "b"]).after(["x"]).tokens == ("x", "a", "b")
+    assert Text(["a"]).after([]).tokens == ("a",)

@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mockserver.api.asgi import direct_routes
-from mockserver.api.asgi.transport import connection_setup
+from mockserver.api.asgi.transport import connection_setup, release
 
 
 def expose_connection_closer(app: FastAPI) -> None:
@@ -36,9 +36,14 @@ def expose_connection_closer(app: FastAPI) -> None:
         inner = build()
 
         async def outer(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] == "http":
-                setup(scope, send)
-            await inner(scope, receive, send)
+            if scope["type"] != "http":
+                await inner(scope, receive, send)
+                return
+            setup(scope, send)
+            try:
+                await inner(scope, receive, send)
+            finally:
+                release(scope)
 
         return outer
 

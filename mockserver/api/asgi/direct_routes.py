@@ -44,6 +44,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mockserver.api.asgi import transport
 from mockserver.api.asgi.large_bodies import let_collector_go
 from mockserver.server_state import ServerState
 
@@ -78,9 +79,14 @@ class App(FastAPI):
             and not scope.get("root_path")
         ):
             scope["app"] = self
-            if self.connection_setup is not None:
-                self.connection_setup(scope, send)
-            await direct(scope, receive, send)
+            if self.connection_setup is None:
+                await direct(scope, receive, send)
+                return
+            self.connection_setup(scope, send)
+            try:
+                await direct(scope, receive, send)
+            finally:
+                transport.release(scope)
         else:
             await super().__call__(scope, receive, send)
 

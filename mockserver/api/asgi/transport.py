@@ -12,8 +12,11 @@ message and a coroutine. :func:`connection_setup` puts, on every request's ``sco
 - ``waited_s``: how long the request waited in the kernel before the app saw it
   (:mod:`mockserver.api.asgi.arrival`).
 
-:func:`mockserver.api.asgi.direct_routes.expose_connection_closer` runs it before anything else
-wraps ``send``.
+:func:`mockserver.api.asgi.app_patches.expose_connection_closer` runs it before anything else
+wraps ``send``, and :func:`release` once the app has returned: the first three refer to uvicorn's
+request cycle, which refers to the scope, so left on it they would make a reference cycle of the
+request cycle, its transport and socket (some 20 objects a request) that only a pass of the
+garbage collector frees. Taken off, they are freed as soon as uvicorn lets go of the request.
 """
 
 from __future__ import annotations
@@ -46,6 +49,18 @@ def connection_setup(ready_at: float) -> ConnectionSetup:
         state[arrival.WAITED] = arrival.kernel_wait(transport, ready_at)
 
     return setup
+
+
+_CONNECTION_KEYS = ("close_connection", "server_send", "write_body")
+
+
+def release(scope: Scope) -> None:
+    """Take what :func:`connection_setup` put on ``scope["state"]`` that refers to uvicorn's request
+    cycle off it again, once the app has returned (see the module's docstring)."""
+    state = scope.get("state")
+    if state is not None:
+        for key in _CONNECTION_KEYS:
+            state.pop(key, None)
 
 
 # What direct_body_writer reads of uvicorn's request cycle, and the classes of cycle it can write for.

@@ -190,9 +190,7 @@ def plan_chat_completion(
         schedule=planned.schedule,
         cache=admission.cache,
         obfuscate=obfuscation.wanted(body.stream_options),
-        moderation=moderation_of(
-            body.moderation, fixture.moderation.rules, latest, planned.said.text.text, listed=True
-        ),
+        moderation=moderation_of(body.moderation, fixture.moderation.rules, latest, planned.said.text, listed=True),
     )
 
 

@@ -268,7 +268,7 @@ def plan_response(
         cache=admission.cache,
         obfuscate=obfuscation.wanted(body.stream_options),
         hosted=hosted_items,
-        moderation=moderation_of(body.moderation, fixture.moderation.rules, read.latest, said.text.text, listed=False),
+        moderation=moderation_of(body.moderation, fixture.moderation.rules, read.latest, said.text, listed=False),
         web_searches=hosted.web_searches,
         image_tokens=hosted.image_tokens,
         compaction=compaction.item(state.ids.prefixed("cmp"), total) if compacts else None,
@@ -386,7 +386,8 @@ def _answers(state: ServerState, body: ResponseCreateRequest, read: ResponseRead
             for call, start, end in said.calls()
         )
     elif not incomplete or len(visible) > 0:
-        cited = tuple(citations_for(visible.text, read.hosted.citations))
+        # The text is read only when a search gave pages to cite: reading it makes every token at once.
+        cited = tuple(citations_for(visible.text, read.hosted.citations)) if read.hosted.citations else ()
         top = (body.top_logprobs or 0) if logprobs.INCLUDE in (body.include or []) else None
         answers = (AnswerPart(state.ids.prefixed("msg"), visible, not incomplete, annotations=cited, top_logprobs=top),)
     if (

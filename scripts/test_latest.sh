@@ -15,6 +15,7 @@ SDK_TESTS=(
   tests/e2e/test_anthropic_sdk.py
   tests/e2e/test_embeddings_frameworks.py
   tests/e2e/test_embeddings_sdk.py
+  tests/e2e/test_forced_tool_loops.py
   tests/e2e/test_node_sdk.py
   tests/e2e/test_prompted_sdks.py
   tests/e2e/test_record_replay_node.py

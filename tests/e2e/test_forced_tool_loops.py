@@ -164,7 +164,12 @@ def test_pydantic_ai_structured_output_ends(server: MockServer, api: str) -> Non
             provider = OpenAIProvider(openai_client=client)
             model_type = OpenAIChatModel if api == "chat" else OpenAIResponsesModel
             model = model_type(MODEL, provider=provider)
-            agent = Agent(model, output_type=Forecast, instructions="Use get_weather, then answer.")
+            # GPT-5.6 takes function tools on Chat Completions only with reasoning off; pydantic-ai refuses
+            # the request otherwise. `thinking=False` sends `reasoning_effort: "none"`.
+            settings: Any = {"thinking": False} if api == "chat" else None
+            agent = Agent(
+                model, output_type=Forecast, instructions="Use get_weather, then answer.", model_settings=settings
+            )
 
             @agent.tool_plain
             def get_weather(city: str) -> str:

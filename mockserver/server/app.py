@@ -22,7 +22,7 @@ from mockserver.api.anthropic import routes as anthropic_messages
 from mockserver.api.asgi import app_patches, direct_routes
 from mockserver.api.control import routes as control
 from mockserver.api.control import stats, ui, usage
-from mockserver.api.handler_inputs import BODY_SCHEMAS
+from mockserver.api.handler_inputs import body_schemas
 from mockserver.api.middleware import RequestContextMiddleware
 from mockserver.api.openai import models
 from mockserver.api.openai.chat import routes as chat
@@ -87,7 +87,7 @@ def create_app(
     # The requests that come by the hundred skip FastAPI's own layers and router (see direct_routes).
     direct_routes.serve_directly(app, [route for router in INFERENCE_ROUTERS for route in router.routes])
     app_patches.expose_connection_closer(app)
-    app_patches.document_bodies(app, lambda document: openapi_doc.finish(document, BODY_SCHEMAS))
+    app_patches.document_bodies(app, lambda document: openapi_doc.finish(document, body_schemas()))
     return app
 
 

@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Validators built on the first request that reads one (or the OpenAPI document), not at start-up.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class MessageParam(_Body):

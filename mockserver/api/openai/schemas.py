@@ -19,6 +19,11 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# The Responses API's models: validators built on the first request that reads one (or the OpenAPI
+# document), not at start-up, which serves Chat Completions first.
+ON_FIRST_USE = ConfigDict(defer_build=True)
+
+
 class ToolCallFunction(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -120,7 +125,7 @@ ReasoningSummaryValue = Literal["auto", "concise", "detailed"]
 
 
 class ReasoningParam(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     effort: ReasoningEffortValue | None = None
     summary: ReasoningSummaryValue | None = None
@@ -134,7 +139,7 @@ class ReasoningParam(BaseModel):
 
 
 class TextParam(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     format: dict[str, Any] | None = None
     verbosity: Literal["low", "medium", "high"] | None = None
@@ -142,6 +147,8 @@ class TextParam(BaseModel):
 
 class ResponseCreateRequest(_Body):
     """``POST /v1/responses``. ``input`` items are checked by :mod:`mockserver.api.openai.responses.lifecycle`."""
+
+    model_config = ON_FIRST_USE
 
     model: str
     input: str | list[Any] | None = None
@@ -184,6 +191,8 @@ class ResponseCreateRequest(_Body):
 
 class InputTokenCountRequest(_Body):
     """``POST /v1/responses/input_tokens``: what a ``POST /v1/responses`` would read, without generating."""
+
+    model_config = ON_FIRST_USE
 
     model: str | None = None
     input: str | list[Any] | None = None

@@ -24,7 +24,8 @@ INPUT_SCHEMA = {
 class EmbeddingRequest(BaseModel):
     """``POST /v1/embeddings``. ``input`` is read by :mod:`.inputs`, with the live API's errors."""
 
-    model_config = ConfigDict(extra="forbid")
+    # The validator is built on the first request (or the OpenAPI document), not at start-up.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model: str
     input: Annotated[Any, WithJsonSchema(INPUT_SCHEMA)]

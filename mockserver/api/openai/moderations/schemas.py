@@ -10,7 +10,8 @@ DEFAULT_MODEL = "omni-moderation-latest"
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Validators built on the first request that reads one (or the OpenAPI document), not at start-up.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class ModerationTextInput(_Body):

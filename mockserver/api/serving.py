@@ -32,6 +32,7 @@ from mockserver.engine.dialects import Dialect
 from mockserver.engine.pacing import Clock, Pacer, Schedule
 from mockserver.engine.streaming import Item, close_items
 from mockserver.harness.faults import injection
+from mockserver.harness.live.streams import LiveStreams
 from mockserver.service import inflight
 from mockserver.service.exchange import Exchange, Usage
 
@@ -83,9 +84,7 @@ async def respond(request: Request, planned: Reply, *, stream: bool) -> Response
     pacer = Pacer(state.clock, schedule)
     if stream:
         live = state.live
-        source = _held_until_done(
-            events(pacer), exchange, clock=state.clock, dialect=dialect, on_end=lambda: live.discard(exchange)
-        )
+        source = _held_until_done(events(pacer), exchange, clock=state.clock, dialect=dialect, live=live)
         live.add(exchange, schedule, source)  # for the dashboard: one dict insert, dropped at the end
         return EventStreamResponse(source, state.streams, dialect=dialect)
     try:
@@ -133,7 +132,7 @@ def _held_until_done(
     *,
     clock: Clock | None = None,
     dialect: Dialect | None = None,
-    on_end: Callable[[], None] | None = None,
+    live: LiveStreams | None = None,
 ) -> Iterator[Item]:
     """Pass the stream through; mark it complete only if every event went out; always release the slot.
 
@@ -145,7 +144,9 @@ def _held_until_done(
     leaving, or the server stopping, which first sends a final error event: see
     :meth:`mockserver.engine.scheduler.StreamScheduler.end_all`), so the ``finally`` gives the
     Ultrafast slot back: the store call starts within that tick, and is done a round trip later;
-    ``on_end`` runs there too.
+    the stream leaves ``live`` (the dashboard's rows) there too. The stream's objects are kept as
+    plain arguments, not in a closure: each cell would be one more object per open stream for the
+    garbage collector's passes to walk.
     """
     try:
         try:
@@ -163,5 +164,5 @@ def _held_until_done(
         exchange.completed = True
     finally:
         exchange.release_capacity()
-        if on_end is not None:
-            on_end()
+        if live is not None:
+            live.discard(exchange)

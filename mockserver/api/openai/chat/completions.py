@@ -304,21 +304,8 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     Each frame is encoded before its deadline is yielded, so it is ready when it falls due.
     """
     envelope = _envelope(plan)
-    # Every chunk is the envelope, its choices, maybe ``"usage":null`` and its ``obfuscation``: the bytes
-    # around the choices are encoded once (orjson's output of the whole object, spliced).
-    head = b"data: " + orjson.dumps(envelope)[:-1] + b',"choices":'
-    usage_null = b',"usage":null' if plan.include_usage else b""
-    pads = obfuscation.members() if plan.obfuscate else None
-
-    def tail() -> bytes:
-        return usage_null + next(pads) + b"}\n\n" if pads is not None else usage_null + b"}\n\n"
-
-    def chunk(choices: list[dict[str, Any]]) -> bytes:
-        return head + orjson.dumps(choices) + tail()
-
-    def choice(index: int, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-        return {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
-
+    frames = _Frames(envelope, plan)
+    head, tail, chunk, choice = frames.head, frames.tail, frames.chunk, _choice
     first = plan.reasoning_steps
     openings = []
     for c in plan.choices:
@@ -373,6 +360,31 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     yield pacer.end
     yield from closing
     yield DONE
+
+
+class _Frames:
+    """The bytes every chunk of one stream shares: the envelope before its choices, maybe
+    ``"usage":null`` and the ``obfuscation`` pad after them (orjson's output of the whole object,
+    spliced). One slotted object rather than closures: a stream keeps it for its whole life, and the
+    closures and their cells were some ten objects per open stream for the collector's passes."""
+
+    __slots__ = ("head", "pads", "usage_null")
+
+    def __init__(self, envelope: dict[str, Any], plan: ChatPlan) -> None:
+        self.head = b"data: " + orjson.dumps(envelope)[:-1] + b',"choices":'
+        self.usage_null = b',"usage":null' if plan.include_usage else b""
+        self.pads = obfuscation.members() if plan.obfuscate else None
+
+    def tail(self) -> bytes:
+        pads = self.pads
+        return self.usage_null + next(pads) + b"}\n\n" if pads is not None else self.usage_null + b"}\n\n"
+
+    def chunk(self, choices: list[dict[str, Any]]) -> bytes:
+        return self.head + orjson.dumps(choices) + self.tail()
+
+
+def _choice(index: int, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+    return {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
 
 
 def _choice_deltas(

@@ -14,6 +14,7 @@ from mockserver import errors
 from mockserver.api import validated_body
 from mockserver.api.asgi.direct_routes import App
 from mockserver.api.asgi.large_bodies import LARGE_BODY_BYTES, hold_collector, keep_lists
+from mockserver.api.asgi.request_body import body_of
 from mockserver.api.middleware import exchange_of
 from mockserver.engine import jsonbody
 from mockserver.errors import validation
@@ -122,7 +123,7 @@ async def parse_body(
 
     Returns the validated model and the raw mapping, which seeds generated content.
     """
-    raw = await request.body()
+    raw = await body_of(request)
     if len(raw) > LARGE_BODY_BYTES:
         await large_body_read(request)
     try:

@@ -133,6 +133,10 @@ class _RequestIO:
         message = await self._receive()
         if message["type"] == "http.request":
             received, chunk = self.received, message.get("body", b"")
+            if not received and not message.get("more_body", False) and len(chunk) <= self.limit:
+                # The usual body, in one message: kept as it came, without a copy through the buffer.
+                self.exchange.request_body = chunk if type(chunk) is bytes else bytes(chunk)
+                return message
             if len(received) + len(chunk) > self.limit:
                 # A body sent without Content-Length (chunked) is counted as it arrives.
                 received.clear()

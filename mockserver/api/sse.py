@@ -76,7 +76,7 @@ class EventStreamResponse(Response):
         if stream.done.done():  # everything was due at once (time scale 0): no need to watch the client
             stream.done.result()
             return
-        watch = DisconnectWatch(receive, lambda: self.scheduler.cancel(stream))
+        watch = DisconnectWatch(receive, self.scheduler.cancel, stream)
         try:
             outcome = await stream.done
             if outcome == DROPPED:

@@ -17,20 +17,24 @@ from starlette.types import Message, Receive
 
 
 class DisconnectWatch:
-    """Calls ``on_gone()`` once, when ``receive`` says the client went away (``http.disconnect``), or fails.
+    """Calls ``on_gone(*args)`` once, when ``receive`` says the client went away (``http.disconnect``), or fails.
 
     Why not a task awaiting ``receive()``: that is a task per stream, made before the stream's first
     token, and two more turns of the event loop, for a wait that almost always ends with the stream.
     This steps the ``receive()`` coroutine in place, as a task would, and again from a callback on
     the future it waits for (as :mod:`mockserver.engine.stream_writes` does with a held-back write).
     :meth:`stop` closes it, so nothing of it outlives the reply.
+
+    ``args`` rather than a closure over them: a watch lives as long as its stream, and a lambda and
+    its cells are more objects per open stream for the garbage collector's passes to walk.
     """
 
-    __slots__ = ("_coro", "_left", "_on_gone", "_receive", "_stopped", "_waiting", "gone")
+    __slots__ = ("_args", "_coro", "_left", "_on_gone", "_receive", "_stopped", "_waiting", "gone")
 
-    def __init__(self, receive: Receive, on_gone: Callable[[], None]) -> None:
+    def __init__(self, receive: Receive, on_gone: Callable[..., None], *args: Any) -> None:
         self._receive = receive
         self._on_gone = on_gone
+        self._args = args
         self._coro: Coroutine[Any, Any, Message] | None = None
         self._waiting: asyncio.Future[Any] | None = None
         self._left: asyncio.Future[None] | None = None
@@ -65,7 +69,7 @@ class DisconnectWatch:
         self.gone = True
         if self._left is not None and not self._left.done():
             self._left.set_result(None)
-        self._on_gone()
+        self._on_gone(*self._args)
 
     def left(self) -> asyncio.Future[None]:
         """A future that is done once the client has gone."""

@@ -323,9 +323,12 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     yield pacer.token_due(first)
     yield from openings
     # Text deltas are the per-token hot path: their bytes around the text are encoded once.
-    content_frames = {
-        c.index: _frame_around(head + orjson.dumps([choice(c.index, {"content": _SLOT})])) for c in plan.choices
-    }
+    # Loops rather than comprehensions in this generator: a name a comprehension reads becomes a cell,
+    # and a stream keeps its generator, with those cells, for its whole life (more objects per open
+    # stream for the garbage collector's passes to walk).
+    content_frames: dict[int, tuple[bytes, bytes]] = {}
+    for c in plan.choices:
+        content_frames[c.index] = _frame_around(head + orjson.dumps([choice(c.index, {"content": _SLOT})]))
     if len(plan.choices) == 1 and not plan.choices[0].calls:
         # The usual reply, one choice of text: the same frames as below, without the per-choice loop.
         (before, after), text, dumps = content_frames[plan.choices[0].index], plan.choices[0].text, orjson.dumps
@@ -346,12 +349,16 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
             if "" in pieces:  # tokens that are only part of a character send nothing
                 dues = [due for due, piece in zip(dues, pieces, strict=True) if piece]
                 pieces = [piece for piece in pieces if piece]
-            yield Run(dues, [before + dumps(piece) + after + tail() for piece in pieces])
+            yield Run(dues, _run_frames(pieces, before, after, tail))
     else:
         yield from _choice_deltas(plan, pacer, first, per_chunk, content_frames, chunk, choice, tail)
     # A cited answer's annotations come in a delta of their own, after its text.
-    cited = [chunk([choice(c.index, {"annotations": list(c.annotations)})]) for c in plan.choices if c.annotations]
-    closing = [*cited, *(chunk([choice(c.index, {}, c.finish_reason)]) for c in plan.choices)]
+    closing: list[bytes] = []
+    for c in plan.choices:
+        if c.annotations:
+            closing.append(chunk([choice(c.index, {"annotations": list(c.annotations)})]))
+    for c in plan.choices:
+        closing.append(chunk([choice(c.index, {}, c.finish_reason)]))
     if plan.moderation is not None:  # after the answer, in a chunk of its own
         closing.append(data_event({**envelope, "choices": [], "moderation": plan.moderation}))
     if plan.include_usage:
@@ -360,6 +367,12 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     yield pacer.end
     yield from closing
     yield DONE
+
+
+def _run_frames(pieces: Sequence[str], before: bytes, after: bytes, tail: Callable[[], bytes]) -> list[bytes]:
+    """The frames of a run of text deltas, each piece between the bytes around it."""
+    dumps = orjson.dumps
+    return [before + dumps(piece) + after + tail() for piece in pieces]
 
 
 class _Frames:

@@ -198,18 +198,9 @@ def hold_stop_signals() -> list[int]:
     return held
 
 
-def serve(args: argparse.Namespace, defaults: Settings) -> int:
-    held = hold_stop_signals()
-    # The modules, classes and schemas imported here live as long as the process: frozen once imported,
-    # the collector never walks them again (70-80 ms of the start before).
-    with kept_for_good():
-        import uvicorn
-
-        from mockserver.server import startup
-        from mockserver.server.app import create_app
-        from mockserver.server.process import GracefulServer, Workers
-
-    settings = defaults.with_overrides(
+def serve_settings(args: argparse.Namespace, defaults: Settings) -> Settings:
+    """The settings ``serve`` runs with: the defaults (environment variables) overridden by the command line."""
+    return defaults.with_overrides(
         host=args.host,
         port=args.port,
         config=args.config,
@@ -232,6 +223,20 @@ def serve(args: argparse.Namespace, defaults: Settings) -> int:
         workers=args.workers,
         **recording.replay_overrides(args),
     )
+
+
+def serve(args: argparse.Namespace, defaults: Settings) -> int:
+    held = hold_stop_signals()
+    # The modules, classes and schemas imported here live as long as the process: frozen once imported,
+    # the collector never walks them again (70-80 ms of the start before).
+    with kept_for_good():
+        import uvicorn
+
+        from mockserver.server import startup
+        from mockserver.server.app import create_app
+        from mockserver.server.process import GracefulServer, Workers
+
+    settings = serve_settings(args, defaults)
     generated = settings.admin_token == GENERATED_TOKEN
     if generated:
         settings = settings.with_overrides(admin_token=secrets.token_urlsafe(TOKEN_BYTES))

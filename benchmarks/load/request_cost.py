@@ -19,11 +19,15 @@ Two measurements:
 2. **150 Ultrafast streams started together at TTFT 0** (750 tokens/s, 2 s of tokens each),
    ``--bursts`` times per server: the wait for the first token over the configured TTFT (p50 and
    p99), and every stream's achieved rate over 750 tokens/s, the fastest and the slowest stream
-   (``sweep.run_cell``).
+   (``sweep.run_cell``). With the wait's median in each tenth of the burst, in the order sent.
+3. **The same burst at a slow rate** (``--slow-rate``, 30 tokens/s by default, 1 s of tokens): the
+   streams already started then write next to nothing while the later requests are read, so the
+   first-token wait is what the requests before cost alone. Set against the 750 tokens/s burst, it
+   splits that wait in two: the requests' own CPU, and the events of the streams started before.
 
 Writes ``benchmarks/results/request_cost.json``.
 
-    python -m benchmarks request_cost [--rounds 7] [--bursts 2]
+    python -m benchmarks request_cost [--rounds 7] [--bursts 2] [--slow-rate 30]
 """
 
 from __future__ import annotations
@@ -42,12 +46,14 @@ from benchmarks.load.sweep import OPEN_REQUESTS, ULTRAFAST, open_cost, run_cell,
 SERVERS = ("floor", "minimum", "mockserver")
 TTFT0_STREAMS = 150
 TTFT0_SECONDS = 2.0
+SLOW_SECONDS = 1.0
 
 
 def main() -> None:
     parser = arguments("request_cost", __doc__)
     parser.add_argument("--rounds", type=int, default=7, help="bursts of 150 requests per server, in turns")
     parser.add_argument("--bursts", type=int, default=2, help="bursts of 150 Ultrafast streams at TTFT 0")
+    parser.add_argument("--slow-rate", type=float, default=30.0, help="tokens/s of the slow TTFT-0 bursts")
     args = parser.parse_args()
     if (os.cpu_count() or 1) > 1:
         os.sched_setaffinity(0, {1})
@@ -57,6 +63,7 @@ def main() -> None:
         commands = {name: known[name] for name in SERVERS}
         cpu: dict[str, list[float]] = {name: [] for name in SERVERS}
         ttft0: dict[str, list[dict[str, Any]]] = {"minimum": [], "mockserver": []}
+        slow: dict[str, list[dict[str, Any]]] = {"minimum": [], "mockserver": []}
         with started(commands) as servers:
             uvloop.run(warm_up(servers, 1))
             for _ in range(args.rounds):
@@ -66,6 +73,9 @@ def main() -> None:
                 for name in ttft0:
                     cell = run_cell(servers[name], ULTRAFAST, 1, TTFT0_STREAMS, TTFT0_SECONDS, ttft_ms=0)
                     ttft0[name].append(uvloop.run(cell))
+                for name in slow:
+                    cell = run_cell(servers[name], args.slow_rate, 1, TTFT0_STREAMS, SLOW_SECONDS, ttft_ms=0)
+                    slow[name].append(uvloop.run(cell))
     report = {
         "what": (
             f"server CPU per request until every head is out ({OPEN_REQUESTS} streams, 10 s TTFT, sent together), "
@@ -78,6 +88,10 @@ def main() -> None:
             name: {"median": statistics.median(values), "rounds": values} for name, values in cpu.items()
         },
         "ttft0": {name: [_burst(cell) for cell in cells] for name, cells in ttft0.items()},
+        "ttft0_slow": {
+            "tokens_per_second": args.slow_rate,
+            "bursts": {name: [_burst(cell) for cell in cells] for name, cells in slow.items()},
+        },
     }
     median = {name: row["median"] for name, row in report["cpu_ms_per_request"].items()}
     report["mockserver_over_minimum"] = median["mockserver"] / median["minimum"]
@@ -87,11 +101,15 @@ def main() -> None:
     print({k: v for k, v in report.items() if k not in {"ttft0", "cpu_ms_per_request"}})
     for name, bursts in report["ttft0"].items():
         print(name, bursts)
+    for name, bursts in report["ttft0_slow"]["bursts"].items():
+        print(name, f"at {args.slow_rate:g} tokens/s", bursts)
 
 
 def _burst(cell: dict[str, Any]) -> dict[str, Any]:
     keys = ("streams", "failed", "ttft_overhead_ms_p50", "ttft_overhead_ms_p99", "rate_ratio_min", "rate_ratio_max")
-    return {key: cell.get(key) for key in keys}
+    row = {key: cell.get(key) for key in keys}
+    row["ttft_overhead_ms_by_tenth"] = cell.get("ttft_overhead_ms_by_tenth")
+    return row
 
 
 def _goals(report: dict[str, Any]) -> dict[str, Any]:

@@ -181,6 +181,12 @@ class Metrics:
         self.streams_changed()
         self.slots_changed()
 
+    @property
+    def pushes_gauges(self) -> bool:
+        """Whether the gauges are told each change (:meth:`streams_changed`, :meth:`slots_changed`): with
+        several workers; in one process they are read when scraped, and a change needs no call."""
+        return self._gauges_pushed
+
     def streams_changed(self) -> None:
         """A stream opened or ended (called by the stream scheduler): with several workers, the gauge
         takes the figure now."""

@@ -93,7 +93,8 @@ class ActiveStream:
 #
 # A timer per stream (``loop.call_later`` when it opened, cancelled when it ended) cost every stream a
 # timer handle, nearly always unused, before its first token. The limits are kept in one heap instead,
-# earliest first, with one timer armed for the earliest. A stream that ends before its limit stays in
+# earliest first, with one timer armed for the earliest (armed again only when it fires, about once per
+# limit's length however many streams come and go meanwhile). A stream that ends before its limit stays in
 # the heap (skipped when its time comes); once such entries make up half of it, or no stream is open
 # any more, the heap is rebuilt without them, so nothing of a crowd of short streams stays behind.
 
@@ -135,11 +136,8 @@ class ReplyLimits:
         if still_open == 0:  # nothing left to hold to a limit (a stream whose end is being written is done)
             for _, _, left in heap:
                 left.limit_watched = False
-            heap.clear()
+            heap.clear()  # the timer stays armed: it finds nothing, unless a later stream's limit is due then
             self._over = 0
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer, self._timer_at = None, math.inf
         elif self._over > 64 and 2 * self._over > len(heap):
             heap[:] = [entry for entry in heap if not entry[2].over]
             heapq.heapify(heap)

@@ -87,9 +87,7 @@ class ActiveStream:
         self.failed_write = False
 
 
-# -- The wall-clock limit on every open stream ---------------------------------------------------
-#
-# The wall-clock limit on every open stream (Settings.max_reply_seconds), on one timer.
+# -- The wall-clock limit on every open stream (Settings.max_reply_seconds), on one timer ---------
 #
 # A timer per stream (``loop.call_later`` when it opened, cancelled when it ended) cost every stream a
 # timer handle, nearly always unused, before its first token. The limits are kept in one heap instead,
@@ -112,6 +110,7 @@ class ReplyLimits:
         self._order = itertools.count()  # breaks ties between equal times
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = math.inf
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop the timer is armed on
         self._over = 0  # how many entries belong to streams that are over
 
     def __len__(self) -> int:
@@ -120,6 +119,11 @@ class ReplyLimits:
     def watch(self, stream: ActiveStream, seconds: float) -> None:
         """Hold ``stream`` to ``seconds`` from now, on the running loop's clock."""
         loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # the first stream, or the first on another loop (the last one's is over)
+            if self._timer is not None and self._loop is not None and not self._loop.is_closed():
+                self._timer.cancel()
+            self._let_go()
+            self._timer, self._timer_at, self._loop = None, math.inf, loop
         at = loop.time() + seconds
         heapq.heappush(self._heap, (at, next(self._order), stream))
         stream.limit_watched = True
@@ -134,14 +138,18 @@ class ReplyLimits:
         self._over += 1
         heap = self._heap
         if still_open == 0:  # nothing left to hold to a limit (a stream whose end is being written is done)
-            for _, _, left in heap:
-                left.limit_watched = False
-            heap.clear()  # the timer stays armed: it finds nothing, unless a later stream's limit is due then
-            self._over = 0
+            self._let_go()  # the timer stays armed: it finds nothing, unless a later stream's limit is due then
         elif self._over > 64 and 2 * self._over > len(heap):
             heap[:] = [entry for entry in heap if not entry[2].over]
             heapq.heapify(heap)
             self._over = 0
+
+    def _let_go(self) -> None:
+        """Forget every stream held."""
+        for _, _, stream in self._heap:
+            stream.limit_watched = False
+        self._heap.clear()
+        self._over = 0
 
     def _arm(self, loop: asyncio.AbstractEventLoop, at: float) -> None:
         if self._timer is not None:
@@ -150,8 +158,10 @@ class ReplyLimits:
 
     def _due(self) -> None:
         """The timer fired: every stream whose limit has come is told, then the timer is armed for the next."""
-        self._timer, self._timer_at = None, math.inf
         loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # armed on a loop the streams have left since
+            return
+        self._timer, self._timer_at = None, math.inf
         heap, now = self._heap, loop.time() + EARLY_S
         while heap and heap[0][0] <= now:
             _, _, stream = heapq.heappop(heap)

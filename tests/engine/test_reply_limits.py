@@ -53,3 +53,16 @@ def test_ended_streams_are_let_go_once_they_are_half_or_nothing_is_open() -> Non
         assert len(limits) == 0
 
     asyncio.run(run())
+
+
+def test_streams_on_a_new_loop_are_held_to_their_limit_too() -> None:
+    told: list[ActiveStream] = []
+    limits = ReplyLimits(told.append)
+
+    async def run(seconds: float, wait: float) -> None:
+        limits.watch(_stream(asyncio.get_running_loop()), seconds)
+        await asyncio.sleep(wait)
+
+    asyncio.run(run(0.05, 0))  # its loop closes with the timer armed, before the limit comes
+    asyncio.run(run(0.1, 0.2))  # a later limit: the timer is armed again, on this loop
+    assert len(told) == 1

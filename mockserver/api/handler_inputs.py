@@ -28,6 +28,10 @@ Body = TypeVar("Body", bound=BaseModel)
 # sleep(0) again before it polls them).
 YIELD_S = 0.001
 
+# A body up to this size is parsed and its depth checked in one go: it holds too few values for its walk to
+# take more than about one of the loop's turns (jsonbody.VALUES_PER_TURN), and nearly every body is this small.
+AT_ONCE_BYTES = 16 * 1024
+
 
 async def large_body_read(request: Request) -> None:
     """What a large body (past :data:`~mockserver.api.asgi.large_bodies.LARGE_BODY_BYTES`) gets once read: the
@@ -149,11 +153,6 @@ async def parse_body(
         return validated, data
     except validated_body.BodyInvalid as exc:
         raise wording.invalid(exc.problems) from None
-
-
-# A body up to this size is parsed and its depth checked in one go: it holds too few values for its walk to
-# take more than about one of the loop's turns (jsonbody.VALUES_PER_TURN), and nearly every body is this small.
-AT_ONCE_BYTES = 16 * 1024
 
 
 # The request models whose bodies parse_body documents, in the order the routes were declared.

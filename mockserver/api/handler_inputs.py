@@ -28,6 +28,10 @@ Body = TypeVar("Body", bound=BaseModel)
 # sleep(0) again before it polls them).
 YIELD_S = 0.001
 
+# A body up to this size is parsed and its depth checked in one go: it holds too few values for its walk to
+# take more than about one of the loop's turns (jsonbody.VALUES_PER_TURN), and nearly every body is this small.
+AT_ONCE_BYTES = 16 * 1024
+
 
 async def large_body_read(request: Request) -> None:
     """What a large body (past :data:`~mockserver.api.asgi.large_bodies.LARGE_BODY_BYTES`) gets once read: the
@@ -126,8 +130,12 @@ async def parse_body(
     raw = await body_of(request)
     if len(raw) > LARGE_BODY_BYTES:
         await large_body_read(request)
+    max_depth = server_state(request).settings.max_json_depth
     try:
-        data = await jsonbody.loads_in_turns(raw, server_state(request).settings.max_json_depth) if raw else None
+        if len(raw) <= AT_ONCE_BYTES:  # nearly every body: parsed and checked at once
+            data = jsonbody.loads(raw, max_depth) if raw else None
+        else:
+            data = await jsonbody.loads_in_turns(raw, max_depth)
     except errors.MockAPIError as exc:
         raise wording.not_json(exc) from None
     if data is None:
@@ -137,7 +145,9 @@ async def parse_body(
     try:
         # Strict: the live API refuses "yes" for a boolean or "3" for an integer; a long list of
         # messages is validated a piece at a time (:mod:`mockserver.api.validated_body`).
-        validated = await validated_body.validated(model, data)
+        validated = validated_body.validated_at_once(model, data)
+        if validated is None:  # a long list: validated a piece at a time
+            validated = await validated_body.validated(model, data)
         if len(raw) > LARGE_BODY_BYTES:
             keep_lists(exchange_of(request.scope), data, validated)
         return validated, data

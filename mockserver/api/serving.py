@@ -59,7 +59,7 @@ async def respond(request: Request, planned: Reply, *, stream: bool) -> Response
     usage, schedule, events, body = planned
     exchange.usage = usage
     dialect = exchange.dialect
-    fault = await injection.fault_for(state, request, exchange)
+    fault = await injection.fault_for(state, request, exchange) if injection.may_fault(state, exchange) else None
     if fault is not None:
         reply = await injection.respond_with(
             fault,

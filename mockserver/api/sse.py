@@ -58,7 +58,8 @@ class EventStreamResponse(Response):
             self.raw_headers = [*cls._plain_headers]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        server_send = scope.get("state", {}).get("server_send") or send
+        state = scope.get("state") or {}
+        server_send = state.get("server_send") or send
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
         except OSError:  # the client went away before the reply started
@@ -71,7 +72,7 @@ class EventStreamResponse(Response):
             on_drop=self.on_drop,
             path=scope.get("path", ""),
             dialect=self.dialect,
-            write_body=scope.get("state", {}).get("write_body"),
+            write_body=state.get("write_body"),
         )
         if stream.done.done():  # everything was due at once (time scale 0): no need to watch the client
             stream.done.result()

@@ -66,6 +66,14 @@ async def count_messages(messages: Sequence[PromptMessage | str], limit: int | N
     return await _count_parts(parts, size, limit)
 
 
+def counted_at_once(messages: Sequence[PromptMessage | str]) -> PromptCount | None:
+    """:func:`count_messages` of a prompt it counts at once (a few messages, no more characters than a
+    remembered text: most prompts), without a coroutine; None for any other prompt."""
+    if len(messages) <= in_turns.ITEMS_PER_TURN and _chars_of(messages) <= tokens.REMEMBERED_CHARS:
+        return PromptCount(tokens.count_messages(messages))
+    return None
+
+
 async def count_read(
     read: Callable[[Sequence[Item]], Sequence[PromptMessage | str]], items: Sequence[Item], limit: int | None = None
 ) -> PromptCount:

@@ -69,7 +69,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 
 from mockserver.engine import catch_up
-from mockserver.engine.active_stream import ActiveStream, Send
+from mockserver.engine.active_stream import ActiveStream, ReplyLimits, Send
 from mockserver.engine.catch_up import LATE_TOLERANCE_S
 from mockserver.engine.dialects import CHAT, Dialect
 from mockserver.engine.lateness import BUCKETS as LATENESS_BUCKETS
@@ -112,6 +112,7 @@ class StreamScheduler(StreamWrites):
         self.ends_in_task = False
         # The wall-clock limit on one stream (Settings.max_reply_seconds): past it, it ends with an error event.
         self.max_reply_s: float | None = None
+        self.limits = ReplyLimits(self._time_limit)  # every open stream held to max_reply_s, on one timer
         self.on_change: Callable[[], None] | None = None  # told when a stream opens or ends (a metrics gauge)
         self.lateness = Lateness()
         self._tick_now = -math.inf  # the tick's time while it runs: a stream due again by then waits for the next
@@ -154,7 +155,7 @@ class StreamScheduler(StreamWrites):
             self._finish(stream, _shutdown_event)
             return stream
         if self.max_reply_s is not None:
-            stream.limit_timer = asyncio.get_running_loop().call_later(self.max_reply_s, self._time_limit, stream)
+            self.limits.watch(stream, self.max_reply_s)
         self._advance(stream, self.clock.now())
         return stream
 

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-from mockserver.engine.active_stream import ActiveStream
+from mockserver.engine.active_stream import ActiveStream, ReplyLimits
 from mockserver.engine.pacing import Clock
 from mockserver.engine.streaming import CLIENT_LEFT, COMPLETED, DROPPED, FAILED, FINISHED, Item
 
@@ -36,6 +36,7 @@ class StreamWrites:
     ends_in_task: bool
     on_change: Callable[[], None] | None
     _heap: list[tuple[float, int, ActiveStream]]
+    limits: ReplyLimits
     _dead: int
 
     def cancel(self, stream: ActiveStream, outcome: str = CLIENT_LEFT) -> None:
@@ -197,10 +198,8 @@ class StreamWrites:
 
     def _close(self, stream: ActiveStream, outcome: str, error: BaseException | None = None) -> None:
         stream.over = True
-        if stream.limit_timer is not None:
-            stream.limit_timer.cancel()
-            stream.limit_timer = None
         self.active.discard(stream)
+        self.limits.ended(stream, len(self.active))
         if self.on_change is not None:
             self.on_change()
         source = stream.source

@@ -13,7 +13,7 @@ error from :mod:`mockserver.errors` with the live wording.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -186,7 +186,7 @@ class Resources(NamedTuple):
     time_scale: float = 1.0
 
 
-async def take_resources(
+def take_resources(
     fixture: Fixture,
     admission: Admission,
     *,
@@ -194,7 +194,7 @@ async def take_resources(
     queue: capacity_queue.Queue | None = None,
     prompt_tokens: int | None = None,
     requested_tokens: int | None = None,
-) -> Admission:
+) -> Awaitable[Admission]:
     """Check the quota, take an Ultrafast slot (or downgrade) and count the request against the
     rate windows, in ``request``'s store. Returns the admission as served: its tier and profile
     change on a downgrade. Without ``request`` (a unit test of the rules alone) nothing is counted
@@ -203,16 +203,16 @@ async def take_resources(
     window (else it is counted here). ``requested_tokens`` replaces the whole cost in the token
     window (prompt and most output, worked out from the body by
     :func:`mockserver.service.ratelimits.requested_tokens`): an embeddings request gives its input tokens.
+    (What to await: every request's path takes one coroutine less.)
     """
     if request is None:
-        return admission
-    decision = await _take_shared_resources(
-        request, fixture, admission.account, admission.model, admission.tier, queue, prompt_tokens, requested_tokens
-    )
-    if decision is admission.tier:  # the same object unless a downgrade made another
-        return admission
-    profile = admission.overrides.apply(fixture.profile(admission.model, decision.tier))
-    return replace(admission, tier=decision, profile=profile)
+        return _as_it_is(admission)
+    return _take_shared_resources(request, fixture, admission, queue, prompt_tokens, requested_tokens)
+
+
+async def _as_it_is(admission: Admission) -> Admission:
+    """``admission``, to await: nothing taken."""
+    return admission
 
 
 async def admission(
@@ -233,20 +233,20 @@ async def admission(
 async def _take_shared_resources(
     request: Resources,
     fixture: Fixture,
-    account: Account,
-    model: ModelSpec,
-    decision: TierDecision,
+    admission: Admission,
     queue: capacity_queue.Queue | None = None,
     prompt_tokens: int | None = None,
     requested_tokens: int | None = None,
-) -> TierDecision:
-    """Quota, then an Ultrafast slot (which may downgrade the tier), then the rate windows of the tier served.
+) -> Admission:
+    """Quota, then an Ultrafast slot (which may downgrade the tier), then the rate windows of the tier served;
+    the admission as served (:func:`take_resources`).
 
     Whatever the outcome, the exchange keeps the model's ``x-ratelimit-*`` headers as of now.
     A request refused by the rate limit gives its slot back at once; an admitted one keeps it
     on the exchange until the reply ends (:func:`mockserver.api.serving.respond`).
     """
     exchange, store, now = request.exchange, request.store, request.clock.now()
+    account, model, decision = admission.account, admission.model, admission.tier
     slot = None
     try:
         if accounts.has_quota(fixture, account):  # most have none: no store call to await
@@ -293,4 +293,7 @@ async def _take_shared_resources(
             slot.release()
         raise
     exchange.capacity_slot = slot
-    return decision
+    if decision is admission.tier:  # the same object unless a downgrade made another
+        return admission
+    profile = admission.overrides.apply(fixture.profile(model, decision.tier))
+    return replace(admission, tier=decision, profile=profile)

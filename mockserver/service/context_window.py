@@ -58,7 +58,9 @@ RESPONSES_MESSAGE = "Your input exceeds the context window of this model. Please
 async def measure(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
     """Count the prompt of a parsed request ``body`` (at most one window of it), or raise the live 400
     when it does not fit ``model``'s window with the output the request asks for."""
-    counted = await count_prompt(body, dialect, limit=model.context_window)
+    counted = _chat_prompt_at_once(body) if dialect == "chat" else None
+    if counted is None:
+        counted = await count_prompt(body, dialect, limit=model.context_window)
     tools = body.get("tools") if isinstance(body, dict) else None
     if tools:
         # Every API's usage counts the tool definitions as prompt tokens: so does the window.
@@ -94,6 +96,15 @@ async def count_prompt(body: Any, dialect: Dialect, limit: int | None = None) ->
             return await prompt_count.count_messages(read, limit)
     # The Messages API, or a body refused later for its shape.
     return await prompt_count.count_messages(await ratelimits.prompt_texts_in_turns(body), limit)
+
+
+def _chat_prompt_at_once(body: Any) -> PromptCount | None:
+    """:func:`count_prompt` of a Chat prompt of a few short messages (most), counted without its steps'
+    coroutines (:func:`mockserver.engine.prompt_count.counted_at_once`); None for any other."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if isinstance(messages, list) and len(messages) <= in_turns.ITEMS_PER_TURN:
+        return prompt_count.counted_at_once(_chat_messages(messages))
+    return None
 
 
 def _chat_messages(messages: Sequence[Any]) -> list[tokens.PromptMessage]:

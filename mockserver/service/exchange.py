@@ -121,9 +121,11 @@ class Exchange:
 
     def let_go(self) -> None:
         """Call what :attr:`releases` holds, once."""
-        releases, self.releases = self.releases, []
-        for release in releases:
-            release()
+        releases = self.releases
+        if releases:  # most requests hold nothing: no new list for them
+            self.releases = []
+            for release in releases:
+                release()
 
     async def capacity_released(self) -> None:
         """Give back the Ultrafast slot, if any, and wait until the store has it."""

@@ -102,25 +102,32 @@ def anthropic_headers(
     def hook(exchange: Exchange) -> AddedHeaders | Awaitable[AddedHeaders]:
         if exchange.api != ANTHROPIC:
             return ()
+        if exchange.rate_limit_headers is not None:  # known since admission: answered without a coroutine
+            return _anthropic(exchange, exchange.rate_limit_headers, wall_clock())
         return anthropic_hook(exchange)
 
     async def anthropic_hook(exchange: Exchange) -> AddedHeaders:
-        headers = {"request-id": exchange.request_id}
-        if exchange.account is not None:
-            headers["anthropic-organization-id"] = exchange.account.organization
         limits = await _rate_limit_headers(store, clock.now(), fixture(), exchange)
-        if not limits:  # the shared store is unreachable: this reply goes without them
-            return headers
-        wall = wall_clock()
-        for kind, families in (("requests", ("requests",)), ("tokens", ("tokens", "input-tokens", "output-tokens"))):
-            reset = _rfc3339(wall + _go_seconds(limits[f"x-ratelimit-reset-{kind}"]))
-            for family in families:
-                headers[f"anthropic-ratelimit-{family}-limit"] = limits[f"x-ratelimit-limit-{kind}"]
-                headers[f"anthropic-ratelimit-{family}-remaining"] = limits[f"x-ratelimit-remaining-{kind}"]
-                headers[f"anthropic-ratelimit-{family}-reset"] = reset
-        return headers
+        return _anthropic(exchange, limits, wall_clock())
 
     return hook
+
+
+def _anthropic(exchange: Exchange, limits: dict[str, str], wall: float) -> dict[str, str]:
+    """Anthropic's headers of a reply whose ``x-ratelimit-*`` headers are ``limits`` (none when the shared
+    store is unreachable), the wall clock reading ``wall``."""
+    headers = {"request-id": exchange.request_id}
+    if exchange.account is not None:
+        headers["anthropic-organization-id"] = exchange.account.organization
+    if not limits:  # the shared store is unreachable: this reply goes without them
+        return headers
+    for kind, families in (("requests", ("requests",)), ("tokens", ("tokens", "input-tokens", "output-tokens"))):
+        reset = _rfc3339(wall + _go_seconds(limits[f"x-ratelimit-reset-{kind}"]))
+        for family in families:
+            headers[f"anthropic-ratelimit-{family}-limit"] = limits[f"x-ratelimit-limit-{kind}"]
+            headers[f"anthropic-ratelimit-{family}-remaining"] = limits[f"x-ratelimit-remaining-{kind}"]
+            headers[f"anthropic-ratelimit-{family}-reset"] = reset
+    return headers
 
 
 def _go_seconds(duration: str) -> float:

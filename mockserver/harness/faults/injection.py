@@ -119,6 +119,13 @@ def parse_header(raw: str) -> FaultSpec:
         ) from None
 
 
+def may_fault(state: Any, exchange: Exchange) -> bool:
+    """Whether :func:`fault_for` could choose a fault for this request: it asks for one, or the fixture has
+    fault rules or a probability. Most requests draw none, and are served without its coroutine."""
+    config = state.fixture.faults
+    return FAULT_HEADER in exchange.headers or bool(config.rules) or config.probability > 0
+
+
 async def fault_for(state: Any, request: Request, exchange: Exchange) -> Chosen | None:
     """The fault for this request, if any. ``state`` is the :class:`~mockserver.server_state.ServerState`."""
     headers = exchange.headers  # decoded once per request, unlike request.headers

@@ -54,7 +54,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -204,29 +203,29 @@ class Metrics:
         if exchange.path == METRICS_PATH:
             return
         tier = exchange.tier or NO_TIER
-        _count(self._requests_of(exchange.route or OTHER_ROUTE, exchange.status, tier))
+        self._requests_of(exchange.route or OTHER_ROUTE, exchange.status, tier).inc()
         fault = exchange.fault
         if isinstance(fault, str):
             self.faults.labels(fault_kind(fault)).inc()
         prefill_ms = exchange.prefill_ms
         if prefill_ms is not None:
-            _observe(self._of(self.prefill, tier), prefill_ms / 1000)
+            self._of(self.prefill, tier).observe(prefill_ms / 1000)
         outcome = exchange.queue_outcome
         if isinstance(outcome, str):
             self.queued.labels(outcome).inc()
             self.queue_wait.labels(outcome).observe((exchange.queued_ms or 0.0) / 1000)
         first = exchange.first_token_at
         if exchange.stream and isinstance(first, float):
-            _observe(self._of(self.ttft, tier), max(0.0, first - exchange.started_at))
+            self._of(self.ttft, tier).observe(max(0.0, first - exchange.started_at))
         usage = exchange.usage
         if not exchange.completed or usage is None or exchange.account is None or exchange.model is None:
             return
-        _count(self._of(self.completed, tier))
-        _count(self._of(self.input_tokens, tier), usage.input_tokens)
-        _count(self._of(self.output_tokens, tier), usage.output_tokens)
+        self._of(self.completed, tier).inc()
+        self._of(self.input_tokens, tier).inc(usage.input_tokens)
+        self._of(self.output_tokens, tier).inc(usage.output_tokens)
         last = exchange.last_token_at
         if exchange.stream and isinstance(first, float) and isinstance(last, float) and last > first:
-            _observe(self._of(self.rate, tier), max(0, usage.output_tokens - 1) / (last - first))
+            self._of(self.rate, tier).observe(max(0, usage.output_tokens - 1) / (last - first))
 
     def _of(self, metric: Series, tier: str) -> Series:
         """``metric.labels(tier)``, looked up once per metric and tier (as :meth:`_requests_of` does, for the
@@ -297,25 +296,6 @@ def shared_directory() -> Iterator[str]:
 def forget_process(pid: int, directory: str) -> None:
     """A worker exited: its live gauges stop counting (its counters and histograms stay)."""
     multiprocess.mark_process_dead(pid, directory)  # type: ignore[no-untyped-call]
-
-
-def _count(series: Counter, amount: float = 1) -> None:
-    """``series.inc(amount)`` for a labelled series and an amount never negative, as every request's are,
-    without prometheus-client's checks of both on every call."""
-    series._value.inc(amount)
-
-
-def _observe(series: Histogram, amount: float) -> None:
-    """``series.observe(amount)`` for a labelled series, its bucket found by bisection rather than by
-    trying each bound in turn (a NaN, which falls in no bucket, is left to prometheus-client)."""
-    if amount != amount:
-        series.observe(amount)
-        return
-    series._sum.inc(amount)
-    bounds = series._upper_bounds
-    index = bisect_left(bounds, amount)  # the first bound the amount is at most, as observe() finds it
-    if index < len(bounds):
-        series._buckets[index].inc(1)
 
 
 def fault_kind(described: str) -> str:

@@ -20,7 +20,7 @@ import orjson
 
 from mockserver.config.fixture import DEFAULT_ZH_TOKENS_PER_CHARACTER
 from mockserver.engine import tokens
-from mockserver.engine.lengths import AnswerKind, StatedUnit, cue_text, kind_of, size_of
+from mockserver.engine.lengths import AnswerKind, StatedUnit, cue_text, kind_and_size
 
 if TYPE_CHECKING:
     from faker import Faker
@@ -382,13 +382,25 @@ def cues_of(
     """The cues of a conversation: the latest user text decides language, kind and stated size
     (the other texts when there is no user text)."""
     # Each of the three reads the latest text that is not blank, and nothing else.
-    decisive = next((text for text in reversed(user_texts or all_texts) if text.strip()), "")
+    decisive = _latest_said(user_texts or all_texts)
     if len(decisive) <= _REMEMBERED_CUES_CHARS:
         language, kind, size = _remembered_cues(decisive)
     else:
         language, kind, size = _cues_of_text(decisive)
     said = decisive if user_texts else ""
-    return Cues(language, kind, tuple(all_texts), size, said, tuple(filter(None, system)), tuple(results))
+    return Cues(
+        language, kind, tuple(all_texts), size, said, tuple(filter(None, system)) if system else (), tuple(results)
+    )
+
+
+def _latest_said(texts: Sequence[str]) -> str:
+    """The latest of ``texts`` that is not blank (all whitespace), or ``""``. A loop rather than a
+    generator, on every request's path."""
+    for index in range(len(texts) - 1, -1, -1):
+        text = texts[index]
+        if text and not text.isspace():  # what text.strip() finds non-empty, without a copy
+            return text
+    return ""
 
 
 # The cues of prompts up to this long are remembered: a test run sends the same prompts again and
@@ -401,8 +413,9 @@ def _cues_of_text(text: str) -> tuple[str, AnswerKind, tuple[int, StatedUnit] | 
     """The language, kind and stated size of one text that is not blank (or of none: ``""``)."""
     if not text:
         return "en", "default", None
-    cued = cue_text(text)
-    return ("zh" if tokens.is_chinese(text) else "en"), kind_of(cued), size_of(cued)
+    kind, size = kind_and_size(cue_text(text))
+    # A text of ASCII characters alone has no Chinese in it: it is not searched for any.
+    return ("en" if text.isascii() or not tokens.is_chinese(text) else "zh"), kind, size
 
 
 _remembered_cues = lru_cache(maxsize=_REMEMBERED_CUES)(_cues_of_text)

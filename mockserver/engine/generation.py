@@ -230,12 +230,18 @@ def _word_draw(language: str, rng: random.Random, total: int) -> Iterator[Spelle
     """``total`` of Faker's words for ``language``, drawn from ``rng`` in blocks: the same words
     as one ``words(nb=total)`` call with Faker seeded alike (for ``total`` > 1), since
     ``random.choices`` takes one ``random()`` per word and only indexes the population. Each
-    comes already split into o200k tokens (:func:`_spelled_words`)."""
+    comes already split into o200k tokens (:func:`_spelled_words`). The blocks are chained in C:
+    a word is read without resuming a generator."""
+    return itertools.chain.from_iterable(_word_blocks(language, rng, total))
+
+
+def _word_blocks(language: str, rng: random.Random, total: int) -> Iterator[list[Spelled]]:
+    """:func:`_word_draw`'s blocks, each drawn when the one before is used up."""
     population, weights = _spelled_words(language)
     block, drawn = _FIRST_WORDS, 0
     while drawn < total:
         count = min(block, total - drawn)
-        yield from rng.choices(population, cum_weights=weights, k=count)
+        yield rng.choices(population, cum_weights=weights, k=count)
         drawn += count
         block = _MORE_WORDS
 

@@ -109,6 +109,12 @@ class ChatPlan:
     completion_tokens: int = field(init=False)  # the text and the reasoning of every choice
 
     def __post_init__(self) -> None:
+        if len(self.choices) == 1:  # the usual plan: its one choice's counts, without lists
+            only = self.choices[0]
+            self.reasoning_steps = self.reasoning_tokens = only.reasoning_tokens
+            self.text_steps = len(only.text)
+            self.completion_tokens = self.text_steps + self.reasoning_tokens
+            return
         reasoning = [c.reasoning_tokens for c in self.choices]
         text = [len(c.text) for c in self.choices]
         self.reasoning_steps, self.text_steps = max(reasoning, default=0), max(text, default=0)
@@ -174,7 +180,8 @@ def plan_chat_completion(
     planned = plan(facts)
     latest = facts.cues.latest
     # web_search_options: the answer cites the pages a search found (the fixture's, else made up).
-    pages = web_search_pages(body.web_search_options, fixture.hosted_tools, latest)
+    options = body.web_search_options
+    pages = () if options is None else web_search_pages(options, fixture.hosted_tools, latest)
     choices = _choices(state, planned.choices, pages, legacy=legacy)  # their call ids drawn before the plan's id
     return ChatPlan(
         id=state.ids.chat_completion(),
@@ -190,7 +197,9 @@ def plan_chat_completion(
         schedule=planned.schedule,
         cache=admission.cache,
         obfuscate=obfuscation.wanted(body.stream_options),
-        moderation=moderation_of(body.moderation, fixture.moderation.rules, latest, planned.said.text, listed=True),
+        moderation=None
+        if body.moderation is None
+        else moderation_of(body.moderation, fixture.moderation.rules, latest, planned.said.text, listed=True),
     )
 
 
@@ -209,8 +218,9 @@ def chat_facts(
     fixture = state.fixture
     checks.check_request(body)
     limit = body.output_limit
-    for param in ("max_completion_tokens", "max_tokens"):
-        output_limits.check_limit(admission, param, getattr(body, param))
+    if limit is not None:  # each limit set is checked (neither, in most requests)
+        for param in ("max_completion_tokens", "max_tokens"):
+            output_limits.check_limit(admission, param, getattr(body, param))
     planned_reasoning = reasoning_tokens_for(fixture, admission, body.reasoning_effort)
     output_limits.check_choices(
         fixture,
@@ -221,8 +231,8 @@ def chat_facts(
         limit_param="max_tokens" if body.max_completion_tokens is None and body.max_tokens else "max_completion_tokens",
     )
     messages = body.messages
-    texts = [text for _, text in items]
-    tools = legacy_functions(body.functions) if legacy else function_tools(body.tools)
+    texts = tuple([text for _, text in items])  # a tuple, as the cues keep it: not copied again
+    tools = legacy_functions(body.functions) if legacy else function_tools(body.tools) if body.tools else []
     tool_choice = legacy_choice(body.function_call) if legacy else body.tool_choice
     structured.check_tool_choice(tools, tool_choice)
     fmt = response_format(body.response_format, texts)
@@ -259,11 +269,15 @@ def _choices(
     """Each choice as the planner said it: its text or tool calls, why it finished, what it cites."""
     choices = []
     for index, choice in enumerate(said):
-        called = "function_call" if legacy else "tool_calls"
-        finish = "length" if choice.incomplete else ("stop" if choice.tool is None else called)
-        calls = tuple(
-            ChatCall(call.tool.name, f"call_{state.ids.token(24)}", start, end) for call, start, end in choice.calls()
-        )
+        if choice.reply.calls:
+            called = "function_call" if legacy else "tool_calls"
+            finish = "length" if choice.incomplete else called
+            calls = tuple(
+                ChatCall(call.tool.name, f"call_{state.ids.token(24)}", start, end)
+                for call, start, end in choice.calls()
+            )
+        else:  # text (most replies): no calls to look for
+            finish, calls = ("length" if choice.incomplete else "stop"), ()
         cited = _cited(choice.text.text, pages) if pages and not calls else ()
         choices.append(ChatChoice(index, choice.text, finish, choice.reasoning, calls, legacy, cited))
     return tuple(choices)
@@ -522,7 +536,7 @@ def legacy_choice(function_call: str | dict[str, Any] | None) -> str | dict[str,
     return function_call
 
 
-def response_format(fmt: dict[str, Any] | None, texts: list[str]) -> dict[str, Any]:
+def response_format(fmt: dict[str, Any] | None, texts: Sequence[str]) -> dict[str, Any]:
     """Chat's ``response_format``, flattened to the Responses ``text.format`` layout."""
     if fmt is None:
         return {"type": "text"}

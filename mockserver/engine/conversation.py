@@ -221,7 +221,12 @@ def _string(value: Any) -> str:
 
 def answered(items: Sequence[ConversationItem]) -> bool:
     """Whether a tool result follows the last user message."""
-    return any(kind in TOOL_RESULT_KINDS for kind, _ in _after_last_user(items))
+    for kind, _ in _after_last_user(items):  # a loop rather than any(): no generator, on every request's path
+        if kind in TOOL_RESULT_KINDS:
+            break
+    else:
+        return False
+    return True
 
 
 def tool_results(items: Sequence[ConversationItem]) -> list[str]:

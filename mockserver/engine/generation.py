@@ -304,29 +304,46 @@ def _english_sentences(words: Iterator[Spelled], length: int, shape: random.Rand
     made = 0
     while made < length:
         sentence_length = shape.randint(6, 14)
-        written = 0
-        out: list[str] = []
         room = length - made  # tokens this sentence may still take
-        for within, starting, first in words:
-            # Capitalized to start a sentence; the very first word of the reply has no space.
-            pieces = within if written else (starting if made or out else first)
-            if len(pieces) > room:
-                continue
-            out += pieces
-            room -= len(pieces)
-            written += 1
-            if written == sentence_length or not room:
+        # Its first word capitalized; the very first word of the reply has no space before it.
+        capital = 1 if made else 2
+        for spelled in words:
+            first = spelled[capital]
+            if len(first) <= room:
                 break
         else:  # every word was too long for the last tokens
-            fillers = [f for f in _FILLERS if len(tokens.word_pieces(f)) == 1]
-            while made + len(out) < length:
-                out.append(fillers[(made + len(out)) % len(fillers)])
-            yield out
+            yield _filled([], made, length)
             return
+        out = list(first)
+        room -= len(out)
+        if room:  # then words within it (a loop of its own: the per-word path of every reply)
+            written = 1
+            for spelled in words:
+                pieces = spelled[0]
+                count = len(pieces)
+                if count > room:
+                    continue
+                out += pieces
+                room -= count
+                written += 1
+                if written == sentence_length or not room:
+                    break
+            else:
+                yield _filled(out, made, length)
+                return
         if made + len(out) < length:
             out.append(".")
         made += len(out)
         yield out
+
+
+def _filled(out: list[str], made: int, length: int) -> list[str]:
+    """The last sentence ``out`` (after ``made`` tokens) filled up to ``length`` tokens with one-token
+    words, when every word left was too long for them."""
+    fillers = [f for f in _FILLERS if len(tokens.word_pieces(f)) == 1]
+    while made + len(out) < length:
+        out.append(fillers[(made + len(out)) % len(fillers)])
+    return out
 
 
 def _chinese(words: list[str], length: int, shape: random.Random, ratio: float) -> list[str]:

@@ -415,8 +415,9 @@ class _Frames:
         bytes after the text and the next event's end (``closings``, from :func:`_closings`)."""
         dumps, count, at = orjson.dumps, len(self.ends), self.at % len(self.ends)
         self.at += len(pieces)
-        if at + len(pieces) <= len(closings):  # the run's closings in one slice (the usual run)
-            return [before + dumps(piece) + end for piece, end in zip(pieces, closings[at:], strict=False)]
+        end = at + len(pieces)
+        if end <= len(closings):  # the run's closings in one slice (the usual run)
+            return [before + dumps(piece) + closing for piece, closing in zip(pieces, closings[at:end], strict=True)]
         return [before + dumps(piece) + closings[(at + j) % count] for j, piece in enumerate(pieces)]
 
 

@@ -303,7 +303,7 @@ def _english_sentences(words: Iterator[Spelled], length: int, shape: random.Rand
     """:func:`_english`, a sentence at a time, made as they are read."""
     made = 0
     while made < length:
-        sentence_length = shape.randint(6, 14)
+        sentence_length = shape.randrange(6, 15)  # randint(6, 14), one call less: the same draw
         room = length - made  # tokens this sentence may still take
         # Its first word capitalized; the very first word of the reply has no space before it.
         capital = 1 if made else 2

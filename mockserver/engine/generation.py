@@ -222,7 +222,10 @@ def _english_blocks(language: str, seed: int, length: int) -> Iterator[list[str]
     yield from _english_sentences(words_drawn, length, random.Random(seed))
 
 
-_FIRST_WORDS = 16  # words drawn for a reply's first sentences: enough for its first tokens
+# Words drawn for a reply's first sentences, all its first token needs: that token makes the first
+# _MAKE_AHEAD tokens, which take 34 words (at most 42 in 2,000 seeds). More would be drawn on the first
+# token's path for nothing yet: 150 streams starting together each wait for the others' first tokens.
+_FIRST_WORDS = 48
 _MORE_WORDS = 128  # words drawn each time after that
 
 

@@ -221,7 +221,12 @@ def _string(value: Any) -> str:
 
 def answered(items: Sequence[ConversationItem]) -> bool:
     """Whether a tool result follows the last user message."""
-    return any(kind in TOOL_RESULT_KINDS for kind, _ in _after_last_user(items))
+    for kind, _ in _after_last_user(items):  # a loop rather than any(): no generator, on every request's path
+        if kind in TOOL_RESULT_KINDS:
+            break
+    else:
+        return False
+    return True
 
 
 def tool_results(items: Sequence[ConversationItem]) -> list[str]:
@@ -234,7 +239,8 @@ def _after_last_user(items: Sequence[ConversationItem]) -> Sequence[Conversation
     for from the end. A user message of images or files alone does not count: frameworks send a tool's
     returned image or document so, right after its result, and the live model reads it as that result."""
     for index in range(len(items) - 1, -1, -1):
-        if items[index][0] == "user" and items[index][1].strip():
+        kind, text = items[index]
+        if kind == "user" and text and not text.isspace():  # what text.strip() finds non-empty, without a copy
             return items[index + 1 :]
     return items
 

@@ -20,7 +20,7 @@ import orjson
 
 from mockserver.config.fixture import DEFAULT_ZH_TOKENS_PER_CHARACTER
 from mockserver.engine import tokens
-from mockserver.engine.lengths import AnswerKind, StatedUnit, cue_text, kind_of, size_of
+from mockserver.engine.lengths import AnswerKind, StatedUnit, cue_text, kind_and_size
 
 if TYPE_CHECKING:
     from faker import Faker
@@ -222,7 +222,10 @@ def _english_blocks(language: str, seed: int, length: int) -> Iterator[list[str]
     yield from _english_sentences(words_drawn, length, random.Random(seed))
 
 
-_FIRST_WORDS = 16  # words drawn for a reply's first sentences: enough for its first tokens
+# Words drawn for a reply's first sentences, all its first token needs: that token makes the first
+# _MAKE_AHEAD tokens, which take 34 words (at most 42 in 2,000 seeds). More would be drawn on the first
+# token's path for nothing yet: 150 streams starting together each wait for the others' first tokens.
+_FIRST_WORDS = 48
 _MORE_WORDS = 128  # words drawn each time after that
 
 
@@ -230,12 +233,18 @@ def _word_draw(language: str, rng: random.Random, total: int) -> Iterator[Spelle
     """``total`` of Faker's words for ``language``, drawn from ``rng`` in blocks: the same words
     as one ``words(nb=total)`` call with Faker seeded alike (for ``total`` > 1), since
     ``random.choices`` takes one ``random()`` per word and only indexes the population. Each
-    comes already split into o200k tokens (:func:`_spelled_words`)."""
+    comes already split into o200k tokens (:func:`_spelled_words`). The blocks are chained in C:
+    a word is read without resuming a generator."""
+    return itertools.chain.from_iterable(_word_blocks(language, rng, total))
+
+
+def _word_blocks(language: str, rng: random.Random, total: int) -> Iterator[list[Spelled]]:
+    """:func:`_word_draw`'s blocks, each drawn when the one before is used up."""
     population, weights = _spelled_words(language)
     block, drawn = _FIRST_WORDS, 0
     while drawn < total:
         count = min(block, total - drawn)
-        yield from rng.choices(population, cum_weights=weights, k=count)
+        yield rng.choices(population, cum_weights=weights, k=count)
         drawn += count
         block = _MORE_WORDS
 
@@ -297,30 +306,47 @@ def _english_sentences(words: Iterator[Spelled], length: int, shape: random.Rand
     """:func:`_english`, a sentence at a time, made as they are read."""
     made = 0
     while made < length:
-        sentence_length = shape.randint(6, 14)
-        written = 0
-        out: list[str] = []
+        sentence_length = shape.randrange(6, 15)  # randint(6, 14), one call less: the same draw
         room = length - made  # tokens this sentence may still take
-        for within, starting, first in words:
-            # Capitalized to start a sentence; the very first word of the reply has no space.
-            pieces = within if written else (starting if made or out else first)
-            if len(pieces) > room:
-                continue
-            out += pieces
-            room -= len(pieces)
-            written += 1
-            if written == sentence_length or not room:
+        # Its first word capitalized; the very first word of the reply has no space before it.
+        capital = 1 if made else 2
+        for spelled in words:
+            first = spelled[capital]
+            if len(first) <= room:
                 break
         else:  # every word was too long for the last tokens
-            fillers = [f for f in _FILLERS if len(tokens.word_pieces(f)) == 1]
-            while made + len(out) < length:
-                out.append(fillers[(made + len(out)) % len(fillers)])
-            yield out
+            yield _filled([], made, length)
             return
+        out = list(first)
+        room -= len(out)
+        if room:  # then words within it (a loop of its own: the per-word path of every reply)
+            written = 1
+            for spelled in words:
+                pieces = spelled[0]
+                count = len(pieces)
+                if count > room:
+                    continue
+                out += pieces
+                room -= count
+                written += 1
+                if written == sentence_length or not room:
+                    break
+            else:
+                yield _filled(out, made, length)
+                return
         if made + len(out) < length:
             out.append(".")
         made += len(out)
         yield out
+
+
+def _filled(out: list[str], made: int, length: int) -> list[str]:
+    """The last sentence ``out`` (after ``made`` tokens) filled up to ``length`` tokens with one-token
+    words, when every word left was too long for them."""
+    fillers = [f for f in _FILLERS if len(tokens.word_pieces(f)) == 1]
+    while made + len(out) < length:
+        out.append(fillers[(made + len(out)) % len(fillers)])
+    return out
 
 
 def _chinese(words: list[str], length: int, shape: random.Random, ratio: float) -> list[str]:
@@ -382,13 +408,25 @@ def cues_of(
     """The cues of a conversation: the latest user text decides language, kind and stated size
     (the other texts when there is no user text)."""
     # Each of the three reads the latest text that is not blank, and nothing else.
-    decisive = next((text for text in reversed(user_texts or all_texts) if text.strip()), "")
+    decisive = _latest_said(user_texts or all_texts)
     if len(decisive) <= _REMEMBERED_CUES_CHARS:
         language, kind, size = _remembered_cues(decisive)
     else:
         language, kind, size = _cues_of_text(decisive)
     said = decisive if user_texts else ""
-    return Cues(language, kind, tuple(all_texts), size, said, tuple(filter(None, system)), tuple(results))
+    return Cues(
+        language, kind, tuple(all_texts), size, said, tuple(filter(None, system)) if system else (), tuple(results)
+    )
+
+
+def _latest_said(texts: Sequence[str]) -> str:
+    """The latest of ``texts`` that is not blank (all whitespace), or ``""``. A loop rather than a
+    generator, on every request's path."""
+    for index in range(len(texts) - 1, -1, -1):
+        text = texts[index]
+        if text and not text.isspace():  # what text.strip() finds non-empty, without a copy
+            return text
+    return ""
 
 
 # The cues of prompts up to this long are remembered: a test run sends the same prompts again and
@@ -401,8 +439,9 @@ def _cues_of_text(text: str) -> tuple[str, AnswerKind, tuple[int, StatedUnit] | 
     """The language, kind and stated size of one text that is not blank (or of none: ``""``)."""
     if not text:
         return "en", "default", None
-    cued = cue_text(text)
-    return ("zh" if tokens.is_chinese(text) else "en"), kind_of(cued), size_of(cued)
+    kind, size = kind_and_size(cue_text(text))
+    # A text of ASCII characters alone has no Chinese in it: it is not searched for any.
+    return ("en" if text.isascii() or not tokens.is_chinese(text) else "zh"), kind, size
 
 
 _remembered_cues = lru_cache(maxsize=_REMEMBERED_CUES)(_cues_of_text)

@@ -72,13 +72,53 @@ def cue_text(text: str) -> str:
 _LENGTH_SALT = 0x5EED
 
 
+# Words that every phrase of a pattern contains, in a text of ASCII characters alone (most prompts),
+# where ignoring case is plain ASCII case folding: a text with none of them in it, lower-cased, is
+# passed over without the search, which tries every position of the text (a few microseconds on
+# every request; a few ``in`` tests cost a fraction of that). tests/engine/test_lengths.py checks
+# that the kinds and sizes found are the same as the patterns alone find.
+_SHORT_WORDS = ("word", "line", "only", "short", "yes", "brief", "concise", "sentence", "tl;dr", "tldr", "just")
+_LONG_WORDS = (
+    "stor", "essay", "elaborate", "article", "length", "report", "chapter", "comprehensive", "novel", "tale",
+    "thorough", "blog", "long", "detail", "depth", "word", "paragraph", "page",
+)  # fmt: skip
+_STATED_WORDS = ("word", "token")
+
+
+def _mentions(folded: str | None, words: tuple[str, ...]) -> bool:
+    """Whether a pattern whose phrases each contain one of ``words`` may match the text: ``folded`` is
+    the text lower-cased when it is ASCII, None otherwise (then the pattern decides)."""
+    if folded is not None:
+        for word in words:  # a loop rather than any(): no generator made, on every request's path
+            if word in folded:
+                break
+        else:
+            return False
+    return True
+
+
+def _folded(cued: str) -> str | None:
+    """``cued`` lower-cased if it is ASCII alone (see :func:`_mentions`), else None."""
+    return cued.lower() if cued.isascii() else None
+
+
 def kind_of(cued: str) -> AnswerKind:
     """The kind of answer one text asks for, given its :func:`cue_text`."""
-    if _SHORT.search(cued):
+    return _kind(cued, _folded(cued))
+
+
+def _kind(cued: str, folded: str | None) -> AnswerKind:
+    if _mentions(folded, _SHORT_WORDS) and _SHORT.search(cued):
         return "short"
-    if _LONG.search(cued):
+    if _mentions(folded, _LONG_WORDS) and _LONG.search(cued):
         return "long"
     return "default"
+
+
+def kind_and_size(cued: str) -> tuple[AnswerKind, tuple[int, StatedUnit] | None]:
+    """:func:`kind_of` and :func:`size_of` of one text, given its :func:`cue_text`, folded once."""
+    folded = _folded(cued)
+    return _kind(cued, folded), _size(cued, folded)
 
 
 def natural_length(seed: int, minimum: int, maximum: int) -> int:
@@ -102,6 +142,12 @@ _STATED = deferred_re(
 
 def size_of(cued: str) -> tuple[int, StatedUnit] | None:
     """The size one text asks for, given its :func:`cue_text`, or None."""
+    return _size(cued, _folded(cued))
+
+
+def _size(cued: str, folded: str | None) -> tuple[int, StatedUnit] | None:
+    if not _mentions(folded, _STATED_WORDS):
+        return None
     match = _STATED.search(cued)
     if match is None:
         return None

@@ -193,7 +193,8 @@ class Jitter(Sequence[float]):
     def __getitem__(self, k: slice) -> Sequence[float]: ...
     def __getitem__(self, k: int | slice) -> float | Sequence[float]:
         if isinstance(k, slice):
-            return [self[i] for i in range(*k.indices(self._count))]
+            lo, hi, step = k.indices(self._count)
+            return self.span(lo, hi) if step == 1 else [self[i] for i in range(lo, hi, step)]
         if not 0 <= k < self._count:
             raise IndexError(k)
         if k == 0:  # always 0 (see _draw): the first token's deadline draws nothing
@@ -202,6 +203,21 @@ class Jitter(Sequence[float]):
         if block != self._block:
             self._draw(block)
         return self._values[at]
+
+    def span(self, lo: int, hi: int) -> list[float]:
+        """The offsets of tokens ``lo`` to ``hi`` (exclusive), as ``self[k]`` gives them one by one,
+        copied a block at a time: a stream's run of deadlines reads them so (:meth:`Pacer.runs`)."""
+        out: list[float] = []
+        hi = min(hi, self._count)
+        while lo < hi:
+            block, at = divmod(lo, self.BLOCK)
+            if block != self._block:
+                self._draw(block)
+            values = self._values
+            end = min(len(values), at + hi - lo)
+            out += values[at:end]
+            lo += end - at
+        return out
 
     def _draw(self, block: int) -> None:
         draw, spread = random.Random(self._seed + block).random, self._spread
@@ -274,7 +290,11 @@ class Pacer:
             if not offsets:
                 yield lo, hi, [start + k * interval for k in last]  # what chunks() gives, less a + 0.0
             elif hi - 1 < len(offsets):
-                yield lo, hi, [start + k * interval + offsets[k] for k in last]
+                spread = offsets[lo:hi]  # in one slice: a Jitter copies it a block at a time
+                if per_chunk == 1:
+                    yield lo, hi, [start + k * interval + offset for k, offset in zip(last, spread, strict=True)]
+                else:
+                    yield lo, hi, [start + k * interval + spread[k - lo] for k in last]
             else:
                 yield lo, hi, [start + k * interval + (offsets[k] if k < len(offsets) else 0.0) for k in last]
             lo, chunks, then = hi, then, RUN_CHUNKS

@@ -124,9 +124,16 @@ def plan(facts: Facts) -> Plan:
     has_answer = answered(facts.conversation)
     output_format = facts.output_format or _TEXT
     called = _called(facts, has_answer)
-    choices = tuple(_said(facts, index, script, has_answer, output_format, called) for index in range(facts.choices))
-    # Choices advance side by side: the longest reasoning, then the longest text.
-    total = max([c.reasoning for c in choices]) + max([len(c.text) for c in choices])
+    if facts.choices == 1:  # the usual request: one choice, without a generator and lists for it
+        only = _said(facts, 0, script, has_answer, output_format, called)
+        choices: tuple[Said, ...] = (only,)
+        total = only.reasoning + len(only.text)
+    else:
+        choices = tuple(
+            _said(facts, index, script, has_answer, output_format, called) for index in range(facts.choices)
+        )
+        # Choices advance side by side: the longest reasoning, then the longest text.
+        total = max([c.reasoning for c in choices]) + max([len(c.text) for c in choices])
     language = facts.cues.language
     profile = admission.profile
     schedule = Schedule.build(
@@ -190,6 +197,8 @@ def _said(
     text, stop_sequence = reply.text, None
     if reply.tool is None and any(facts.stop):
         text, stop_sequence = cut_at_stop(text, facts.stop)
+    if facts.output_limit is None:  # nothing is cut (most requests): what cut_output would find
+        return Said(reply, text, facts.reasoning, False, stop_sequence)
     cut = cut_output(facts.reasoning, len(text), facts.output_limit)
     visible = 0 if facts.whole_calls and reply.tool is not None and cut.incomplete else cut.visible
     return Said(reply, text.cut(visible), cut.reasoning, cut.incomplete, stop_sequence)

@@ -185,6 +185,40 @@ def test_the_grouped_cue_patterns_match_the_same_texts_as_the_phrases(pieces: li
     assert (stated and (stated.span(), stated.groups())) == (written and (written.span(), written.groups())), text
 
 
+def _kind_by_the_patterns(text: str) -> str:
+    return "short" if lengths._SHORT.search(text) else "long" if lengths._LONG.search(text) else "default"
+
+
+def _size_by_the_pattern(text: str) -> tuple[int, str] | None:
+    match = lengths._STATED.search(text)
+    if match is None or int(match.group(1).replace(",", "")) == 0:
+        return None
+    unit = "words" if match["words"] else "tokens" if match["tokens"] else "zh_characters"
+    return int(match.group(1).replace(",", "")), unit
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_PIECES), st.sampled_from(_BETWEEN)), max_size=12))
+def test_the_words_looked_for_first_pass_over_no_text_the_patterns_match(pieces: list[tuple[str, str]]) -> None:
+    """kind_of and size_of search a text of ASCII characters only if it holds one of the words every
+    phrase has: they find what the patterns alone find, in any case."""
+    text = "".join(piece + between for piece, between in pieces)
+    for variant in (text, text.upper(), text.title(), text.swapcase()):
+        assert lengths.kind_of(variant) == _kind_by_the_patterns(variant), variant
+        assert lengths.size_of(variant) == _size_by_the_pattern(variant), variant
+        assert lengths.kind_and_size(variant) == (lengths.kind_of(variant), lengths.size_of(variant)), variant
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Be Brief", "ONE-LINER", "TL;DR", "tldr", "Only The Answer", "JUST THE NUMBER", "In Depth", "Blog Posts",
+     "elaborate", "Comprehensive", "FAIRYTALE", "Thoroughly", "Lengthy", "10 PAGES", "3 Paragraphs", "50 TOKENS",
+     "At Length", "Yes/No", "Concisely", "keep it SHORT", "a Single-Word", "in 1 line", "Novellas", "Chapters"],
+)  # fmt: skip
+def test_every_phrase_is_found_in_any_case(text: str) -> None:
+    assert lengths.kind_of(text) == _kind_by_the_patterns(text) != "default" or lengths.size_of(text) is not None
+
+
 @pytest.mark.parametrize("text", ["Keep it short.", "TL;DR please", "one-liner", "in a single line", "be concise"])
 def test_every_short_phrase_is_still_a_short_cue(text: str) -> None:
     assert _kind([text]) == "short" and _SHORT_PHRASES.search(text) is not None

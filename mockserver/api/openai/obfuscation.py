@@ -30,9 +30,3 @@ def pads() -> Iterator[str]:
     """The pads of one stream, event after event."""
     while True:
         yield from PADS
-
-
-def members() -> Iterator[bytes]:
-    """The pads of one stream as JSON members, event after event."""
-    while True:
-        yield from MEMBERS

@@ -25,7 +25,8 @@ def check_history(messages: Sequence[ChatMessage]) -> None:
     pending: list[str] = []  # calls of the last assistant message that have no result yet
     caller: int | None = None  # index of that assistant message, while its results may follow
     for index, message in enumerate(messages):
-        if message.role == "tool":
+        role = message.role
+        if role == "tool":
             if caller is None:
                 raise errors.tool_message_without_tool_calls(index)
             if message.tool_call_id is None:
@@ -37,8 +38,9 @@ def check_history(messages: Sequence[ChatMessage]) -> None:
             continue
         if pending and caller is not None:
             raise errors.tool_calls_unanswered(caller, pending)
-        calls = (message.tool_calls or []) if message.role == "assistant" else []
-        caller = index if calls else None
-        pending = [call.id for call in calls]
+        if role == "assistant" and message.tool_calls:
+            caller, pending = index, [call.id for call in message.tool_calls]
+        elif caller is not None:  # a message of no calls: no list made for it (most messages)
+            caller, pending = None, []
     if pending and caller is not None:
         raise errors.tool_calls_unanswered(caller, pending)

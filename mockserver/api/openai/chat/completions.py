@@ -24,7 +24,7 @@ from mockserver.config.fixture import Fixture
 from mockserver.config.hosted_tools import SearchResult
 from mockserver.engine import conversation, generation, structured, tokens
 from mockserver.engine.generation import Text
-from mockserver.engine.pacing import Pacer, Schedule
+from mockserver.engine.pacing import RUN_CHUNKS, Pacer, Schedule
 from mockserver.engine.streaming import DONE, Item, Run, data_event
 from mockserver.engine.structured import FunctionSpec
 from mockserver.errors.validation import describe
@@ -109,6 +109,12 @@ class ChatPlan:
     completion_tokens: int = field(init=False)  # the text and the reasoning of every choice
 
     def __post_init__(self) -> None:
+        if len(self.choices) == 1:  # the usual plan: its one choice's counts, without lists
+            only = self.choices[0]
+            self.reasoning_steps = self.reasoning_tokens = only.reasoning_tokens
+            self.text_steps = len(only.text)
+            self.completion_tokens = self.text_steps + self.reasoning_tokens
+            return
         reasoning = [c.reasoning_tokens for c in self.choices]
         text = [len(c.text) for c in self.choices]
         self.reasoning_steps, self.text_steps = max(reasoning, default=0), max(text, default=0)
@@ -174,7 +180,8 @@ def plan_chat_completion(
     planned = plan(facts)
     latest = facts.cues.latest
     # web_search_options: the answer cites the pages a search found (the fixture's, else made up).
-    pages = web_search_pages(body.web_search_options, fixture.hosted_tools, latest)
+    options = body.web_search_options
+    pages = () if options is None else web_search_pages(options, fixture.hosted_tools, latest)
     choices = _choices(state, planned.choices, pages, legacy=legacy)  # their call ids drawn before the plan's id
     return ChatPlan(
         id=state.ids.chat_completion(),
@@ -190,7 +197,9 @@ def plan_chat_completion(
         schedule=planned.schedule,
         cache=admission.cache,
         obfuscate=obfuscation.wanted(body.stream_options),
-        moderation=moderation_of(body.moderation, fixture.moderation.rules, latest, planned.said.text, listed=True),
+        moderation=None
+        if body.moderation is None
+        else moderation_of(body.moderation, fixture.moderation.rules, latest, planned.said.text, listed=True),
     )
 
 
@@ -209,8 +218,9 @@ def chat_facts(
     fixture = state.fixture
     checks.check_request(body)
     limit = body.output_limit
-    for param in ("max_completion_tokens", "max_tokens"):
-        output_limits.check_limit(admission, param, getattr(body, param))
+    if limit is not None:  # each limit set is checked (neither, in most requests)
+        for param in ("max_completion_tokens", "max_tokens"):
+            output_limits.check_limit(admission, param, getattr(body, param))
     planned_reasoning = reasoning_tokens_for(fixture, admission, body.reasoning_effort)
     output_limits.check_choices(
         fixture,
@@ -221,8 +231,8 @@ def chat_facts(
         limit_param="max_tokens" if body.max_completion_tokens is None and body.max_tokens else "max_completion_tokens",
     )
     messages = body.messages
-    texts = [text for _, text in items]
-    tools = legacy_functions(body.functions) if legacy else function_tools(body.tools)
+    texts = tuple([text for _, text in items])  # a tuple, as the cues keep it: not copied again
+    tools = legacy_functions(body.functions) if legacy else function_tools(body.tools) if body.tools else []
     tool_choice = legacy_choice(body.function_call) if legacy else body.tool_choice
     structured.check_tool_choice(tools, tool_choice)
     fmt = response_format(body.response_format, texts)
@@ -259,11 +269,15 @@ def _choices(
     """Each choice as the planner said it: its text or tool calls, why it finished, what it cites."""
     choices = []
     for index, choice in enumerate(said):
-        called = "function_call" if legacy else "tool_calls"
-        finish = "length" if choice.incomplete else ("stop" if choice.tool is None else called)
-        calls = tuple(
-            ChatCall(call.tool.name, f"call_{state.ids.token(24)}", start, end) for call, start, end in choice.calls()
-        )
+        if choice.reply.calls:
+            called = "function_call" if legacy else "tool_calls"
+            finish = "length" if choice.incomplete else called
+            calls = tuple(
+                ChatCall(call.tool.name, f"call_{state.ids.token(24)}", start, end)
+                for call, start, end in choice.calls()
+            )
+        else:  # text (most replies): no calls to look for
+            finish, calls = ("length" if choice.incomplete else "stop"), ()
         cited = _cited(choice.text.text, pages) if pages and not calls else ()
         choices.append(ChatChoice(index, choice.text, finish, choice.reasoning, calls, legacy, cited))
     return tuple(choices)
@@ -328,10 +342,12 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     # stream for the garbage collector's passes to walk).
     content_frames: dict[int, tuple[bytes, bytes]] = {}
     for c in plan.choices:
-        content_frames[c.index] = _frame_around(head + orjson.dumps([choice(c.index, {"content": _SLOT})]))
+        around, after = _content_around(c.index)
+        content_frames[c.index] = head + around, after
     if len(plan.choices) == 1 and not plan.choices[0].calls:
         # The usual reply, one choice of text: the same frames as below, without the per-choice loop.
         (before, after), text, dumps = content_frames[plan.choices[0].index], plan.choices[0].text, orjson.dumps
+        closings = _closings(after, plan.include_usage, plan.obfuscate)
         stop = first + plan.text_steps
         # The first chunk on its own (what the first-token metrics look for), the rest in runs
         # when the schedule is fixed; chunk by chunk otherwise (a fault can move it, or time scale 0).
@@ -349,7 +365,7 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
             if "" in pieces:  # tokens that are only part of a character send nothing
                 dues = [due for due, piece in zip(dues, pieces, strict=True) if piece]
                 pieces = [piece for piece in pieces if piece]
-            yield Run(dues, _run_frames(pieces, before, after, tail))
+            yield Run(dues, frames.run(pieces, before, closings))
     else:
         yield from _choice_deltas(plan, pacer, first, per_chunk, content_frames, chunk, choice, tail)
     # A cited answer's annotations come in a delta of their own, after its text.
@@ -369,31 +385,60 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
     yield DONE
 
 
-def _run_frames(pieces: Sequence[str], before: bytes, after: bytes, tail: Callable[[], bytes]) -> list[bytes]:
-    """The frames of a run of text deltas, each piece between the bytes around it."""
-    dumps = orjson.dumps
-    return [before + dumps(piece) + after + tail() for piece in pieces]
-
-
 class _Frames:
     """The bytes every chunk of one stream shares: the envelope before its choices, maybe
     ``"usage":null`` and the ``obfuscation`` pad after them (orjson's output of the whole object,
     spliced). One slotted object rather than closures: a stream keeps it for its whole life, and the
-    closures and their cells were some ten objects per open stream for the collector's passes."""
+    closures and their cells were some ten objects per open stream for the collector's passes.
 
-    __slots__ = ("head", "pads", "usage_null")
+    The pads go round :data:`~mockserver.api.openai.obfuscation.MEMBERS` event after event: ``at``
+    counts the events framed, and each event's end (``"usage":null``, its pad, the closing brace) is
+    one of :func:`_ends`, made once per process."""
+
+    __slots__ = ("at", "ends", "head")
 
     def __init__(self, envelope: dict[str, Any], plan: ChatPlan) -> None:
         self.head = b"data: " + orjson.dumps(envelope)[:-1] + b',"choices":'
-        self.usage_null = b',"usage":null' if plan.include_usage else b""
-        self.pads = obfuscation.members() if plan.obfuscate else None
+        self.ends = _ends(plan.include_usage, plan.obfuscate)
+        self.at = 0
 
     def tail(self) -> bytes:
-        pads = self.pads
-        return self.usage_null + next(pads) + b"}\n\n" if pads is not None else self.usage_null + b"}\n\n"
+        ends, at = self.ends, self.at
+        self.at = at + 1
+        return ends[at % len(ends)]
 
     def chunk(self, choices: list[dict[str, Any]]) -> bytes:
         return self.head + orjson.dumps(choices) + self.tail()
+
+    def run(self, pieces: Sequence[str], before: bytes, closings: tuple[bytes, ...]) -> list[bytes]:
+        """The frames of a run of text deltas, each piece between ``before`` and its closing: the
+        bytes after the text and the next event's end (``closings``, from :func:`_closings`)."""
+        dumps, count, at = orjson.dumps, len(self.ends), self.at % len(self.ends)
+        self.at += len(pieces)
+        end = at + len(pieces)
+        if end <= len(closings):  # the run's closings in one slice (the usual run)
+            return [before + dumps(piece) + closing for piece, closing in zip(pieces, closings[at:end], strict=True)]
+        return [before + dumps(piece) + closings[(at + j) % count] for j, piece in enumerate(pieces)]
+
+
+@lru_cache(maxsize=4)
+def _ends(include_usage: bool, obfuscate: bool) -> tuple[bytes, ...]:
+    """What ends a stream's events after their ``choices``, in the order its pads come round (one,
+    the same every time, without pads)."""
+    usage_null = b',"usage":null' if include_usage else b""
+    if not obfuscate:
+        return (usage_null + b"}\n\n",)
+    return tuple(usage_null + member + b"}\n\n" for member in obfuscation.MEMBERS)
+
+
+@lru_cache(maxsize=16)
+def _closings(after: bytes, include_usage: bool, obfuscate: bool) -> tuple[bytes, ...]:
+    """What follows the text of a text delta: ``after``, then each of :func:`_ends` in turn, round
+    and round for :data:`~mockserver.engine.pacing.RUN_CHUNKS` events past any of them, so that a
+    run of frames takes its closings in one slice."""
+    ends = _ends(include_usage, obfuscate)
+    rounds = -(-(RUN_CHUNKS + len(ends)) // len(ends))
+    return tuple(after + end for end in ends) * rounds
 
 
 def _choice(index: int, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
@@ -492,7 +537,7 @@ def legacy_choice(function_call: str | dict[str, Any] | None) -> str | dict[str,
     return function_call
 
 
-def response_format(fmt: dict[str, Any] | None, texts: list[str]) -> dict[str, Any]:
+def response_format(fmt: dict[str, Any] | None, texts: Sequence[str]) -> dict[str, Any]:
     """Chat's ``response_format``, flattened to the Responses ``text.format`` layout."""
     if fmt is None:
         return {"type": "text"}
@@ -530,9 +575,11 @@ def _text_opening(index: int) -> bytes:
     return orjson.dumps([{"index": index, "delta": delta, "logprobs": None, "finish_reason": None}])
 
 
-def _frame_around(event: bytes) -> tuple[bytes, bytes]:
-    """Split an encoded event at the text placeholder ``_SLOT``: the bytes before and after it."""
-    before, after = event.split(orjson.dumps(_SLOT))
+@lru_cache(maxsize=128)
+def _content_around(index: int) -> tuple[bytes, bytes]:
+    """The ``choices`` of a text delta of choice ``index``, split where its text goes: the bytes
+    before and after the text, the same for every stream, encoded once per index."""
+    before, after = orjson.dumps([_choice(index, {"content": _SLOT})]).split(orjson.dumps(_SLOT))
     return before, after
 
 

@@ -9,7 +9,6 @@ from starlette.responses import Response
 
 from mockserver.api.handler_inputs import body_schema
 from mockserver.api.openai.schemas import ChatCompletionRequest
-from mockserver.api.pipeline import serve
 
 router = APIRouter(prefix="/v1", tags=["chat"])
 
@@ -18,5 +17,6 @@ router = APIRouter(prefix="/v1", tags=["chat"])
 async def create_chat_completion(request: Request) -> Response:
     """Create a chat completion, paced at the resolved service tier's speed."""
     from mockserver.api.openai.chat.family import CHAT_COMPLETIONS
+    from mockserver.api.pipeline import serve
 
     return await serve(request, CHAT_COMPLETIONS)

@@ -13,7 +13,6 @@ from mockserver import errors
 from mockserver.api.handler_inputs import body_schema, parse_body, server_state
 from mockserver.api.middleware import request_headers
 from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
-from mockserver.api.pipeline import serve
 from mockserver.service import access
 
 router = APIRouter(prefix="/v1", tags=["responses"])
@@ -24,6 +23,7 @@ async def create_response(request: Request) -> Response:
     """Create a response, paced at the resolved service tier's speed, and store it unless ``store`` is false.
     A ``background`` response is answered at once, ``queued``; poll ``GET`` for the rest."""
     from mockserver.api.openai.responses.family import RESPONSES_FAMILY
+    from mockserver.api.pipeline import serve
 
     return await serve(request, RESPONSES_FAMILY)
 

@@ -1,6 +1,6 @@
-"""What a route handler reads: the running server's state, the reply planner's view of it, and the
-request's body, parsed and validated (with the body's schema for the OpenAPI document, built when
-the document is)."""
+"""What a route handler reads: the running server's state and the request's body, parsed and validated
+(with the body's schema for the OpenAPI document, built when the document is). The reply planner's view
+of the server is :mod:`mockserver.api.reply_sources`, which the inference families load."""
 
 from __future__ import annotations
 
@@ -18,8 +18,6 @@ from mockserver.api.asgi.request_body import body_of
 from mockserver.api.middleware import exchange_of
 from mockserver.engine import jsonbody
 from mockserver.errors import validation
-from mockserver.replies.content import Writer
-from mockserver.replies.planner import Sources
 from mockserver.server_state import ServerState
 
 Body = TypeVar("Body", bound=BaseModel)
@@ -47,37 +45,6 @@ def server_state(request: Request) -> ServerState:
     ordinary lookup has failed, about 1 µs, and a request's path asks for it several times)."""
     app: App = request.scope["app"]
     return app.mock_state
-
-
-# The planner's view of the server made last (see reply_sources): one, so nothing grows.
-_last_sources: Sources | None = None
-
-
-def reply_sources(state: ServerState) -> Sources:
-    """What the reply planner reads of the running server, as it is now.
-
-    Made again only when one of its parts is no longer the server's: a reset, a patch or a preset
-    replaces the fixture (and a patch may replace the settings, whose ``time_scale`` it reads). Every
-    request reads it, and most come while the same fixture is in force, so the last one made is kept
-    (one object, whatever the server or fixture: a process serving several servers makes it again
-    when they alternate).
-    """
-    global _last_sources
-    sources = _last_sources
-    if sources is not None:
-        writer = sources.writer
-        if (
-            writer.fixture is state.fixture
-            and writer.time_scale == state.settings.time_scale
-            and writer.generator is state.generator
-            and sources.sequences is state.script_state
-            and sources.clock is state.clock
-        ):
-            return sources
-    writer = Writer(state.fixture, state.generator, state.settings.time_scale)
-    sources = Sources(writer, state.script_state, state.clock)
-    _last_sources = sources
-    return sources
 
 
 class BodyWording(Protocol):

@@ -7,6 +7,8 @@ the metrics see it as they see a generated one; a reply that is one JSON documen
 moderations, count_tokens) is served by :func:`answer_whole` the same way. A request that matches
 none gets the fixture's ``replay_miss``: the ``no_recording`` 400, ``None`` (the route generates a reply), or, with
 ``record``, the request forwarded to ``--upstream``, recorded into the first cassette, and answered.
+A server that replays nothing never loads the cassettes (:mod:`mockserver.harness.replay.library`) or the
+recordings' plans (:mod:`mockserver.api.replayed_requests`).
 """
 
 from __future__ import annotations
@@ -21,20 +23,16 @@ from mockserver.api import admitting, serving, whole_replies
 from mockserver.api.family import Asked
 from mockserver.api.handler_inputs import server_state
 from mockserver.api.middleware import exchange_of
-from mockserver.api.serving import Reply
-from mockserver.cassettes.figures import figures
-from mockserver.cassettes.format import Record
 from mockserver.config.fixture import Account, ModelKind
 from mockserver.engine.dialects import Dialect
 from mockserver.harness.journal import TEST_ID_HEADER
-from mockserver.harness.replay import library
-from mockserver.replies.recorded import ReplayPlan, plan_replay, recorded_error
 from mockserver.replies.recorded_shapes import BodyStream
 from mockserver.server_state import ServerState
 from mockserver.service import access
-from mockserver.service.access import Admission
 
 if TYPE_CHECKING:
+    from mockserver.cassettes.format import Record
+    from mockserver.harness.replay.library import Entry
     from mockserver.recording.recorders import Recorders
 
 RECORDERS = "recorders"  # the server's :class:`Recorders`, in its resources: closed when it stops
@@ -44,61 +42,29 @@ async def answer(request: Request, asked: Asked[Any], dialect: Dialect, family: 
     """The recorded reply to the request ``asked``, or the miss's answer; ``None`` when the route should
     generate one. ``family`` is the API family's stream of a recorded body that was not streamed
     (Responses, Messages)."""
+    if not asked.state.fixture.replay:
+        return None
     found = await _recording(request, asked.state, asked.raw)
-    if not isinstance(found, library.Entry):
+    if found is None or isinstance(found, Response):
         return found
+    from mockserver.api.replayed_requests import Replayed  # the recordings' plans: only for a server that replays
+
     replayed = Replayed(asked, found.record, family)
     admission, plan = await admitting.admit(replayed, dialect, request.receive)
     return await serving.respond(request, replayed.reply(admission, plan), stream=asked.stream)
-
-
-class Replayed(Asked[ReplayPlan]):
-    """A request a recording answers: admitted as the request itself, planned from the record."""
-
-    caches_prompt = False
-
-    __slots__ = ("family", "record")
-
-    def __init__(self, asked: Asked[Any], record: Record, family: BodyStream | None) -> None:
-        super().__init__(
-            asked.state,
-            asked.exchange,
-            asked.account,
-            asked.raw,
-            model=asked.model,
-            service_tier=asked.service_tier,
-            stream=asked.stream,
-        )
-        self.record = record
-        self.family = family
-
-    def plan(self, admission: Admission) -> ReplayPlan:
-        state, raw = self.state, self.raw
-        fixture = state.fixture
-        options = raw.get("stream_options") if isinstance(raw, dict) else None
-        return plan_replay(
-            self.record,
-            admission,
-            start=admission.start_time(state.clock),
-            stream=self.stream,
-            include_usage=bool(options.get("include_usage")) if isinstance(options, dict) else False,
-            timing=fixture.replay_timing,
-            time_scale=state.settings.time_scale,
-            chat_ultrafast_tier=fixture.policies.chat_ultrafast_service_tier,
-            family=self.family,
-        )
-
-    def reply(self, admission: Admission, plan: ReplayPlan) -> Reply:
-        return Reply(plan.usage, plan.schedule, plan.events, plan.body)
 
 
 async def answer_whole(request: Request, account: Account, raw: Any, *, model: str, kind: ModelKind) -> Response | None:
     """The recorded reply of a request answered by one JSON document (embeddings, moderations), or the
     miss's answer; ``None`` when the route should generate one. It is admitted as the route admits it."""
     state = server_state(request)
+    if not state.fixture.replay:
+        return None
     found = await _recording(request, state, raw)
-    if not isinstance(found, library.Entry):
+    if found is None or isinstance(found, Response):
         return found
+    from mockserver.cassettes.figures import figures
+
     record = found.record
     document = _document(record)
     tokens = figures(record).input_tokens or 0
@@ -116,8 +82,10 @@ async def counted_tokens(request: Request, account: Account, raw: Any, *, model:
     """The recorded reply of ``count_tokens``, after the route's own model check; ``None`` when the route
     should count (no cassette, or a miss that generates or would be recorded: it is counted instead)."""
     state = server_state(request)
+    if not state.fixture.replay:
+        return None
     found = await _recording(request, state, raw, recordable=False)
-    if not isinstance(found, library.Entry):
+    if found is None or isinstance(found, Response):
         return None
     access.find_model(state.fixture, account, model, api="anthropic")
     return _document(found.record)
@@ -126,6 +94,8 @@ async def counted_tokens(request: Request, account: Account, raw: Any, *, model:
 def _document(record: Record) -> dict[str, Any]:
     """A recorded whole reply; a recorded failure raised again."""
     if record.response.status >= 400:
+        from mockserver.replies.recorded import recorded_error
+
         raise recorded_error(record)
     body = record.response.body
     return body if isinstance(body, dict) else {"text": record.response.text}
@@ -133,11 +103,12 @@ def _document(record: Record) -> dict[str, Any]:
 
 async def _recording(
     request: Request, state: ServerState, raw: Any, *, recordable: bool = True
-) -> library.Entry | Response | None:
-    """The recording that answers the request; else ``None`` (generate one), the recorded miss, or the 400."""
+) -> Entry | Response | None:
+    """The recording that answers the request (cassettes are in force: the callers ask first); else ``None``
+    (generate one), the recorded miss, or the 400."""
+    from mockserver.harness.replay import library  # the cassettes: only for a server that replays
+
     fixture = state.fixture
-    if not fixture.replay:
-        return None
     found = library.library_for(fixture)
     exchange = exchange_of(request.scope)
     key, entries = found.matches(request.method, exchange.path, raw)

@@ -29,7 +29,6 @@ from mockserver.config.fixture import Account, ModelKind
 from mockserver.engine.dialects import CHAT
 from mockserver.engine.pacing import Pacer
 from mockserver.harness.faults import injection
-from mockserver.replies.planner import whole_reply_schedule
 from mockserver.service import access, prefill
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Usage
@@ -106,6 +105,8 @@ async def encode_off_loop(document: Callable[[], dict[str, Any]], values: int) -
 
 async def respond(request: Request, admission: Admission, *, input_tokens: int, body: list[bytes]) -> Response:
     """Hold the encoded ``body`` (:func:`encode`) for its schedule, then send it; or serve the request's fault."""
+    from mockserver.replies.planner import whole_reply_schedule  # with the first reply, not at start-up
+
     state = server_state(request)
     exchange = exchange_of(request.scope)
     exchange.usage = Usage(input_tokens=input_tokens)

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mockserver.cassettes.format import Record, RecordError, decode, encode
-
-DEFAULT_MAX_CASSETTE_BYTES = 256 * 1024 * 1024  # 256 MiB: hours of agent sessions, still one git LFS object
+from mockserver.cassettes.limits import DEFAULT_MAX_CASSETTE_BYTES
 
 
 class CassetteError(ValueError):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from mockserver.cassettes import files, redaction, vcr
 from mockserver.cassettes.format import Event, Record, RecordedRequest, RecordedResponse, api_for, decode, encode
+from mockserver.cassettes.limits import DEFAULT_MAX_CASSETTE_BYTES
 
 NATIVE_SUFFIX = ".jsonl"
 CASSETTE_SUFFIXES = (NATIVE_SUFFIX, *vcr.VCR_SUFFIXES)
@@ -43,7 +44,7 @@ def expand(paths: Sequence[str]) -> list[str]:
     return list(seen)
 
 
-def load(paths: Sequence[str], *, max_bytes: int = files.DEFAULT_MAX_CASSETTE_BYTES) -> Loaded:
+def load(paths: Sequence[str], *, max_bytes: int = DEFAULT_MAX_CASSETTE_BYTES) -> Loaded:
     """Every cassette at ``paths``: native ones as :func:`files.load` reads them, VCR ones converted. In a
     folder or a glob, a file that is neither (a ``.json`` of something else) is listed as skipped."""
     loaded = Loaded()

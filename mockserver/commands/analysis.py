@@ -9,7 +9,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from mockserver.cassettes import files, sources
 from mockserver.config.fixture import load_fixture
 from mockserver.recording import calibrate as calibration
 
@@ -76,6 +75,7 @@ def add_calibrate(commands: Any) -> None:
 
 def whatif(args: argparse.Namespace) -> int:
     # Here, not at the top: they bring an HTTP client, which no other command needs.
+    from mockserver.cassettes import files, sources
     from mockserver.recording import whatif as what
     from mockserver.recording.drive import drive
     from mockserver.recording.plot import PlotUnavailable, draw
@@ -116,6 +116,8 @@ def whatif(args: argparse.Namespace) -> int:
 
 
 def calibrate(args: argparse.Namespace) -> int:
+    from mockserver.cassettes import files
+
     try:
         found = calibration.measure(files.load(args.path).records)
     except files.CassetteError as exc:

@@ -7,18 +7,21 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mockserver.cassettes import files, sources, vcr
-from mockserver.cassettes.format import Record, encode
-from mockserver.cassettes.redaction import KEY_PATTERNS, Redactor
+from mockserver.cassettes.limits import DEFAULT_MAX_CASSETTE_BYTES
 from mockserver.config.fixture import Fixture, load_fixture
 from mockserver.config.patterns import PatternError
 from mockserver.config.settings import Settings
-from mockserver.harness.replay import library
-from mockserver.harness.replay.library import REPLAY_MISSES, REPLAY_TIMINGS
-from mockserver.recording import table
+from mockserver.harness.replay import options as replay_options
+from mockserver.harness.replay.options import REPLAY_MISSES, REPLAY_TIMINGS
 from mockserver.server import startup
+
+if TYPE_CHECKING:
+    from mockserver.cassettes import files
+
+# The cassettes, the recording proxy and its HTTP client load in the commands that use them, not with the
+# command line: `serve` without --replay needs none of them.
 
 USAGE_ERROR = 2
 
@@ -79,7 +82,7 @@ def add_record(commands: Any) -> None:
     record.add_argument(
         "--max-cassette-bytes",
         type=int,
-        default=int(env("MAX_CASSETTE_BYTES", files.DEFAULT_MAX_CASSETTE_BYTES)),
+        default=int(env("MAX_CASSETTE_BYTES", DEFAULT_MAX_CASSETTE_BYTES)),
         metavar="BYTES",
         help="stop recording (and say so) once the cassette would pass this size [env MOCKSERVER_MAX_CASSETTE_BYTES]",
     )
@@ -137,8 +140,10 @@ def replay_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def replayed(fixture: Fixture, settings: Settings) -> Fixture:
     """The fixture with the replay options in force; a cassette that does not load stops start-up here.
     The VCR interactions that are not served are listed, each with the reason."""
-    fixture = library.fixture_with(fixture, settings)
+    fixture = replay_options.fixture_with(fixture, settings)
     if fixture.replay and not settings.quiet:
+        from mockserver.harness.replay import library
+
         found = library.library_for(fixture)
         for skip in found.skipped:
             print(f"mockserver: replay: skipped {skip.source}: {skip.reason}", file=sys.stderr)
@@ -191,6 +196,8 @@ def record(args: argparse.Namespace) -> int:
     import uvicorn
 
     # Here, not at the top: the recording proxy brings an HTTP client, which `serve` never needs.
+    from mockserver.cassettes import files
+    from mockserver.cassettes.redaction import Redactor
     from mockserver.recording.proxy import Recorder, create_proxy_app
     from mockserver.recording.upstream import Upstream
 
@@ -235,6 +242,9 @@ def record(args: argparse.Namespace) -> int:
 
 
 def cassette(args: argparse.Namespace) -> int:
+    from mockserver.cassettes import files, vcr
+    from mockserver.recording import table
+
     if args.cassette_command == "import":
         return _import(args.paths, args.out)
     if vcr.is_vcr_file(args.path):
@@ -258,6 +268,9 @@ def cassette(args: argparse.Namespace) -> int:
 
 def _vcr_cassette(command: str, path: str) -> int:
     """``show`` or ``check`` of a VCR cassette, read as replay reads it."""
+    from mockserver.cassettes import sources, vcr
+    from mockserver.recording import table
+
     found = vcr.read_vcr([path])
     records = sources.from_vcr(Path(path), found.interactions).records
     if command == "show":
@@ -274,6 +287,10 @@ def _vcr_cassette(command: str, path: str) -> int:
 
 def _import(paths: list[str], out: str) -> int:
     """``cassette import``: the VCR cassettes' inference interactions as one native cassette."""
+    from mockserver.cassettes import sources, vcr
+    from mockserver.cassettes.format import Record, encode
+    from mockserver.cassettes.redaction import KEY_PATTERNS, Redactor
+
     found = vcr.read_vcr(paths)
     for skip in found.skipped:
         print(f"mockserver: skipped {skip.source}: {skip.reason}", file=sys.stderr)
@@ -296,6 +313,8 @@ def _import(paths: list[str], out: str) -> int:
 
 def _load(path: str) -> files.Cassette:
     """The cassette, a warning about a torn last record printed as one line."""
+    from mockserver.cassettes import files
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", files.TornRecordWarning)
         loaded = files.load(path)

@@ -52,12 +52,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
-import re2
-
 CACHED_PATTERNS = 1024  # distinct patterns kept compiled; fixtures hold a handful, schemas a few more
-
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False  # RE2 would print every refused pattern to stderr
 
 
 CHECK_BUDGET_S = 0.1  # the longest the server waits for backtracking searches, per check and per reply
@@ -85,11 +80,22 @@ class PatternTooSlow(PatternError):
         )
 
 
+@functools.cache
+def _re2() -> tuple[Any, Any]:
+    """The RE2 module and its options, imported with the first pattern compiled (not at start-up)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every refused pattern to stderr
+    return re2, options
+
+
 @functools.lru_cache(maxsize=CACHED_PATTERNS)
 def compile_pattern(source: str) -> Any:
     """``source`` compiled by RE2 (cached), or :class:`PatternError`."""
+    re2, options = _re2()
     try:
-        return re2.compile(source, _OPTIONS)
+        return re2.compile(source, options)
     except re2.error as exc:
         detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         raise PatternError(

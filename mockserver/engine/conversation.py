@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockserver import errors
 from mockserver.engine import in_turns, tokens
-from mockserver.engine.structured import FunctionSpec, dumps
 from mockserver.errors.validation import describe
+
+if TYPE_CHECKING:
+    from mockserver.engine.structured import FunctionSpec
+
+# The structured-output engine (its FunctionSpec and JSON writer) is imported where a tool is read: the rate
+# limits and the scripts read conversations from start-up on, and the engine loads with the first tool.
 
 MESSAGE_ROLES = ["user", "assistant", "system", "developer"]
 # One conversation item as the next turn sees it: (role or item type, text).
@@ -200,6 +205,8 @@ def block_text(part: Mapping[str, Any]) -> str:
         name, arguments = part.get("name"), part.get("input")
         if not isinstance(name, str) or not isinstance(arguments, Mapping):
             return ""
+        from mockserver.engine.structured import dumps
+
         return f"{name}{dumps(arguments)}"
     if kind == "thinking":
         return _string(part.get("thinking"))
@@ -272,6 +279,8 @@ def function_spec(definition: Mapping[str, Any], where: str) -> FunctionSpec:
         raise errors.invalid_type(f"{where}.parameters", "an object", describe(parameters))
     description = definition.get("description")
     described = description if isinstance(description, str) else ""
+    from mockserver.engine.structured import FunctionSpec
+
     return FunctionSpec(name, parameters or {}, f"{where}.parameters", described)
 
 
@@ -280,6 +289,8 @@ def tool_definition_tokens(tools: Sequence[Any] | None) -> int:
     live API renders them in its own format, so this is close, not exact)."""
     if not tools:
         return 0
+    from mockserver.engine.structured import dumps
+
     definitions = dumps(list(tools))
     return _tools_tokens(definitions) if len(definitions) <= _REMEMBERED_TOOLS_CHARS else tokens.count(definitions)
 

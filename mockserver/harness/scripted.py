@@ -30,15 +30,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from mockserver import errors
 from mockserver.config import patterns
 from mockserver.config.script_rules import ScriptError, ScriptMatch, ScriptRule, ScriptStep
-from mockserver.engine import structured
-from mockserver.engine.conversation import ConversationItem, answered
-from mockserver.engine.structured import FunctionSpec
 from mockserver.errors.variants import ErrorContext, status_error
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.service.exchange import Exchange
 from mockserver.state.counters import Counters, MemoryCounters
 
 if TYPE_CHECKING:
+    from mockserver.engine.conversation import ConversationItem
+    from mockserver.engine.structured import FunctionSpec
     from mockserver.service.access import Admission
 
 MAX_PLANNING_ROUNDS = 8  # a request that loses the race for a step this often in a row gets a retryable 503
@@ -174,6 +173,10 @@ def choose(
     """
     if not rules and not strict:
         return None
+    # Here, not at the top: the server's state holds a ScriptState from start-up, and the structured-output
+    # engine loads with the first reply planned.
+    from mockserver.engine import structured
+
     memo: dict[int, int] = {}
     if exchange is not None:
         if exchange.script_steps is None:
@@ -239,6 +242,8 @@ def unscripted(facts: Facts, passed_over: Sequence[str]) -> errors.InvalidReques
 
 
 def facts_of(admission: Admission, path: str, conversation: Sequence[ConversationItem]) -> Facts:
+    from mockserver.engine.conversation import answered
+
     users = [text for kind, text in conversation if kind == "user"]
     return Facts(
         model=admission.model.id,

@@ -25,7 +25,7 @@ from mockserver.config.fixture import ConfigError, Fixture
 from mockserver.config.presets import PresetError, merge_presets
 from mockserver.config.settings import Settings
 from mockserver.harness.masking import Masker
-from mockserver.harness.replay import library
+from mockserver.harness.replay import options as replay
 
 RUNTIME_FIELDS = ("time_scale", "seed")
 FIXED_SETTINGS = (
@@ -101,7 +101,7 @@ def apply_patch(
     except ValidationError as exc:
         raise _invalid(exc) from None
     try:
-        new_fixture = library.checked(new_fixture)  # a cassette that does not load is refused here
+        new_fixture = replay.checked(new_fixture)  # a cassette that does not load is refused here
     except ConfigError as exc:
         raise errors.InvalidRequestError(str(exc), param="replay", code="invalid_value") from None
     return new_settings, new_fixture

@@ -22,12 +22,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import yaml
 
-from mockserver.cassettes.figures import figures
-from mockserver.cassettes.format import Record
 from mockserver.config.fixture import Fixture
+
+if TYPE_CHECKING:
+    from mockserver.cassettes.format import Record
 
 MIN_STREAMS = 5
 TIERS = ("default", "priority", "flex", "ultrafast")
@@ -53,6 +55,8 @@ class Measured:
 
 
 def measure(records: Sequence[Record]) -> list[Measured]:
+    from mockserver.cassettes.figures import figures  # the records' models: loaded by the command that reads them
+
     samples: dict[tuple[str, str], list[tuple[float, float, float, float]]] = defaultdict(list)
     for record in records:
         f = figures(record)

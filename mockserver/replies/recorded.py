@@ -30,7 +30,7 @@ from mockserver.cassettes import figures
 from mockserver.cassettes.format import Record
 from mockserver.engine.pacing import Pacer, Schedule
 from mockserver.engine.streaming import Item
-from mockserver.harness.replay.library import ReplayTiming
+from mockserver.harness.replay.options import ReplayTiming
 from mockserver.replies import recorded_shapes as shapes
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Usage

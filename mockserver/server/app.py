@@ -35,7 +35,7 @@ from mockserver.config.settings import Settings
 from mockserver.engine.pacing import Clock, MonotonicClock
 from mockserver.errors import validation
 from mockserver.harness.masking import mask_access_log
-from mockserver.harness.replay import library as replay
+from mockserver.harness.replay import options as replay
 from mockserver.server_state import ServerState
 from mockserver.service import ledger
 from mockserver.service.reply_headers import anthropic_headers, openai_headers

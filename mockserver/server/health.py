@@ -19,12 +19,14 @@ import argparse
 import json
 import os
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mockserver.config.environment import DEFAULT_PORT, ENV_PREFIX
+
+if TYPE_CHECKING:
+    import urllib.error
 
 DEFAULT_TIMEOUT_S = 2.0
 READY_PATH = "/ready"
@@ -72,6 +74,9 @@ def port_to_probe(port: int | None, environ: Mapping[str, str] = os.environ) -> 
 
 def probe_health(port: int, timeout: float, path: str = READY_PATH) -> int:
     """0 if ``GET path`` (readiness, else liveness) on the local port answers 200, else 1 (with one line why)."""
+    import urllib.error
+    import urllib.request  # here: every command imports this module, and only a probe sends a request
+
     url = f"http://127.0.0.1:{port}{path}"
     try:
         with urllib.request.urlopen(url, timeout=timeout) as reply:

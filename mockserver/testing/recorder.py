@@ -20,7 +20,8 @@ from types import TracebackType
 import uvicorn
 
 from mockserver.cassettes import files, matching
-from mockserver.cassettes.files import DEFAULT_MAX_CASSETTE_BYTES, CassetteWriter
+from mockserver.cassettes.files import CassetteWriter
+from mockserver.cassettes.limits import DEFAULT_MAX_CASSETTE_BYTES
 from mockserver.cassettes.redaction import Redactor
 from mockserver.harness.replay.library import Library
 from mockserver.recording.proxy import Recorder, create_proxy_app

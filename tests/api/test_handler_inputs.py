@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-from mockserver.api.handler_inputs import reply_sources, server_state
+from mockserver.api.handler_inputs import server_state
+from mockserver.api.reply_sources import reply_sources
 from mockserver.config.fixture import load_fixture
 from mockserver.config.settings import Settings
 from mockserver.engine.pacing import FakeClock

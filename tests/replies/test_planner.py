@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from mockserver.api.handler_inputs import reply_sources
+from mockserver.api.reply_sources import reply_sources
 from mockserver.config.fixture import load_fixture
 from mockserver.config.settings import Settings
 from mockserver.engine import generation

@@ -28,7 +28,7 @@ from mockserver import errors
 from mockserver.api.anthropic import cache_parts, turns
 from mockserver.api.anthropic.errors import invalid_request
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
-from mockserver.api.handler_inputs import reply_sources
+from mockserver.api.reply_sources import reply_sources
 from mockserver.config.fixture import Fixture
 from mockserver.engine import conversation, generation, prompt_count, structured, tokens
 from mockserver.engine.generation import Text

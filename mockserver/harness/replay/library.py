@@ -14,7 +14,7 @@ import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from mockserver import errors
 from mockserver.cassettes import files, matching, sources, vcr
@@ -25,10 +25,6 @@ from mockserver.config.settings import Settings
 from mockserver.harness.replay.served_models import with_recorded_models
 from mockserver.state.counters import Counters
 
-ReplayTiming = Literal["recorded", "tier", "instant"]
-ReplayMiss = Literal["error", "generate", "record"]
-REPLAY_TIMINGS: tuple[ReplayTiming, ...] = ("recorded", "tier", "instant")
-REPLAY_MISSES: tuple[ReplayMiss, ...] = ("error", "generate", "record")
 LIBRARIES_KEPT = 8  # distinct sets of cassettes kept loaded (a test suite switches between a few)
 
 

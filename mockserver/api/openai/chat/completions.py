@@ -16,10 +16,10 @@ from typing import Any
 import orjson
 
 from mockserver import errors
-from mockserver.api.handler_inputs import reply_sources
 from mockserver.api.openai import obfuscation
 from mockserver.api.openai.chat import checks
 from mockserver.api.openai.schemas import ChatCompletionRequest, ChatMessage
+from mockserver.api.reply_sources import reply_sources
 from mockserver.config.fixture import Fixture
 from mockserver.config.hosted_tools import SearchResult
 from mockserver.engine import conversation, generation, structured, tokens

@@ -3,11 +3,8 @@
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from mockserver.api import replaying, whole_replies
 from mockserver.api.handler_inputs import body_schema, parse_body, server_state
 from mockserver.api.middleware import exchange_of, request_headers
-from mockserver.api.openai.embeddings import plan as embedding_plan
-from mockserver.api.openai.embeddings import room
 from mockserver.api.openai.embeddings.schemas import EmbeddingRequest
 from mockserver.service import access
 
@@ -17,6 +14,10 @@ router = APIRouter(prefix="/v1", tags=["embeddings"])
 @router.post("/embeddings", response_model=None, openapi_extra=body_schema(EmbeddingRequest))
 async def create_embedding(request: Request) -> Response:
     """Embed text: one deterministic unit-length vector per input, closer for texts that share words."""
+    from mockserver.api import replaying, whole_replies
+    from mockserver.api.openai.embeddings import plan as embedding_plan  # with the first request, not at start-up
+    from mockserver.api.openai.embeddings import room
+
     state = server_state(request)
     exchange = exchange_of(request.scope)
     account = access.authenticate(state.fixture, request_headers(request.scope))

@@ -3,10 +3,8 @@
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from mockserver.api import replaying, whole_replies
 from mockserver.api.handler_inputs import body_schema, parse_body, server_state
 from mockserver.api.middleware import exchange_of, request_headers
-from mockserver.api.openai.moderations import plan as moderation_plan
 from mockserver.api.openai.moderations.schemas import ModerationRequest
 from mockserver.service import access
 
@@ -19,6 +17,9 @@ router = APIRouter(prefix="/v1", tags=["moderations"])
 @router.post("/moderations", response_model=None, openapi_extra=body_schema(ModerationRequest))
 async def create_moderation(request: Request) -> Response:
     """Classify text and images: flagged only where a rule of the fixture's ``moderation`` says so."""
+    from mockserver.api import replaying, whole_replies
+    from mockserver.api.openai.moderations import plan as moderation_plan  # with the first request, not at start-up
+
     state = server_state(request)
     exchange = exchange_of(request.scope)
     account = access.authenticate(state.fixture, request_headers(request.scope))

@@ -20,11 +20,11 @@ from functools import partial
 from typing import Any
 
 from mockserver import errors
-from mockserver.api.handler_inputs import reply_sources
 from mockserver.api.openai import obfuscation
 from mockserver.api.openai.responses import compaction, echo, input_items, logprobs
 from mockserver.api.openai.responses.prompt_fit import Fitted, read_context
 from mockserver.api.openai.schemas import ResponseCreateRequest
+from mockserver.api.reply_sources import reply_sources
 from mockserver.engine import generation, tokens
 from mockserver.engine.conversation import (
     ConversationItem,

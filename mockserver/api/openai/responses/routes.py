@@ -1,5 +1,9 @@
 """``POST /v1/responses``, ``POST /v1/responses/input_tokens``, and per stored response: ``GET``,
-``DELETE``, ``POST .../cancel`` and ``GET .../input_items``."""
+``DELETE``, ``POST .../cancel`` and ``GET .../input_items``.
+
+The request models are built with the routes; the family's pipeline (planning, the response's lifecycle,
+its events) loads with the first request that needs it, not at start-up.
+"""
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -8,10 +12,7 @@ from starlette.responses import Response
 from mockserver import errors
 from mockserver.api.handler_inputs import body_schema, parse_body, server_state
 from mockserver.api.middleware import request_headers
-from mockserver.api.openai.responses import input_items, input_tokens, lifecycle
-from mockserver.api.openai.responses.family import RESPONSES_FAMILY
 from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
-from mockserver.api.pipeline import serve
 from mockserver.service import access
 
 router = APIRouter(prefix="/v1", tags=["responses"])
@@ -21,6 +22,9 @@ router = APIRouter(prefix="/v1", tags=["responses"])
 async def create_response(request: Request) -> Response:
     """Create a response, paced at the resolved service tier's speed, and store it unless ``store`` is false.
     A ``background`` response is answered at once, ``queued``; poll ``GET`` for the rest."""
+    from mockserver.api.openai.responses.family import RESPONSES_FAMILY
+    from mockserver.api.pipeline import serve
+
     return await serve(request, RESPONSES_FAMILY)
 
 
@@ -28,6 +32,8 @@ async def create_response(request: Request) -> Response:
 @router.post("/responses/input_tokens", response_model=None, openapi_extra=body_schema(InputTokenCountRequest))
 async def count_input_tokens(request: Request) -> Response:
     """The input tokens a response to this request would be billed, without creating it."""
+    from mockserver.api.openai.responses import input_tokens, lifecycle
+
     state = server_state(request)
     account = access.authenticate(state.fixture, request_headers(request.scope))
     body, _ = await parse_body(request, InputTokenCountRequest)
@@ -70,6 +76,8 @@ async def cancel_response(request: Request, response_id: str) -> Response:
 @router.get("/responses/{response_id}/input_items", response_model=None)
 async def list_input_items(request: Request, response_id: str) -> Response:
     """The input items of a stored response, as a cursor page (``after``, ``limit``, ``order``)."""
+    from mockserver.api.openai.responses import input_items
+
     state = server_state(request)
     account = access.authenticate(state.fixture, request_headers(request.scope))
     items = await state.responses.input_items(account.project, response_id)

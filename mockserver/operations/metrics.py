@@ -135,7 +135,7 @@ class Metrics:
     def pushes_gauges(self) -> bool:
         """Whether the gauges are told each change (:meth:`streams_changed`, :meth:`slots_changed`): with
         several workers; in one process they are read when scraped, and a change needs no call."""
-        return self._gauges_pushed
+        return self.multiprocess_dir is not None
 
     def streams_changed(self) -> None:
         """A stream opened or ended (called by the stream scheduler): with several workers, the gauge

@@ -8,7 +8,7 @@ moderations, count_tokens) is served by :func:`answer_whole` the same way. A req
 none gets the fixture's ``replay_miss``: the ``no_recording`` 400, ``None`` (the route generates a reply), or, with
 ``record``, the request forwarded to ``--upstream``, recorded into the first cassette, and answered.
 A server that replays nothing never loads the cassettes (:mod:`mockserver.harness.replay.library`) or the
-recordings' plans (:mod:`mockserver.api.replayed_requests`).
+recordings' plans (:mod:`mockserver.replies.recorded`): :class:`Replayed` loads them with the first request replayed.
 """
 
 from __future__ import annotations
@@ -23,17 +23,20 @@ from mockserver.api import admitting, serving, whole_replies
 from mockserver.api.family import Asked
 from mockserver.api.handler_inputs import server_state
 from mockserver.api.middleware import exchange_of
+from mockserver.api.serving import Reply
 from mockserver.config.fixture import Account, ModelKind
 from mockserver.engine.dialects import Dialect
 from mockserver.harness.journal import TEST_ID_HEADER
 from mockserver.replies.recorded_shapes import BodyStream
 from mockserver.server_state import ServerState
 from mockserver.service import access
+from mockserver.service.access import Admission
 
 if TYPE_CHECKING:
     from mockserver.cassettes.format import Record
     from mockserver.harness.replay.library import Entry
     from mockserver.recording.recorders import Recorders
+    from mockserver.replies.recorded import ReplayPlan
 
 RECORDERS = "recorders"  # the server's :class:`Recorders`, in its resources: closed when it stops
 
@@ -47,11 +50,51 @@ async def answer(request: Request, asked: Asked[Any], dialect: Dialect, family: 
     found = await _recording(request, asked.state, asked.raw)
     if found is None or isinstance(found, Response):
         return found
-    from mockserver.api.replayed_requests import Replayed  # the recordings' plans: only for a server that replays
-
     replayed = Replayed(asked, found.record, family)
     admission, plan = await admitting.admit(replayed, dialect, request.receive)
     return await serving.respond(request, replayed.reply(admission, plan), stream=asked.stream)
+
+
+class Replayed(Asked["ReplayPlan"]):
+    """A request a recording answers: admitted as the request itself, planned from the record."""
+
+    caches_prompt = False
+
+    __slots__ = ("family", "record")
+
+    def __init__(self, asked: Asked[Any], record: Record, family: BodyStream | None) -> None:
+        super().__init__(
+            asked.state,
+            asked.exchange,
+            asked.account,
+            asked.raw,
+            model=asked.model,
+            service_tier=asked.service_tier,
+            stream=asked.stream,
+        )
+        self.record = record
+        self.family = family
+
+    def plan(self, admission: Admission) -> ReplayPlan:
+        from mockserver.replies.recorded import plan_replay  # the recordings' plans: only for a server that replays
+
+        state, raw = self.state, self.raw
+        fixture = state.fixture
+        options = raw.get("stream_options") if isinstance(raw, dict) else None
+        return plan_replay(
+            self.record,
+            admission,
+            start=admission.start_time(state.clock),
+            stream=self.stream,
+            include_usage=bool(options.get("include_usage")) if isinstance(options, dict) else False,
+            timing=fixture.replay_timing,
+            time_scale=state.settings.time_scale,
+            chat_ultrafast_tier=fixture.policies.chat_ultrafast_service_tier,
+            family=self.family,
+        )
+
+    def reply(self, admission: Admission, plan: ReplayPlan) -> Reply:
+        return Reply(plan.usage, plan.schedule, plan.events, plan.body)
 
 
 async def answer_whole(request: Request, account: Account, raw: Any, *, model: str, kind: ModelKind) -> Response | None:

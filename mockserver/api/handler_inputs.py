@@ -112,8 +112,8 @@ async def parse_body(
     try:
         # Strict: the live API refuses "yes" for a boolean or "3" for an integer; a long list of
         # messages is validated a piece at a time (:mod:`mockserver.api.validated_body`).
-        validated = validated_body.validated_at_once(model, data)
-        if validated is None:  # a long list: validated a piece at a time
+        validated = validated_body.validated_at_once(model, data)  # nearly every body: without a coroutine
+        if validated is None:  # a long list: a piece at a time
             validated = await validated_body.validated(model, data)
         if len(raw) > LARGE_BODY_BYTES:
             keep_lists(exchange_of(request.scope), data, validated)

@@ -36,7 +36,6 @@ _REQUEST_ID_HEADER_BYTES = REQUEST_ID_HEADER.encode()
 # Answered from this process alone, even while a shared store is unreachable: the liveness probe, the
 # readiness probe (which asks the store itself) and this worker's metrics.
 LOCAL_PATHS = ("/health", "/ready", "/metrics")
-_CONTROL_START = guard.CONTROL_PREFIX.rstrip("/")  # /_mock/..., and /_mock itself
 
 
 def exchange_of(scope: Scope) -> Exchange:
@@ -198,10 +197,9 @@ async def _follow_config(state: ServerState, exchange: Exchange) -> errors.MockA
 def _refusal(exchange: Exchange, settings: Settings) -> errors.MockAPIError | None:
     """Why the request is refused before the app sees it, if it is: ``/_mock/`` without the admin
     token, or a declared body over the limit (refused before a byte of it is read)."""
-    if exchange.path.startswith(_CONTROL_START):  # the guard looks at the control plane alone
-        refused = guard.refusal(exchange.path, exchange.headers, settings.admin_token)
-        if refused is not None:
-            return refused
+    refused = guard.refusal(exchange.path, exchange.headers, settings.admin_token)
+    if refused is not None:
+        return refused
     declared = _content_length(exchange.headers)
     if declared is not None and declared > settings.max_body_bytes:
         return errors.body_too_large(settings.max_body_bytes, declared)

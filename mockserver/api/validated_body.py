@@ -57,21 +57,21 @@ def validated_at_once(model: type[Body], data: dict[str, Any]) -> Body | None:
 
 
 async def validated(model: type[Body], data: dict[str, Any]) -> Body:
-    """``data`` validated (strict) by ``model``; :class:`BodyInvalid` when it does not match."""
+    """``data`` validated (strict) by ``model``; :class:`BodyInvalid` when it does not match. A long list
+    is validated a piece at a time, with the event loop's turns between the pieces."""
+    at_once = validated_at_once(model, data)
+    if at_once is not None:
+        return at_once
     lists = _item_validators(model)
     long = {key: data[key] for key in lists if type(data.get(key)) is list and len(data[key]) > PIECE}
+    body: Body | None
     try:
-        if not long:
-            body: Body = model.__pydantic_validator__.validate_python(data, strict=True)
-            return body
         body = model.__pydantic_validator__.validate_python(
             {**data, **{key: items[:PIECE] for key, items in long.items()}}, strict=True
         )
     except ValidationError as exc:
         problems: list[dict[str, Any]] = [dict(e) for e in exc.errors()]
-        if not long:
-            raise BodyInvalid(problems) from None
-        body = None  # type: ignore[assignment]
+        body = None
     else:
         problems = []
     rests: dict[str, list[Any]] = {}
@@ -84,7 +84,7 @@ async def validated(model: type[Body], data: dict[str, Any]) -> Body:
                 rests[key] += adapter.validate_python(items[start : start + PIECE], strict=True)
             except ValidationError as exc:
                 problems += [{**e, "loc": (key, start + int(e["loc"][0]), *e["loc"][1:])} for e in exc.errors()]
-    if problems:
+    if problems or body is None:
         raise BodyInvalid(_in_field_order(model, problems))
     for key, rest in rests.items():
         name, _ = lists[key]

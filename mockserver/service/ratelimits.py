@@ -30,10 +30,9 @@ from mockserver.config.fixture import DEFAULT_RATE_LIMITS, Account, Fixture, Lim
 from mockserver.engine import in_turns, tokens
 from mockserver.engine.conversation import system_text, text_of
 from mockserver.service.per_fixture import PerFixture
-from mockserver.state.store import WINDOW_SECONDS, Allowance, Store, WindowState
+from mockserver.state.store import Allowance, Store, WindowState, as_tuple, remaining, reset_seconds
 
 SHARED_SCOPE = "shared"
-_as_tuple = tuple.__new__  # a named tuple without its own __new__, a Python function that doubles its cost
 ALL_MODELS = "*"
 
 
@@ -84,7 +83,7 @@ class Target:
 
     def tokens(self, amount: int) -> Allowance:
         """The allowance of ``amount`` tokens in the token window (built as the tuple it is: one per request)."""
-        return _as_tuple(Allowance, (self.tokens_bucket, self.limits.tpm, amount))
+        return as_tuple(Allowance, (self.tokens_bucket, self.limits.tpm, amount))
 
 
 def target_for(key: str, model_id: str, limits: Limits, overall: Target | None = None) -> Target:
@@ -180,24 +179,18 @@ async def headers(store: Store, now: float, target: Target) -> dict[str, str]:
 
 
 def _headers(requests: WindowState, token_window: WindowState) -> dict[str, str]:
-    """The six headers of two windows (every reply's: :attr:`WindowState.remaining` and
-    :attr:`WindowState.reset_seconds` worked out inline, without their properties' calls)."""
+    """The six headers of two windows (every reply's: what is left and when each is whole again, read
+    from the windows' figures without their properties' calls)."""
     requests_limit, requests_used = requests
     tokens_limit, tokens_used = token_window
     return {
         "x-ratelimit-limit-requests": str(requests_limit),
         "x-ratelimit-limit-tokens": str(tokens_limit),
-        "x-ratelimit-remaining-requests": str(_remaining(requests_limit, requests_used)),
-        "x-ratelimit-remaining-tokens": str(_remaining(tokens_limit, tokens_used)),
-        "x-ratelimit-reset-requests": errors.go_duration(requests_used * WINDOW_SECONDS / requests_limit),
-        "x-ratelimit-reset-tokens": errors.go_duration(tokens_used * WINDOW_SECONDS / tokens_limit),
+        "x-ratelimit-remaining-requests": str(remaining(requests_limit, requests_used)),
+        "x-ratelimit-remaining-tokens": str(remaining(tokens_limit, tokens_used)),
+        "x-ratelimit-reset-requests": errors.go_duration(reset_seconds(requests_limit, requests_used)),
+        "x-ratelimit-reset-tokens": errors.go_duration(reset_seconds(tokens_limit, tokens_used)),
     }
-
-
-def _remaining(limit: int, used: float) -> int:
-    """:attr:`WindowState.remaining`."""
-    left = math.floor(limit - used + 1e-9)
-    return left if left > 0 else 0
 
 
 def unused_headers(limits: Limits) -> dict[str, str]:

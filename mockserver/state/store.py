@@ -59,12 +59,23 @@ class WindowState(NamedTuple):
 
     @property
     def remaining(self) -> int:
-        return max(0, math.floor(self.limit - self.used + 1e-9))
+        return remaining(self.limit, self.used)
 
     @property
     def reset_seconds(self) -> float:
         """Time until the window is back to its initial state (everything replenished)."""
-        return self.used * WINDOW_SECONDS / self.limit
+        return reset_seconds(self.limit, self.used)
+
+
+def remaining(limit: int, used: float) -> int:
+    """What is left of a window of ``limit`` used ``used`` (:attr:`WindowState.remaining`), in whole units."""
+    left = math.floor(limit - used + 1e-9)
+    return left if left > 0 else 0
+
+
+def reset_seconds(limit: int, used: float) -> float:
+    """Seconds until a window of ``limit`` used ``used`` is whole again (:attr:`WindowState.reset_seconds`)."""
+    return used * WINDOW_SECONDS / limit
 
 
 @dataclass(frozen=True)
@@ -232,9 +243,10 @@ def _shortfall(allowances: Sequence[Allowance], index: int, used: float) -> Shor
     return Shortfall(index, math.ceil(used - 1e-9), (used + amount - limit) * WINDOW_SECONDS / limit)
 
 
-# Every admitted request makes an Admitted and two WindowStates (and two Allowances): built as the tuples
-# they are, skipping the named tuple's own ``__new__``, a Python function that about doubles their cost.
-_as_tuple = tuple.__new__
+# Every admitted request makes an Admitted and two WindowStates (and two Allowances): ``as_tuple(Cls, values)``
+# builds one as the tuple it is, skipping the named tuple's own ``__new__``, a Python function that about
+# doubles their cost.
+as_tuple = tuple.__new__
 
 
 @dataclass
@@ -287,12 +299,12 @@ class MemoryStore:
                     buckets[name] = _Bucket(float(amount), now)
                 else:
                     bucket.used, bucket.at = _level(bucket, now, limit) + amount, now
-            return _as_tuple(Admitted, (None, self._windows(now, report)))
+            return as_tuple(Admitted, (None, self._windows(now, report)))
 
     def _windows(self, now: float, report: Sequence[tuple[str, int]]) -> tuple[WindowState, ...]:
         """The windows of ``report`` as they are now; with the lock held."""
         get = self._buckets.get
-        return tuple([_as_tuple(WindowState, (limit, _level(get(name), now, limit))) for name, limit in report])
+        return tuple([as_tuple(WindowState, (limit, _level(get(name), now, limit))) for name, limit in report])
 
     async def window(self, now: float, bucket: str, limit: int) -> WindowState:
         with self._lock:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from mockserver import errors
 from mockserver.engine import in_turns, tokens
-from mockserver.errors.validation import describe
+from mockserver.engine.jsonbody import dumps
+from mockserver.errors import describe
 
 if TYPE_CHECKING:
     from mockserver.engine.structured import FunctionSpec
@@ -205,8 +206,6 @@ def block_text(part: Mapping[str, Any]) -> str:
         name, arguments = part.get("name"), part.get("input")
         if not isinstance(name, str) or not isinstance(arguments, Mapping):
             return ""
-        from mockserver.engine.structured import dumps
-
         return f"{name}{dumps(arguments)}"
     if kind == "thinking":
         return _string(part.get("thinking"))
@@ -289,8 +288,6 @@ def tool_definition_tokens(tools: Sequence[Any] | None) -> int:
     live API renders them in its own format, so this is close, not exact)."""
     if not tools:
         return 0
-    from mockserver.engine.structured import dumps
-
     definitions = dumps(list(tools))
     return _tools_tokens(definitions) if len(definitions) <= _REMEMBERED_TOOLS_CHARS else tokens.count(definitions)
 

@@ -1,4 +1,5 @@
-"""JSON request bodies with a bound on nesting, checked before anything recursive walks them.
+"""JSON bodies: read with a bound on nesting, checked before anything recursive walks them, and
+written compact as the live API writes them (:func:`dumps`).
 
 orjson parses up to 1,024 levels, but it serializes only 254, Python's own recursion
 stops near 1,000, and much of the server walks bodies recursively (seeding, masking,
@@ -15,6 +16,7 @@ gives the event loop a turn every :data:`VALUES_PER_TURN` values (``docs/limits.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -26,6 +28,14 @@ from mockserver.engine import json_in_pieces
 
 # Values the depth walk looks at between two turns of the loop (about a millisecond).
 VALUES_PER_TURN = 8192
+
+
+def dumps(value: Any) -> str:
+    """JSON text as the live API writes it: compact."""
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:  # integers past 64 bits, which a schema's bounds or enum can ask for
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def loads(raw: bytes, max_depth: int) -> Any:

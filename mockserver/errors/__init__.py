@@ -218,6 +218,23 @@ def missing_parameter(param: str) -> InvalidRequestError:
     )
 
 
+def describe(value: Any) -> str:
+    """What kind of JSON value ``value`` is, as the live API words it in an ``invalid_type`` error."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a decimal"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "null"
+
+
 def invalid_type(param: str, expected: str, got: str) -> InvalidRequestError:
     return InvalidRequestError(
         f"Invalid type for '{param}': expected {expected}, but got {got} instead.",
@@ -368,6 +385,18 @@ def invalid_json() -> InvalidRequestError:
         "your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not "
         "valid JSON. If you have trouble figuring out how to fix this, please contact us through our "
         "help center at help.openai.com.)"
+    )
+
+
+def response_not_found(response_id: str) -> NotFoundError:
+    return NotFoundError(f"Response with id '{response_id}' not found.")
+
+
+def previous_response_not_found(response_id: str) -> NotFoundError:
+    return NotFoundError(
+        f"Previous response with id '{response_id}' not found.",
+        param="previous_response_id",
+        code="previous_response_not_found",
     )
 
 

@@ -54,22 +54,6 @@ def _plain(bound: Any) -> Any:
     return int(bound) if isinstance(bound, float) and bound.is_integer() else bound
 
 
-def describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a decimal"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return "null"
-
-
 def to_api_error(problems: Sequence[dict[str, Any]]) -> errors.MockAPIError:
     if not problems:
         return errors.InvalidRequestError()
@@ -113,7 +97,7 @@ def to_api_error(problems: Sequence[dict[str, Any]]) -> errors.MockAPIError:
         )
     if kind.endswith("_type") or kind.endswith("_parsing"):
         expected = _expected_types(problems, loc)
-        return errors.invalid_type(param, expected, describe(value))
+        return errors.invalid_type(param, expected, errors.describe(value))
     message = str(first.get("msg", "Invalid value")).removeprefix("Value error, ")
     return errors.InvalidRequestError(f"Invalid value for '{param}': {message}.", param=param, code="invalid_value")
 

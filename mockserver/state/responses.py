@@ -167,19 +167,19 @@ class BaseResponseStore:
     async def get(self, project: str, response_id: str) -> dict[str, Any]:
         found = await self.find(project, response_id)
         if found is None:
-            raise response_not_found(response_id)
+            raise errors.response_not_found(response_id)
         return found.body_at(self._now())
 
     async def previous(self, project: str, response_id: str) -> StoredResponse:
         found = await self.find(project, response_id)
         if found is None:
-            raise previous_response_not_found(response_id)
+            raise errors.previous_response_not_found(response_id)
         return found
 
     async def input_items(self, project: str, response_id: str) -> tuple[dict[str, Any], ...]:
         found = await self.find(project, response_id)
         if found is None:
-            raise response_not_found(response_id)
+            raise errors.response_not_found(response_id)
         return found.input_items
 
 
@@ -256,7 +256,7 @@ class ResponseStore(BaseResponseStore):
         with self._lock:
             found = self._items.get(response_id)
             if found is None or found.project != project:
-                raise response_not_found(response_id)
+                raise errors.response_not_found(response_id)
             if not found.background:
                 raise errors.cannot_cancel_synchronous()
             if not found.cancelled and now < found.ready_at:
@@ -267,7 +267,7 @@ class ResponseStore(BaseResponseStore):
         with self._lock:
             found = self._items.get(response_id)
             if found is None or found.project != project:
-                raise response_not_found(response_id)
+                raise errors.response_not_found(response_id)
             self._forget(response_id)
         return {"id": response_id, "object": "response", "deleted": True}
 
@@ -285,15 +285,3 @@ class ResponseStore(BaseResponseStore):
 
     def __len__(self) -> int:
         return len(self._items)
-
-
-def response_not_found(response_id: str) -> errors.NotFoundError:
-    return errors.NotFoundError(f"Response with id '{response_id}' not found.")
-
-
-def previous_response_not_found(response_id: str) -> errors.NotFoundError:
-    return errors.NotFoundError(
-        f"Previous response with id '{response_id}' not found.",
-        param="previous_response_id",
-        code="previous_response_not_found",
-    )

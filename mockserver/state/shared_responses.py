@@ -39,7 +39,6 @@ from mockserver.state.responses import (
     BaseResponseStore,
     StoredResponse,
     from_record,
-    response_not_found,
     stored_record,
 )
 
@@ -195,7 +194,7 @@ class RedisResponseStore(BaseResponseStore):
             reply = await self._cancel(keys=[self._key(response_id)], args=[project, round(self._wall() * 1000)])
         outcome = int(reply[0])
         if outcome == 0:
-            raise response_not_found(response_id)
+            raise errors.response_not_found(response_id)
         if outcome == 1:
             raise errors.cannot_cancel_synchronous()
         fields = reply[1:]
@@ -211,7 +210,7 @@ class RedisResponseStore(BaseResponseStore):
                 keys=[self._index, self._key(response_id), self._sizes, self._bytes], args=[project]
             )
         if not deleted:
-            raise response_not_found(response_id)
+            raise errors.response_not_found(response_id)
         return {"id": response_id, "object": "response", "deleted": True}
 
     async def reset(self) -> None:

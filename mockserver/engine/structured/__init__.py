@@ -22,17 +22,15 @@ answers and ```json code blocks.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from mockserver import errors
 from mockserver.config.patterns import PatternTooSlow, within_budget
+from mockserver.engine.jsonbody import dumps as dumps
 from mockserver.engine.structured.arguments import Prompt as Prompt
 from mockserver.engine.structured.arguments import prompted_arguments
 from mockserver.engine.structured.build import Builder
@@ -103,14 +101,6 @@ def json_object(rng: random.Random) -> dict[str, Any]:
         "confidence": round(rng.random(), 2),
         "tags": [rng.choice(WORDS).lower() for _ in range(rng.randint(1, 3))],
     }
-
-
-def dumps(value: Any) -> str:
-    """JSON text as the live API writes it: compact."""
-    try:
-        return orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:  # integers past 64 bits, which a schema's bounds or enum can ask for
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 # -- Tools --------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import orjson
 
 from mockserver.config import patterns as regexes
 from mockserver.engine.structured.merge import merge
-from mockserver.errors.validation import describe
+from mockserver.errors import describe
 
 # Past this depth of the generated value, optional content is left out and arrays keep to minItems.
 MAX_DEPTH = 6

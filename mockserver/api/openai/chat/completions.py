@@ -27,7 +27,7 @@ from mockserver.engine.generation import Text
 from mockserver.engine.pacing import RUN_CHUNKS, Pacer, Schedule
 from mockserver.engine.streaming import DONE, Item, Run, data_event
 from mockserver.engine.structured import FunctionSpec
-from mockserver.errors.validation import describe
+from mockserver.errors import describe
 from mockserver.replies.hosted_tools import citations_for, web_search_pages
 from mockserver.replies.inline_moderation import moderation_of
 from mockserver.replies.planner import Facts, Said, plan

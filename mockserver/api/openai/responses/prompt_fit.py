@@ -35,7 +35,7 @@ from mockserver.engine.conversation import (
     tool_definition_tokens,
 )
 from mockserver.service import context_window
-from mockserver.state.responses import StoredResponse, previous_response_not_found
+from mockserver.state.responses import StoredResponse
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def _after_history(
     history: tuple[ConversationItem, ...] = ()
     if previous_response_id is not None:
         if previous is None:
-            raise previous_response_not_found(previous_response_id)
+            raise errors.previous_response_not_found(previous_response_id)
         history = previous.conversation
     return [*history, *items]
 

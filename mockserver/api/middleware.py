@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockserver import errors
 from mockserver.api import guard
-from mockserver.api.asgi import arrival, large_bodies
+from mockserver.api.asgi import arrival, large_bodies, transport
 from mockserver.config.settings import Settings
 from mockserver.engine.dialects import Dialect
 from mockserver.server_state import ServerState
@@ -117,7 +117,7 @@ class _RequestIO:
     collector's passes to walk.
     """
 
-    __slots__ = ("_receive", "_send", "exchange", "limit", "received", "scope", "started", "state")
+    __slots__ = ("_receive", "_send", "_write_head", "exchange", "limit", "received", "scope", "started", "state")
 
     def __init__(self, exchange: Exchange, state: ServerState, scope: Scope, receive: Receive, send: Send) -> None:
         self.exchange = exchange
@@ -125,6 +125,8 @@ class _RequestIO:
         self.scope = scope
         self._receive = receive
         self._send = send
+        # The head written straight on the server's transport, when this send is the server's own.
+        self._write_head = transport.head_writer(scope, send)
         self.received = bytearray()
         self.limit = state.settings.max_body_bytes
         self.started = False  # the head has gone out
@@ -156,6 +158,8 @@ class _RequestIO:
             waiting = self.state.hooks.add_headers(exchange, raw)
             if waiting is not None:
                 await waiting
+            if self._write_head is not None and self._write_head(exchange.status, raw):
+                return
             message = {**message, "headers": raw}
         elif message["type"] == "http.response.body" and not message.get("more_body", False):
             # Record before the client can see the end of the reply, so a test that asserts

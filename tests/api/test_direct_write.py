@@ -156,11 +156,17 @@ def test_a_head_uvicorn_reads_or_refuses_goes_through_send(headers: list[tuple[b
     assert cycle.transport.written == [] and not cycle.response_started  # type: ignore[attr-defined]
 
 
-def test_a_head_goes_through_send_while_an_access_log_is_written() -> None:
-    logging.getLogger("test.access.on").setLevel(logging.INFO)
-    cycle = _cycle()
-    cycle.access_logger = logging.getLogger("test.access.on")
-    writer = transport._direct_writer(cycle.send)
-    assert writer is not None and not writer.write_head(200, list(_SSE))
-    cycle.response_started = True
-    assert not writer.write_head(200, list(_SSE))
+def test_a_head_written_directly_is_logged_as_uvicorn_logs_it(caplog: pytest.LogCaptureFixture) -> None:
+    sent, direct = _cycle(), _cycle()
+    for cycle in (sent, direct):
+        cycle.access_logger = logging.getLogger("test.access.on")
+        cycle.scope.update(client=("127.0.0.1", 5000), query_string=b"a=1")  # type: ignore[typeddict-item]
+    with caplog.at_level(logging.INFO, logger="test.access.on"):
+        asyncio.run(sent.send({"type": "http.response.start", "status": 200, "headers": list(_SSE)}))
+        writer = transport._direct_writer(direct.send)
+        assert writer is not None and writer.write_head(200, list(_SSE))
+    first, second = caplog.records
+    assert (first.msg, first.args) == (second.msg, second.args)
+    assert second.getMessage() == '127.0.0.1:5000 - "POST /v1/chat/completions?a=1 HTTP/1.1" 200'
+    assert direct.transport.written == sent.transport.written  # type: ignore[attr-defined]
+    assert not writer.write_head(200, list(_SSE))  # the head is out: nothing more is written

@@ -23,9 +23,9 @@ garbage collector frees. Taken off, they are freed as soon as uvicorn lets go of
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from starlette.types import Scope, Send
@@ -102,8 +102,10 @@ _CYCLE_FIELDS = (
     "response_complete",
     "disconnected",
 )
-# Of each class of cycle met: the status lines its module writes (``STATUS_LINE``), None if unusable.
-_USABLE_CYCLES: dict[type, dict[int, bytes] | None] = {}
+# What it reads of the cycle's module: the status lines uvicorn writes, and what its access log line reads.
+_MODULE_FIELDS = ("STATUS_LINE", "get_client_addr", "get_path_with_query_string")
+# Of each class of cycle met: its module, or None if the cycle is not one the writer knows.
+_USABLE_CYCLES: dict[type, ModuleType | None] = {}
 
 
 def direct_body_writer(send: Send) -> Callable[[bytes], bool] | None:
@@ -128,18 +130,18 @@ def _direct_writer(send: Send) -> DirectWriter | None:
     if cycle is None:
         return None
     kind = type(cycle)
-    if (
-        kind not in _USABLE_CYCLES
-    ):  # checked on the first request of each class of cycle (uvicorn sets these in __init__)
-        status_lines = getattr(sys.modules.get(kind.__module__), "STATUS_LINE", None)
-        usable = kind.__module__ == "uvicorn.protocols.http.httptools_impl" and all(
-            hasattr(cycle, name) for name in _CYCLE_FIELDS
+    if kind not in _USABLE_CYCLES:  # checked on the first request of each class of cycle
+        module = sys.modules.get(kind.__module__)
+        usable = (
+            kind.__module__ == "uvicorn.protocols.http.httptools_impl"
+            and all(hasattr(cycle, name) for name in _CYCLE_FIELDS)  # uvicorn sets them in __init__
+            and all(hasattr(module, name) for name in _MODULE_FIELDS)
         )
-        _USABLE_CYCLES[kind] = status_lines if usable and isinstance(status_lines, dict) else None
-    status_lines = _USABLE_CYCLES[kind]
-    if status_lines is None:
+        _USABLE_CYCLES[kind] = module if usable else None
+    module = _USABLE_CYCLES[kind]
+    if module is None:
         return None
-    return DirectWriter(cycle, status_lines)
+    return DirectWriter(cycle, module)
 
 
 class DirectWriter:
@@ -151,13 +153,13 @@ class DirectWriter:
     closure's cells (and their tuple) were more objects per open stream for the garbage collector's
     passes to walk."""
 
-    __slots__ = ("cycle", "flow", "status_lines", "transport")
+    __slots__ = ("cycle", "flow", "transport", "uvicorn")
 
-    def __init__(self, cycle: Any, status_lines: dict[int, bytes]) -> None:
+    def __init__(self, cycle: Any, uvicorn: ModuleType) -> None:
         self.cycle = cycle
         self.transport = cycle.transport
         self.flow = cycle.flow
-        self.status_lines = status_lines  # uvicorn's: b"HTTP/1.1 200 OK\r\n" for 200
+        self.uvicorn = uvicorn  # the cycle's module: its status lines and what its access log line reads
 
     def write(self, body: bytes) -> bool:
         cycle = self.cycle
@@ -174,29 +176,34 @@ class DirectWriter:
 
     def write_head(self, status: int, headers: list[tuple[bytes, bytes]]) -> bool:
         """Write the status line and headers of a response, after uvicorn's own (``date``, ``server``),
-        and note on the cycle that the response started, exactly as uvicorn's ``send`` does for an
+        note on the cycle that the response started and log it, exactly as uvicorn's ``send`` does for an
         ``http.response.start`` message; True if it did. False, having done nothing, when ``send`` must
-        be used instead: the head already sent, the client gone or not reading, an access log to
-        write, or headers that are not plain (see :func:`_plain_head`), which uvicorn checks and reads.
+        be used instead: the head already sent, the client gone or not reading, or headers that are not
+        plain (see :func:`_plain_head`), which uvicorn checks and reads.
 
         Why: uvicorn's ``send`` checks each header with two regular expressions, lowers its name and
         compares it with three others, for the 17 headers of every reply; this checks them all at once.
         """
         cycle = self.cycle
-        if (
-            cycle.response_started
-            or cycle.disconnected
-            or self.flow.write_paused
-            or cycle.chunked_encoding is not None
-            or (cycle.access_log and cycle.access_logger.isEnabledFor(logging.INFO))
-        ):
+        if cycle.response_started or cycle.disconnected or self.flow.write_paused or cycle.chunked_encoding is not None:
             return False
-        status_line = self.status_lines.get(status)
+        uvicorn = self.uvicorn
+        status_line = uvicorn.STATUS_LINE.get(status)
         lines = [*cycle.default_headers, *headers]
         if status_line is None or not _plain_head(lines):
             return False
         cycle.response_started = True
         cycle.waiting_for_100_continue = False
+        if cycle.access_log:
+            scope = cycle.scope
+            cycle.access_logger.info(
+                '%s - "%s %s HTTP/%s" %d',
+                uvicorn.get_client_addr(scope),
+                scope["method"],
+                uvicorn.get_path_with_query_string(scope),
+                scope["http_version"],
+                status,
+            )
         tail = b"\r\n" if cycle.keep_alive else b"\r\nconnection: close\r\n"
         if cycle.scope["method"] != "HEAD" and status not in (204, 304):
             # Neither content-length nor transfer-encoding given (_plain_head): uvicorn chunks the body.

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from logging import INFO
 from types import ModuleType
 from typing import Any
 
@@ -194,7 +195,7 @@ class DirectWriter:
             return False
         cycle.response_started = True
         cycle.waiting_for_100_continue = False
-        if cycle.access_log:
+        if cycle.access_log and cycle.access_logger.isEnabledFor(INFO):  # else Logger.info would do nothing
             scope = cycle.scope
             cycle.access_logger.info(
                 '%s - "%s %s HTTP/%s" %d',

@@ -109,8 +109,10 @@ class _RequestIO:
 
     ``receive`` keeps the raw body on the exchange as the app reads it (so the journal shows what a
     request refused before parsing sent), refusing a body over the limit as it arrives. ``send``
-    notes the status, adds the request id and the observers' headers to the head, and closes the
-    exchange before the end of the reply goes out.
+    notes the status, adds the request id and the observers' headers to the head (written straight
+    on the server's transport when this ``send`` is the server's own: see
+    :func:`mockserver.api.asgi.transport.head_writer`), and closes the exchange before the end of the
+    reply goes out.
 
     One object with two methods rather than two closures: a streamed reply keeps them for its whole
     life, and the closures' cells were some ten more objects per open stream for the garbage

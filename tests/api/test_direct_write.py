@@ -67,6 +67,13 @@ def test_streamed_events_take_the_direct_write(writes: dict[str, int]) -> None:
     assert (writes["heads"], writes["head_fallback"]) == (1, 0), "the head fell back to send"
 
 
+def test_a_whole_reply_s_head_takes_the_direct_write(writes: dict[str, int]) -> None:
+    with MockServer(time_scale=0, seed=1) as server, sdk(server) as client:
+        reply = client.chat.completions.create(model="gpt-5.6-sol", messages=MESSAGES, max_completion_tokens=5)
+    assert reply.choices[0].message.content
+    assert (writes["heads"], writes["head_fallback"]) == (1, 0), "the head of a reply with a length fell back to send"
+
+
 def test_a_served_request_leaves_no_cycle_for_the_garbage_collector() -> None:
     """What the connection setup puts on the scope refers to uvicorn's request cycle, which refers to
     the scope: taken off once the app returns, the cycle, its transport and socket are freed at once."""
@@ -123,16 +130,22 @@ _SSE = [
 ]
 
 
+_JSON = [(b"content-length", b"17"), (b"content-type", b"application/json"), (b"x-request-id", b"req_1")]
+
+
+@pytest.mark.parametrize("headers", [_SSE, _JSON], ids=["streamed", "with a length"])
 @pytest.mark.parametrize(
     ("method", "keep_alive", "status"),
     [("POST", True, 200), ("POST", False, 429), ("HEAD", True, 200), ("POST", True, 204)],
 )
-def test_a_head_written_directly_is_what_uvicorn_writes(method: str, keep_alive: bool, status: int) -> None:
+def test_a_head_written_directly_is_what_uvicorn_writes(
+    method: str, keep_alive: bool, status: int, headers: list[tuple[bytes, bytes]]
+) -> None:
     logging.getLogger("test.access.off").setLevel(logging.WARNING)
     sent, direct = _cycle(method, keep_alive), _cycle(method, keep_alive)
-    asyncio.run(sent.send({"type": "http.response.start", "status": status, "headers": list(_SSE)}))
+    asyncio.run(sent.send({"type": "http.response.start", "status": status, "headers": list(headers)}))
     writer = transport._direct_writer(direct.send)
-    assert writer is not None and writer.write_head(status, list(_SSE))
+    assert writer is not None and writer.write_head(status, list(headers))
     assert direct.transport.written == sent.transport.written  # type: ignore[attr-defined]
     assert [getattr(direct, name) for name in _STATE] == [getattr(sent, name) for name in _STATE]
 
@@ -141,7 +154,9 @@ def test_a_head_written_directly_is_what_uvicorn_writes(method: str, keep_alive:
     "headers",
     [
         [(b"Content-Type", b"text/plain")],  # uvicorn lowers the name
-        [(b"content-length", b"2")],  # uvicorn frames the body by it
+        [(b"content-length", b"2"), (b"content-length", b"3")],  # uvicorn frames the body by the first
+        [(b"content-length", b"+2")],  # uvicorn's int() reads it
+        [(b"content-length", b"2"), (b"transfer-encoding", b"chunked")],
         [(b"connection", b"close")],
         [(b"transfer-encoding", b"chunked")],
         [(b"x-bad", b"a\r\nb")],  # uvicorn refuses it

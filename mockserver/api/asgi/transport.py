@@ -98,6 +98,7 @@ _CYCLE_FIELDS = (
     "access_log",
     "access_logger",
     "chunked_encoding",
+    "expected_content_length",
     "waiting_for_100_continue",
     "response_started",
     "response_complete",
@@ -177,10 +178,10 @@ class DirectWriter:
 
     def write_head(self, status: int, headers: list[tuple[bytes, bytes]]) -> bool:
         """Write the status line and headers of a response, after uvicorn's own (``date``, ``server``),
-        note on the cycle that the response started and log it, exactly as uvicorn's ``send`` does for an
-        ``http.response.start`` message; True if it did. False, having done nothing, when ``send`` must
-        be used instead: the head already sent, the client gone or not reading, or headers that are not
-        plain (see :func:`_plain_head`), which uvicorn checks and reads.
+        note on the cycle that the response started and how its body is framed, and log it, exactly as
+        uvicorn's ``send`` does for an ``http.response.start`` message; True if it did. False, having done
+        nothing, when ``send`` must be used instead: the head already sent, the client gone or not
+        reading, or headers that are not plain (see :func:`_framing`), which uvicorn checks and reads.
 
         Why: uvicorn's ``send`` checks each header with two regular expressions, lowers its name and
         compares it with three others, for the 17 headers of every reply; this checks them all at once.
@@ -191,7 +192,8 @@ class DirectWriter:
         uvicorn = self.uvicorn
         status_line = uvicorn.STATUS_LINE.get(status)
         lines = [*cycle.default_headers, *headers]
-        if status_line is None or not _plain_head(lines):
+        length = _framing(lines)
+        if status_line is None or length is None:
             return False
         cycle.response_started = True
         cycle.waiting_for_100_continue = False
@@ -206,8 +208,10 @@ class DirectWriter:
                 status,
             )
         tail = b"\r\n" if cycle.keep_alive else b"\r\nconnection: close\r\n"
-        if cycle.scope["method"] != "HEAD" and status not in (204, 304):
-            # Neither content-length nor transfer-encoding given (_plain_head): uvicorn chunks the body.
+        if length != _UNFRAMED:  # a content-length: the body is that many bytes
+            cycle.expected_content_length = length
+            cycle.chunked_encoding = False
+        elif cycle.scope["method"] != "HEAD" and status not in (204, 304):  # neither given: uvicorn chunks the body
             cycle.chunked_encoding = True
             tail += b"transfer-encoding: chunked\r\n"
         self.transport.write(b"".join((status_line, b"\r\n".join(map(b": ".join, lines)), tail, b"\r\n")))
@@ -219,20 +223,27 @@ class DirectWriter:
 _NAME_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-.^_`|~"
 # The bytes of a header value uvicorn writes as they are: all but the controls its HEADER_VALUE_RE finds.
 _VALUE_BYTES = bytes(b for b in range(256) if b == 9 or 31 < b < 127 or b > 127)
-# The headers uvicorn's send reads to frame the body or the connection: a head with one goes through send.
+# The headers uvicorn's send reads to frame the body or the connection.
 _FRAMING = frozenset((b"content-length", b"transfer-encoding", b"connection"))
+_UNFRAMED = -1  # what _framing gives for a head without a content-length
 
 
-def _plain_head(lines: list[tuple[bytes, bytes]]) -> bool:
-    """Whether uvicorn's ``send`` would write ``lines`` as they are and read nothing from them: every
-    name lower-case token characters, no value with a control character, and none of the headers
-    that frame the body or the connection. Checked on all the names and values at once. (A head
-    without a header at all is left to uvicorn too.)"""
+def _framing(lines: list[tuple[bytes, bytes]]) -> int | None:
+    """The body's length that ``lines`` give, :data:`_UNFRAMED` when they give none, or None when they are
+    not plain: when uvicorn's ``send`` would not write them as they are, or would read more of them.
+
+    Plain: every name lower-case token characters, no value with a control character (checked on all the
+    names and values at once), and of the headers that frame the body or the connection at most one
+    ``content-length``, a number uvicorn reads as it is. (A head without a header at all is left to
+    uvicorn too.)"""
     if not lines:
-        return False
+        return None
     names, values = zip(*lines, strict=True)
-    return (
-        not b"".join(names).translate(None, _NAME_BYTES)
-        and not b"".join(values).translate(None, _VALUE_BYTES)
-        and _FRAMING.isdisjoint(names)
-    )
+    if b"".join(names).translate(None, _NAME_BYTES) or b"".join(values).translate(None, _VALUE_BYTES):
+        return None
+    if _FRAMING.isdisjoint(names):
+        return _UNFRAMED
+    if names.count(b"content-length") != 1 or b"transfer-encoding" in names or b"connection" in names:
+        return None
+    value = values[names.index(b"content-length")]
+    return int(value) if value.isdigit() else None  # a sign, a space or a "_" is left to uvicorn's int()

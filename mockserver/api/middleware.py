@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockserver import errors
 from mockserver.api import guard
-from mockserver.api.asgi import arrival, large_bodies
+from mockserver.api.asgi import arrival, large_bodies, transport
 from mockserver.config.settings import Settings
 from mockserver.engine.dialects import Dialect
 from mockserver.server_state import ServerState
@@ -109,15 +109,17 @@ class _RequestIO:
 
     ``receive`` keeps the raw body on the exchange as the app reads it (so the journal shows what a
     request refused before parsing sent), refusing a body over the limit as it arrives. ``send``
-    notes the status, adds the request id and the observers' headers to the head, and closes the
-    exchange before the end of the reply goes out.
+    notes the status, adds the request id and the observers' headers to the head (written straight
+    on the server's transport when this ``send`` is the server's own: see
+    :func:`mockserver.api.asgi.transport.head_writer`), and closes the exchange before the end of the
+    reply goes out.
 
     One object with two methods rather than two closures: a streamed reply keeps them for its whole
     life, and the closures' cells were some ten more objects per open stream for the garbage
     collector's passes to walk.
     """
 
-    __slots__ = ("_receive", "_send", "exchange", "limit", "received", "scope", "started", "state")
+    __slots__ = ("_receive", "_send", "_write_head", "exchange", "limit", "received", "scope", "started", "state")
 
     def __init__(self, exchange: Exchange, state: ServerState, scope: Scope, receive: Receive, send: Send) -> None:
         self.exchange = exchange
@@ -125,6 +127,8 @@ class _RequestIO:
         self.scope = scope
         self._receive = receive
         self._send = send
+        # The head written straight on the server's transport, when this send is the server's own.
+        self._write_head = transport.head_writer(scope, send)
         self.received = bytearray()
         self.limit = state.settings.max_body_bytes
         self.started = False  # the head has gone out
@@ -156,6 +160,8 @@ class _RequestIO:
             waiting = self.state.hooks.add_headers(exchange, raw)
             if waiting is not None:
                 await waiting
+            if self._write_head is not None and self._write_head(exchange.status, raw):
+                return
             message = {**message, "headers": raw}
         elif message["type"] == "http.response.body" and not message.get("more_body", False):
             # Record before the client can see the end of the reply, so a test that asserts

@@ -116,9 +116,10 @@ class ReplyLimits:
     def __len__(self) -> int:
         return len(self._heap)
 
-    def watch(self, stream: ActiveStream, seconds: float) -> None:
-        """Hold ``stream`` to ``seconds`` from now, on the running loop's clock."""
-        loop = asyncio.get_running_loop()
+    def watch(self, stream: ActiveStream, seconds: float, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Hold ``stream`` to ``seconds`` from now, on the running loop's clock (``loop``, if the caller has it)."""
+        if loop is None:
+            loop = asyncio.get_running_loop()
         if loop is not self._loop:  # the first stream, or the first on another loop (the last one's is over)
             if self._timer is not None and self._loop is not None and not self._loop.is_closed():
                 self._timer.cancel()

@@ -146,8 +146,8 @@ class StreamScheduler(StreamWrites):
         ``write_body(body)``, if given, writes a body chunk without a message or a coroutine and
         says whether it did (see :func:`mockserver.api.asgi.transport.direct_body_writer`).
         """
-        done = asyncio.get_running_loop().create_future()
-        stream = ActiveStream(source, send_body, send_end, on_drop, path, dialect, write_body, done)
+        loop = asyncio.get_running_loop()
+        stream = ActiveStream(source, send_body, send_end, on_drop, path, dialect, write_body, loop.create_future())
         self.active.add(stream)
         if self.on_change is not None:
             self.on_change()
@@ -155,7 +155,7 @@ class StreamScheduler(StreamWrites):
             self._finish(stream, _shutdown_event)
             return stream
         if self.max_reply_s is not None:
-            self.limits.watch(stream, self.max_reply_s)
+            self.limits.watch(stream, self.max_reply_s, loop)
         self._advance(stream, self.clock.now())
         return stream
 

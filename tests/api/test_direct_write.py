@@ -1,6 +1,7 @@
-"""Streamed events go straight onto uvicorn's transport (the direct write) with the installed uvicorn.
+"""A streamed reply's head and events go straight onto uvicorn's transport (the direct write) with the
+installed uvicorn.
 
-:func:`mockserver.api.asgi.transport.direct_body_writer` reaches into uvicorn's httptools request cycle.
+:class:`mockserver.api.asgi.transport.DirectWriter` reaches into uvicorn's httptools request cycle.
 When a uvicorn release renames what it uses, the writer quietly falls back to ``send``: every event
 still arrives, for about a fifth more CPU per event (docs/performance.md). This test fails then, so
 the fallback can't ship unnoticed; fix the writer for the new uvicorn (or pin uvicorn below it in
@@ -9,8 +10,9 @@ the fallback can't ship unnoticed; fix the writer for the new uvicorn (or pin uv
 
 from __future__ import annotations
 
+import asyncio
 import gc
-from collections.abc import Callable
+import logging
 from typing import Any
 
 import pytest
@@ -23,25 +25,30 @@ from tests.support import MESSAGES, sdk
 
 @pytest.fixture
 def writes(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """How the server wrote the streamed events of each request: made writers, direct writes, fallbacks."""
-    counts = {"requests": 0, "writers": 0, "direct": 0, "fallback": 0}
-    make = transport.direct_body_writer
+    """How the server wrote each request's head and streamed events: made writers, direct writes, fallbacks."""
+    counts = {"requests": 0, "writers": 0, "direct": 0, "fallback": 0, "heads": 0, "head_fallback": 0}
+    make = transport._direct_writer
+    write, write_head = transport.DirectWriter.write, transport.DirectWriter.write_head
 
-    def counted(send: Any) -> Callable[[bytes], bool] | None:
+    def counted(send: Any) -> transport.DirectWriter | None:
         counts["requests"] += 1
-        write = make(send)
-        if write is None:
-            return None
-        counts["writers"] += 1
+        writer = make(send)
+        counts["writers"] += writer is not None
+        return writer
 
-        def counted_write(body: bytes) -> bool:
-            wrote = write(body)
-            counts["direct" if wrote else "fallback"] += 1
-            return wrote
+    def counted_write(self: transport.DirectWriter, body: bytes) -> bool:
+        wrote = write(self, body)
+        counts["direct" if wrote else "fallback"] += 1
+        return wrote
 
-        return counted_write
+    def counted_head(self: transport.DirectWriter, status: int, headers: list[tuple[bytes, bytes]]) -> bool:
+        wrote = write_head(self, status, headers)
+        counts["heads" if wrote else "head_fallback"] += 1
+        return wrote
 
-    monkeypatch.setattr(transport, "direct_body_writer", counted)
+    monkeypatch.setattr(transport, "_direct_writer", counted)
+    monkeypatch.setattr(transport.DirectWriter, "write", counted_write)
+    monkeypatch.setattr(transport.DirectWriter, "write_head", counted_head)
     return counts
 
 
@@ -57,6 +64,14 @@ def test_streamed_events_take_the_direct_write(writes: dict[str, int]) -> None:
     assert writes["writers"] == 1, "uvicorn's request cycle no longer has what the direct write uses"
     assert writes["direct"] > 0, "every event fell back to send: the direct write is never taken"
     assert writes["fallback"] == 0, f"{writes['fallback']} of the events fell back to send"
+    assert (writes["heads"], writes["head_fallback"]) == (1, 0), "the head fell back to send"
+
+
+def test_a_whole_reply_s_head_takes_the_direct_write(writes: dict[str, int]) -> None:
+    with MockServer(time_scale=0, seed=1) as server, sdk(server) as client:
+        reply = client.chat.completions.create(model="gpt-5.6-sol", messages=MESSAGES, max_completion_tokens=5)
+    assert reply.choices[0].message.content
+    assert (writes["heads"], writes["head_fallback"]) == (1, 0), "the head of a reply with a length fell back to send"
 
 
 def test_a_served_request_leaves_no_cycle_for_the_garbage_collector() -> None:
@@ -77,3 +92,96 @@ def test_a_served_request_leaves_no_cycle_for_the_garbage_collector() -> None:
             gc.set_debug(0)
             gc.garbage.clear()
     assert cycles == []
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+
+class _Flow:
+    write_paused = False
+
+
+def _cycle(method: str = "POST", keep_alive: bool = True) -> RequestResponseCycle:
+    return RequestResponseCycle(
+        scope={"method": method, "path": "/v1/chat/completions", "query_string": b"", "http_version": "1.1"},  # type: ignore[typeddict-item]
+        transport=_Transport(),  # type: ignore[arg-type]
+        flow=_Flow(),  # type: ignore[arg-type]
+        logger=logging.getLogger("test"),
+        access_logger=logging.getLogger("test.access.off"),
+        access_log=True,
+        default_headers=[(b"date", b"Sun, 06 Dec 2026 22:33:32 GMT"), (b"server", b"uvicorn")],
+        message_event=asyncio.Event(),
+        expect_100_continue=True,
+        keep_alive=keep_alive,
+        on_response=lambda: None,
+    )
+
+
+_STATE = ("response_started", "chunked_encoding", "keep_alive", "waiting_for_100_continue", "expected_content_length")
+_SSE = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-request-id", b"req_1"),
+]
+
+
+_JSON = [(b"content-length", b"17"), (b"content-type", b"application/json"), (b"x-request-id", b"req_1")]
+
+
+@pytest.mark.parametrize("headers", [_SSE, _JSON], ids=["streamed", "with a length"])
+@pytest.mark.parametrize(
+    ("method", "keep_alive", "status"),
+    [("POST", True, 200), ("POST", False, 429), ("HEAD", True, 200), ("POST", True, 204)],
+)
+def test_a_head_written_directly_is_what_uvicorn_writes(
+    method: str, keep_alive: bool, status: int, headers: list[tuple[bytes, bytes]]
+) -> None:
+    logging.getLogger("test.access.off").setLevel(logging.WARNING)
+    sent, direct = _cycle(method, keep_alive), _cycle(method, keep_alive)
+    asyncio.run(sent.send({"type": "http.response.start", "status": status, "headers": list(headers)}))
+    writer = transport._direct_writer(direct.send)
+    assert writer is not None and writer.write_head(status, list(headers))
+    assert direct.transport.written == sent.transport.written  # type: ignore[attr-defined]
+    assert [getattr(direct, name) for name in _STATE] == [getattr(sent, name) for name in _STATE]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [(b"Content-Type", b"text/plain")],  # uvicorn lowers the name
+        [(b"content-length", b"2"), (b"content-length", b"3")],  # uvicorn frames the body by the first
+        [(b"content-length", b"+2")],  # uvicorn's int() reads it
+        [(b"content-length", b"2"), (b"transfer-encoding", b"chunked")],
+        [(b"connection", b"close")],
+        [(b"transfer-encoding", b"chunked")],
+        [(b"x-bad", b"a\r\nb")],  # uvicorn refuses it
+        [(b"x bad", b"a")],
+    ],
+)
+def test_a_head_uvicorn_reads_or_refuses_goes_through_send(headers: list[tuple[bytes, bytes]]) -> None:
+    logging.getLogger("test.access.off").setLevel(logging.WARNING)
+    cycle = _cycle()
+    writer = transport._direct_writer(cycle.send)
+    assert writer is not None and not writer.write_head(200, headers)
+    assert cycle.transport.written == [] and not cycle.response_started  # type: ignore[attr-defined]
+
+
+def test_a_head_written_directly_is_logged_as_uvicorn_logs_it(caplog: pytest.LogCaptureFixture) -> None:
+    sent, direct = _cycle(), _cycle()
+    for cycle in (sent, direct):
+        cycle.access_logger = logging.getLogger("test.access.on")
+        cycle.scope.update(client=("127.0.0.1", 5000), query_string=b"a=1")  # type: ignore[typeddict-item]
+    with caplog.at_level(logging.INFO, logger="test.access.on"):
+        asyncio.run(sent.send({"type": "http.response.start", "status": 200, "headers": list(_SSE)}))
+        writer = transport._direct_writer(direct.send)
+        assert writer is not None and writer.write_head(200, list(_SSE))
+    first, second = caplog.records
+    assert (first.msg, first.args) == (second.msg, second.args)
+    assert second.getMessage() == '127.0.0.1:5000 - "POST /v1/chat/completions?a=1 HTTP/1.1" 200'
+    assert direct.transport.written == sent.transport.written  # type: ignore[attr-defined]
+    assert not writer.write_head(200, list(_SSE))  # the head is out: nothing more is written

@@ -6,7 +6,8 @@ at all, and each falls back to the plain way where what it reaches for is not th
 - **Writing to uvicorn's transport** (:mod:`.transport`): ``send.__self__`` is uvicorn's request
   cycle. Through it a fault closes the TCP connection under a reply (ASGI has no "abort" message),
   and a streamed event is written straight on the transport, without an ASGI message and a coroutine
-  (a fifth of the CPU per event at hundreds of streams).
+  (a fifth of the CPU per event at hundreds of streams). A reply's head is written there too, its
+  headers checked at once instead of one by one as uvicorn's ``send`` does.
 - **When a request arrived** (:mod:`.arrival`): the kernel's ``TCP_INFO`` on the transport's socket
   says how long the request waited before the app saw it, so its TTFT counts from its arrival.
 - **FastAPI patched at run time** (:mod:`.direct_routes`, :mod:`.app_patches`): the inference routes

@@ -9,11 +9,13 @@ message and a coroutine. :func:`connection_setup` puts, on every request's ``sco
 - ``server_send``: the server's own ``send``, which streamed events use to skip the middleware stack
   (see :mod:`mockserver.engine.scheduler`);
 - ``write_body``: a chunk written straight on the transport (:func:`direct_body_writer`), or None;
+- ``write_head``: a response's head written straight on the transport (:meth:`DirectWriter.write_head`),
+  or None; the middleware takes it through :func:`head_writer`;
 - ``waited_s``: how long the request waited in the kernel before the app saw it
   (:mod:`mockserver.api.asgi.arrival`).
 
 :func:`mockserver.api.asgi.app_patches.expose_connection_closer` runs it before anything else
-wraps ``send``, and :func:`release` once the app has returned: the first three refer to uvicorn's
+wraps ``send``, and :func:`release` once the app has returned: the first four refer to uvicorn's
 request cycle, which refers to the scope, so left on it they would make a reference cycle of the
 request cycle, its transport and socket (some 20 objects a request) that only a pass of the
 garbage collector frees. Taken off, they are freed as soon as uvicorn lets go of the request.
@@ -21,7 +23,10 @@ garbage collector frees. Taken off, they are freed as soon as uvicorn lets go of
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from logging import INFO
+from types import ModuleType
 from typing import Any
 
 from starlette.types import Scope, Send
@@ -29,6 +34,8 @@ from starlette.types import Scope, Send
 from mockserver.api.asgi import arrival
 
 ConnectionSetup = Callable[[Scope, Send], None]
+# write_head(status, headers): the head written straight on the transport (True), or nothing (False).
+HeadWriter = Callable[[int, list[tuple[bytes, bytes]]], bool]
 
 
 def connection_setup(ready_at: float) -> ConnectionSetup:
@@ -38,21 +45,38 @@ def connection_setup(ready_at: float) -> ConnectionSetup:
     waited for it, not for others."""
 
     def setup(scope: Scope, send: Send) -> None:
-        cycle = getattr(send, "__self__", None)
-        transport = getattr(cycle, "transport", None)
-        close = getattr(transport, "close", None)
         state = scope.get("state")
         if state is None:
             state = scope["state"] = {}
-        state["close_connection"] = close if callable(close) else None
+        writer = _direct_writer(send)
+        if writer is not None:  # uvicorn's httptools server, as `serve` runs it
+            transport = writer.transport
+            state["close_connection"] = transport.close
+            state["write_body"] = writer.write
+            state["write_head"] = writer.write_head
+        else:
+            transport = getattr(getattr(send, "__self__", None), "transport", None)
+            close = getattr(transport, "close", None)
+            state["close_connection"] = close if callable(close) else None
+            state["write_body"] = state["write_head"] = None
         state["server_send"] = send
-        state["write_body"] = direct_body_writer(send)
         state[arrival.WAITED] = arrival.kernel_wait(transport, ready_at)
 
     return setup
 
 
-_CONNECTION_KEYS = ("close_connection", "server_send", "write_body")
+_CONNECTION_KEYS = ("close_connection", "server_send", "write_body", "write_head")
+
+
+def head_writer(scope: Scope, send: Send) -> HeadWriter | None:
+    """What writes a response's head straight on the transport (:meth:`DirectWriter.write_head`), for a
+    layer whose ``send`` is the server's own: None when it is not (another layer's ``send`` wraps it and
+    must see the head go out), or when the server has no direct writer."""
+    state = scope.get("state")
+    if state is None or send is not state.get("server_send"):
+        return None
+    write: HeadWriter | None = state.get("write_head")
+    return write
 
 
 def release(scope: Scope) -> None:
@@ -64,9 +88,26 @@ def release(scope: Scope) -> None:
             state.pop(key, None)
 
 
-# What direct_body_writer reads of uvicorn's request cycle, and the classes of cycle it can write for.
-_CYCLE_FIELDS = ("transport", "flow", "chunked_encoding", "response_started", "response_complete", "disconnected")
-_USABLE_CYCLES: dict[type, bool] = {}
+# What the direct writer reads of uvicorn's request cycle, and the classes of cycle it can write for.
+_CYCLE_FIELDS = (
+    "transport",
+    "flow",
+    "scope",
+    "default_headers",
+    "keep_alive",
+    "access_log",
+    "access_logger",
+    "chunked_encoding",
+    "expected_content_length",
+    "waiting_for_100_continue",
+    "response_started",
+    "response_complete",
+    "disconnected",
+)
+# What it reads of the cycle's module: the status lines uvicorn writes, and what its access log line reads.
+_MODULE_FIELDS = ("STATUS_LINE", "get_client_addr", "get_path_with_query_string")
+# Of each class of cycle met: its module, or None if the cycle is not one the writer knows.
+_USABLE_CYCLES: dict[type, ModuleType | None] = {}
 
 
 def direct_body_writer(send: Send) -> Callable[[bytes], bool] | None:
@@ -80,31 +121,47 @@ def direct_body_writer(send: Send) -> Callable[[bytes], bool] | None:
     message and a coroutine per write, a fifth of the CPU per event at hundreds of streams.
     None when the server is not uvicorn's httptools one (h11, a test client).
     """
+    writer = _direct_writer(send)
+    return None if writer is None else writer.write
+
+
+def _direct_writer(send: Send) -> DirectWriter | None:
+    """The :class:`DirectWriter` of uvicorn's request cycle behind ``send``, or None when ``send`` is
+    not the bound method of uvicorn's httptools request cycle (h11, a test client)."""
     cycle = getattr(send, "__self__", None)
     if cycle is None:
         return None
-    usable = _USABLE_CYCLES.get(type(cycle))
-    if usable is None:  # checked on the first request of each class of cycle (uvicorn sets these in __init__)
-        usable = type(cycle).__module__ == "uvicorn.protocols.http.httptools_impl" and all(
-            hasattr(cycle, name) for name in _CYCLE_FIELDS
+    kind = type(cycle)
+    if kind not in _USABLE_CYCLES:  # checked on the first request of each class of cycle
+        module = sys.modules.get(kind.__module__)
+        usable = (
+            kind.__module__ == "uvicorn.protocols.http.httptools_impl"
+            and all(hasattr(cycle, name) for name in _CYCLE_FIELDS)  # uvicorn sets them in __init__
+            and all(hasattr(module, name) for name in _MODULE_FIELDS)
         )
-        _USABLE_CYCLES[type(cycle)] = usable
-    if not usable:
+        _USABLE_CYCLES[kind] = module if usable else None
+    module = _USABLE_CYCLES[kind]
+    if module is None:
         return None
-    return _BodyWriter(cycle).write
+    return DirectWriter(cycle, module)
 
 
-class _BodyWriter:
-    """:func:`direct_body_writer`'s ``write``, as the bound method of one slotted object rather than a
-    closure: it lives as long as its stream, and a closure's cells (and their tuple) were more objects
-    per open stream for the garbage collector's passes to walk."""
+class DirectWriter:
+    """What writes straight on the transport of one of uvicorn's httptools request cycles: a response's
+    head (:meth:`write_head`) and the chunks of a chunked body (:meth:`write`), each exactly as uvicorn's
+    ``send`` would write it, or nothing when ``send`` has to be used instead.
 
-    __slots__ = ("cycle", "flow", "transport")
+    One slotted object with bound methods rather than closures: it lives as long as its stream, and a
+    closure's cells (and their tuple) were more objects per open stream for the garbage collector's
+    passes to walk."""
 
-    def __init__(self, cycle: Any) -> None:
+    __slots__ = ("cycle", "flow", "transport", "uvicorn")
+
+    def __init__(self, cycle: Any, uvicorn: ModuleType) -> None:
         self.cycle = cycle
         self.transport = cycle.transport
         self.flow = cycle.flow
+        self.uvicorn = uvicorn  # the cycle's module: its status lines and what its access log line reads
 
     def write(self, body: bytes) -> bool:
         cycle = self.cycle
@@ -118,3 +175,75 @@ class _BodyWriter:
             return False
         self.transport.write(b"%x\r\n%b\r\n" % (len(body), body))
         return True
+
+    def write_head(self, status: int, headers: list[tuple[bytes, bytes]]) -> bool:
+        """Write the status line and headers of a response, after uvicorn's own (``date``, ``server``),
+        note on the cycle that the response started and how its body is framed, and log it, exactly as
+        uvicorn's ``send`` does for an ``http.response.start`` message; True if it did. False, having done
+        nothing, when ``send`` must be used instead: the head already sent, the client gone or not
+        reading, or headers that are not plain (see :func:`_framing`), which uvicorn checks and reads.
+
+        Why: uvicorn's ``send`` checks each header with two regular expressions, lowers its name and
+        compares it with three others, for the 17 headers of every reply; this checks them all at once.
+        """
+        cycle = self.cycle
+        if cycle.response_started or cycle.disconnected or self.flow.write_paused or cycle.chunked_encoding is not None:
+            return False
+        uvicorn = self.uvicorn
+        status_line = uvicorn.STATUS_LINE.get(status)
+        lines = [*cycle.default_headers, *headers]
+        length = _framing(lines)
+        if status_line is None or length is None:
+            return False
+        cycle.response_started = True
+        cycle.waiting_for_100_continue = False
+        if cycle.access_log and cycle.access_logger.isEnabledFor(INFO):  # else Logger.info would do nothing
+            scope = cycle.scope
+            cycle.access_logger.info(
+                '%s - "%s %s HTTP/%s" %d',
+                uvicorn.get_client_addr(scope),
+                scope["method"],
+                uvicorn.get_path_with_query_string(scope),
+                scope["http_version"],
+                status,
+            )
+        tail = b"\r\n" if cycle.keep_alive else b"\r\nconnection: close\r\n"
+        if length != _UNFRAMED:  # a content-length: the body is that many bytes
+            cycle.expected_content_length = length
+            cycle.chunked_encoding = False
+        elif cycle.scope["method"] != "HEAD" and status not in (204, 304):  # neither given: uvicorn chunks the body
+            cycle.chunked_encoding = True
+            tail += b"transfer-encoding: chunked\r\n"
+        self.transport.write(b"".join((status_line, b"\r\n".join(map(b": ".join, lines)), tail, b"\r\n")))
+        return True
+
+
+# The bytes of a header name written as it is: lower-case token characters (RFC 9110). uvicorn lowers
+# a name and refuses one with a byte its HEADER_RE finds; a name with anything else goes through send.
+_NAME_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-.^_`|~"
+# The bytes of a header value uvicorn writes as they are: all but the controls its HEADER_VALUE_RE finds.
+_VALUE_BYTES = bytes(b for b in range(256) if b == 9 or 31 < b < 127 or b > 127)
+# The headers uvicorn's send reads to frame the body or the connection.
+_FRAMING = frozenset((b"content-length", b"transfer-encoding", b"connection"))
+_UNFRAMED = -1  # what _framing gives for a head without a content-length
+
+
+def _framing(lines: list[tuple[bytes, bytes]]) -> int | None:
+    """The body's length that ``lines`` give, :data:`_UNFRAMED` when they give none, or None when they are
+    not plain: when uvicorn's ``send`` would not write them as they are, or would read more of them.
+
+    Plain: every name lower-case token characters, no value with a control character (checked on all the
+    names and values at once), and of the headers that frame the body or the connection at most one
+    ``content-length``, a number uvicorn reads as it is. (A head without a header at all is left to
+    uvicorn too.)"""
+    if not lines:
+        return None
+    names, values = zip(*lines, strict=True)
+    if b"".join(names).translate(None, _NAME_BYTES) or b"".join(values).translate(None, _VALUE_BYTES):
+        return None
+    if _FRAMING.isdisjoint(names):
+        return _UNFRAMED
+    if names.count(b"content-length") != 1 or b"transfer-encoding" in names or b"connection" in names:
+        return None
+    value = values[names.index(b"content-length")]
+    return int(value) if value.isdigit() else None  # a sign, a space or a "_" is left to uvicorn's int()

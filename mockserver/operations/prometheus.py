@@ -63,6 +63,22 @@ class PrometheusMetrics:
             self.exposed = _registry()
             # prometheus-client leaves these two functions unannotated.
             multiprocess.MultiProcessCollector(self.exposed, path=self.multiprocess_dir)  # type: ignore[no-untyped-call]
+        self._define_series(r)
+        # What of the scheduler's counts the histograms have: (counts, total) per histogram.
+        self._published: dict[str, tuple[list[int], float]] = {}
+        self._request_counters: dict[tuple[str, int | None, str], Counter] = {}
+        self._tier_series: dict[tuple[int, str], Counter | Histogram] = {}
+        # With several workers each gauge is a value in this worker's file, so it is set when the
+        # figure changes; in one process it is read when scraped, and a change costs nothing.
+        self._gauges_pushed = self.multiprocess_dir is not None
+        if not self._gauges_pushed:
+            self.streams_gauge.set_function(self.active_streams)
+            self.slots_gauge.set_function(self.ultrafast_slots)
+        self.streams_changed()
+        self.slots_changed()
+
+    def _define_series(self, r: CollectorRegistry) -> None:
+        """The counters, histograms and gauges the server keeps, in registry ``r``."""
         self.requests = Counter(
             "mockserver_requests", "API requests by route template, status and tier served.",
             ["route", "status", "tier"], registry=r,
@@ -117,18 +133,6 @@ class PrometheusMetrics:
             "Writes of stream events after the first token: seconds after the deadline of their first event.",
             buckets=pace.BUCKETS, registry=r,
         )  # fmt: skip
-        # What of the scheduler's counts the histograms have: (counts, total) per histogram.
-        self._published: dict[str, tuple[list[int], float]] = {}
-        self._request_counters: dict[tuple[str, int | None, str], Counter] = {}
-        self._tier_series: dict[tuple[int, str], Counter | Histogram] = {}
-        # With several workers each gauge is a value in this worker's file, so it is set when the
-        # figure changes; in one process it is read when scraped, and a change costs nothing.
-        self._gauges_pushed = self.multiprocess_dir is not None
-        if not self._gauges_pushed:
-            self.streams_gauge.set_function(self.active_streams)
-            self.slots_gauge.set_function(self.ultrafast_slots)
-        self.streams_changed()
-        self.slots_changed()
 
     def streams_changed(self) -> None:
         """A stream opened or ended (called by the stream scheduler): with several workers, the gauge

@@ -136,12 +136,13 @@ def resources_taken(
     when the client leaves it)."""
     settings = state.settings
     queue_ms = state.fixture.capacity.queue_ms
-    queue_s = capacity_queue.wait_seconds(queue_ms, settings.time_scale, settings.max_reply_seconds)
-    queue = (
-        capacity_queue.Queue(queue_s, state.clock, partial(inflight.client_left, receive), lambda: state.fixture)
-        if queue_s > 0
-        else None
-    )
+    queue = None
+    if queue_ms:  # most fixtures have no queue: nothing to work out
+        queue_s = capacity_queue.wait_seconds(queue_ms, settings.time_scale, settings.max_reply_seconds)
+        if queue_s > 0:
+            queue = capacity_queue.Queue(
+                queue_s, state.clock, partial(inflight.client_left, receive), lambda: state.fixture
+            )
     return access.take_resources(
         state.fixture,
         resolved,

@@ -110,16 +110,18 @@ def plan(facts: Facts) -> Plan:
     """Plan the reply to ``facts``: see the module's docstring for the steps."""
     sources, admission = facts.sources, facts.admission
     fixture = sources.writer.fixture
-    script = scripted.choose(
-        fixture.scripts,
-        sources.sequences,
-        admission,
-        facts.conversation,
-        facts.tools,
-        facts.tool_choice,
-        exchange=facts.exchange,
-        strict=facts.scripts_strict,
-    )
+    script: Scripted | None = None
+    if fixture.scripts or facts.scripts_strict:  # most fixtures have no rules: none to try
+        script = scripted.choose(
+            fixture.scripts,
+            sources.sequences,
+            admission,
+            facts.conversation,
+            facts.tools,
+            facts.tool_choice,
+            exchange=facts.exchange,
+            strict=facts.scripts_strict,
+        )
     # What every choice reads alike, found once.
     has_answer = answered(facts.conversation)
     output_format = facts.output_format or _TEXT

@@ -150,10 +150,10 @@ async def take(
     overall = target.overall or key_target(fixture, account)
     admitted = await store.admit(
         now,
-        [target.one_request, target.tokens(requested_tokens)],
+        (target.one_request, target.tokens(requested_tokens)),
         # Every admitted request also counts in the key's overall window, which replies that concern
         # no model report; it is not enforced here.
-        also=[overall.one_request, overall.tokens(requested_tokens)],
+        also=(overall.one_request, overall.tokens(requested_tokens)),
         report=target.report,
         request_id=request_id,
     )

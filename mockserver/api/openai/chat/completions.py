@@ -499,7 +499,9 @@ def _message(c: ChatChoice) -> dict[str, Any]:
 def message_text(message: ChatMessage) -> str:
     """What a message contributes to the prompt: its text, plus any tool calls it carries, read as the
     window check reads the request (:func:`mockserver.engine.conversation.chat_text`)."""
-    functions = [call.function for call in message.tool_calls or ()]
+    if not message.tool_calls:  # most messages: their content's text alone, without the lists of calls
+        return conversation.text_of(message.content)
+    functions = [call.function for call in message.tool_calls]
     calls = [(function.name, function.arguments) for function in functions if function is not None]
     return conversation.chat_text(message.content, calls)
 

@@ -241,7 +241,7 @@ def chat_facts(
         [m.text() if m.tool_calls else text for m, (role, text) in zip(messages, items, strict=True) if role == "user"],
         texts,
         system=conversation.system_texts(items),
-        results=conversation.tool_results(items),
+        results=() if _ends_asking(items) else conversation.tool_results(items),
     )
     return Facts(
         reply_sources(state),
@@ -261,6 +261,15 @@ def chat_facts(
         stop=body.stop_sequences,
         scripts_strict=fixture.scripts_strict,
     )
+
+
+def _ends_asking(items: Sequence[tuple[str, str]]) -> bool:
+    """Whether the conversation ends with a user message that says something (most requests): then no
+    tool result follows the last one (:func:`mockserver.engine.conversation.tool_results` finds none)."""
+    if not items:
+        return False
+    role, text = items[-1]
+    return role == "user" and bool(text) and not text.isspace()
 
 
 def _choices(

@@ -30,7 +30,7 @@ from mockserver.engine.structured import FunctionSpec
 from mockserver.errors.validation import describe
 from mockserver.replies.hosted_tools import citations_for, web_search_pages
 from mockserver.replies.inline_moderation import moderation_of
-from mockserver.replies.planner import Facts, Said, plan
+from mockserver.replies.planner import Facts, Said, ends_asking, plan
 from mockserver.server_state import ServerState
 from mockserver.service import output_limits
 from mockserver.service.access import Admission
@@ -241,7 +241,7 @@ def chat_facts(
         [m.text() if m.tool_calls else text for m, (role, text) in zip(messages, items, strict=True) if role == "user"],
         texts,
         system=conversation.system_texts(items),
-        results=() if _ends_asking(items) else conversation.tool_results(items),
+        results=() if ends_asking(items) else conversation.tool_results(items),
     )
     return Facts(
         reply_sources(state),
@@ -261,15 +261,6 @@ def chat_facts(
         stop=body.stop_sequences,
         scripts_strict=fixture.scripts_strict,
     )
-
-
-def _ends_asking(items: Sequence[tuple[str, str]]) -> bool:
-    """Whether the conversation ends with a user message that says something (most requests): then no
-    tool result follows the last one (:func:`mockserver.engine.conversation.tool_results` finds none)."""
-    if not items:
-        return False
-    role, text = items[-1]
-    return role == "user" and bool(text) and not text.isspace()
 
 
 def _choices(

@@ -64,7 +64,7 @@ async def admit(asked: Asked[Plan], dialect: Dialect, receive: Receive) -> tuple
         await reading
     plan, rules = partial(asked.plan, resolved), state.fixture.scripts
     planned = sequences.planned_on_loop(rules, plan)  # most plans: at once, nothing to wait for
-    if planned is None:  # a scripted sequence's step goes to one request, in every process
+    if planned is None:  # a sequence's step (given to one request, in every process), or a backtracking check
         planned = await sequences.planned(rules, exchange, plan, tried_on_loop=True)
     large_bodies.let_collector_go(exchange)  # planned: the collector's passes a large body held off come back
     try:

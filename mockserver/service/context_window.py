@@ -66,9 +66,15 @@ async def measure(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
 
 def measured_at_once(model: ModelSpec, body: Any) -> PromptCount | None:
     """:func:`measure` of a Chat prompt of a few short messages (most), without a coroutine to await;
-    None for any other prompt, which :func:`measure` counts with the event loop's turns."""
+    None for any other prompt, which :func:`measured_in_turns` counts with the event loop's turns."""
     counted = _chat_prompt_at_once(body)
     return None if counted is None else _held_to_window(model, body, "chat", counted)
+
+
+async def measured_in_turns(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
+    """:func:`measure` of a prompt that :func:`measured_at_once` could not count: it is not read again
+    to be tried at once."""
+    return _held_to_window(model, body, dialect, await count_prompt(body, dialect, limit=model.context_window))
 
 
 def _held_to_window(model: ModelSpec, body: Any, dialect: Dialect, counted: PromptCount) -> PromptCount:

@@ -15,7 +15,7 @@ from mockserver.api.openai.schemas import ChatCompletionRequest
 from mockserver.api.serving import Reply
 from mockserver.config.fixture import Account, Fixture, ModelSpec
 from mockserver.engine import in_turns
-from mockserver.engine.dialects import CHAT
+from mockserver.engine.dialects import CHAT, DialectName
 from mockserver.engine.prompt_count import PromptCount
 from mockserver.server_state import ServerState
 from mockserver.service import access, context_window
@@ -44,6 +44,10 @@ class ChatAsked(Asked[ChatPlan]):
 
     def measured_at_once(self, model: ModelSpec) -> PromptCount | None:
         return context_window.measured_at_once(model, self.raw)
+
+    def measure(self, model: ModelSpec, dialect: DialectName) -> Awaitable[PromptCount]:
+        # Asked for only when measured_at_once could not count the prompt: it is not tried at once again.
+        return context_window.measured_in_turns(model, self.raw, dialect)
 
     def read_ahead(self) -> Awaitable[None] | None:
         if len(self.body.messages) <= in_turns.ITEMS_PER_TURN:

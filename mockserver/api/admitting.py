@@ -50,17 +50,22 @@ async def admit(asked: Asked[Plan], dialect: Dialect, receive: Receive) -> tuple
     resolved = resolve(state, exchange, asked.account, asked, dialect)
     # The prompt is counted once, here: in pieces that let the loop run, and no further than the window.
     exchange.dialect = dialect
-    prompt_tokens = exchange.prompt_tokens = (await asked.measure(resolved.model, dialect.name)).tokens
+    counted = asked.measured_at_once(resolved.model)
+    if counted is None:
+        counted = await asked.measure(resolved.model, dialect.name)
+    prompt_tokens = exchange.prompt_tokens = counted.tokens
     cache = prompt_cache.MISSED
     if caches(state, exchange, asked, resolved, prompt_tokens):
         cache = await cache_lookup(state, asked, resolved)
         resolved = replace(resolved, cache=cache.use)
     resolved = with_prefill(exchange, resolved, prompt_tokens)
     record_admission(exchange, resolved, asked.raw, asked.stream)
-    if asked.reads_ahead:
-        await asked.read_ahead()
-    # A scripted sequence's step goes to one request, in every process.
-    planned = await sequences.planned(state.fixture.scripts, exchange, partial(asked.plan, resolved))
+    if asked.reads_ahead and (reading := asked.read_ahead()) is not None:
+        await reading
+    plan, rules = partial(asked.plan, resolved), state.fixture.scripts
+    planned = sequences.planned_on_loop(rules, plan)  # most plans: at once, nothing to wait for
+    if planned is None:  # a sequence's step (given to one request, in every process), or a backtracking check
+        planned = await sequences.planned(rules, exchange, plan, tried_on_loop=True)
     large_bodies.let_collector_go(exchange)  # planned: the collector's passes a large body held off come back
     try:
         admission = await resources_taken(state, exchange, resolved, prompt_tokens, receive)
@@ -70,7 +75,7 @@ async def admit(asked: Asked[Plan], dialect: Dialect, receive: Receive) -> tuple
         await cache.write(state.store, state.clock.now())
     admission = settled(asked, resolved, admission, prompt_tokens)
     if admission.tier is not resolved.tier:  # another tier's pace, prefill and reply: planned again
-        planned = await sequences.planned(state.fixture.scripts, exchange, partial(asked.plan, admission))
+        planned = await sequences.planned(rules, exchange, partial(asked.plan, admission))
     elif exchange.queued_ms:  # the same reply, later: its schedule moves, nothing is planned twice
         planned = planned.shifted(exchange.queued_ms / 1000)
     return admission, planned
@@ -131,12 +136,13 @@ def resources_taken(
     when the client leaves it)."""
     settings = state.settings
     queue_ms = state.fixture.capacity.queue_ms
-    queue_s = capacity_queue.wait_seconds(queue_ms, settings.time_scale, settings.max_reply_seconds)
-    queue = (
-        capacity_queue.Queue(queue_s, state.clock, partial(inflight.client_left, receive), lambda: state.fixture)
-        if queue_s > 0
-        else None
-    )
+    queue = None
+    if queue_ms:  # most fixtures have no queue: nothing to work out
+        queue_s = capacity_queue.wait_seconds(queue_ms, settings.time_scale, settings.max_reply_seconds)
+        if queue_s > 0:
+            queue = capacity_queue.Queue(
+                queue_s, state.clock, partial(inflight.client_left, receive), lambda: state.fixture
+            )
     return access.take_resources(
         state.fixture,
         resolved,

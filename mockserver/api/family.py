@@ -77,9 +77,15 @@ class Asked(Generic[Plan]):
         """The prompt's tokens, held to ``model``'s window (raising the live 400 past it)."""
         return context_window.measure(model, self.raw, dialect)
 
-    async def read_ahead(self) -> None:
+    def measured_at_once(self, model: ModelSpec) -> PromptCount | None:
+        """:meth:`measure`, when the prompt is counted at once, without a coroutine (most prompts of
+        the families that say so); None: await :meth:`measure`."""
+        return None
+
+    def read_ahead(self) -> Awaitable[None] | None:
         """Read what the plan needs of a long prompt, with the event loop's turns (when
-        :attr:`reads_ahead`; planning itself is one call)."""
+        :attr:`reads_ahead`; planning itself is one call); None when there is nothing to wait for."""
+        return None
 
     def cache_parts(self) -> Iterable[Part]:
         """The prompt cut into the parts the prompt cache matches (:mod:`mockserver.service.prompt_cache`)."""

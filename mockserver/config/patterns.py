@@ -308,21 +308,29 @@ _on_loop: contextvars.ContextVar[bool] = contextvars.ContextVar("pattern_checks_
 _PLANNING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pattern-checks")
 
 
-async def off_loop(work: Callable[[], T]) -> T:
+async def off_loop(work: Callable[[], T], *, tried_on_loop: bool = False) -> T:
     """``work()``, run on the event loop unless it makes a backtracking check; then run again from
     the start in :data:`_PLANNING`, so that the loop never waits for the checking process.
+    ``tried_on_loop``: :func:`on_loop` ran it already, and it would have waited: straight to the thread.
 
     ``work`` must give the same result when run again (a plan does: its choices are seeded and a
     script's steps are chosen once per request)."""
+    if not tried_on_loop and (done := on_loop(work)) is not None:
+        return done
+    context = contextvars.copy_context()  # the request's context variables, without the flag
+    return await asyncio.get_running_loop().run_in_executor(_PLANNING, context.run, work)
+
+
+def on_loop(work: Callable[[], T | None]) -> T | None:
+    """``work()`` on the event loop, without a coroutine to await (most plans), or None if it would
+    wait for a backtracking check (then :func:`off_loop` runs it in the thread). ``work`` gives no None."""
     token = _on_loop.set(True)
     try:
         return work()
     except WouldWait:
-        pass
+        return None
     finally:
         _on_loop.reset(token)
-    context = contextvars.copy_context()  # the request's context variables, without the flag
-    return await asyncio.get_running_loop().run_in_executor(_PLANNING, context.run, work)
 
 
 def _close() -> None:

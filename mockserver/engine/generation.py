@@ -12,7 +12,6 @@ import itertools
 import random
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -380,22 +379,69 @@ def _chinese_characters(words: list[str], shape: random.Random) -> Iterator[str]
             yield "。"
 
 
-@dataclass(slots=True)
 class Cues:
     """What the prompt says about the answer, for any API: its language, the kind of length
     asked for (:mod:`.lengths`), and every text of the conversation (where a JSON Schema for a
     ``json_object`` answer may be described).
 
-    Made for every request and never changed: not frozen, as a frozen dataclass sets each field
-    through ``object.__setattr__`` (several times the cost, on every request's path)."""
+    Made for every request and never changed once read. The kind and the stated size of an English
+    prompt are read from its decisive text (:func:`cues_of`) when first asked for: a request whose
+    length is forced (``x-mock-output-tokens``) never asks, and its prompt is not searched for them.
+    """
 
-    language: str
-    kind: AnswerKind
-    texts: tuple[str, ...] = ()
-    size: tuple[int, StatedUnit] | None = None  # a size the prompt states: "200 words", "800字"
-    latest: str = ""  # the latest user text that is not blank: where tool arguments are read
-    system: tuple[str, ...] = ()  # the system (and developer) prompts
-    results: tuple[str, ...] = ()  # the tool results after the latest user message, which the answer reports
+    __slots__ = ("_kind", "_size", "_unread", "language", "latest", "results", "system", "texts")
+
+    def __init__(
+        self,
+        language: str,
+        kind: AnswerKind = "default",
+        texts: tuple[str, ...] = (),
+        size: tuple[int, StatedUnit] | None = None,
+        latest: str = "",
+        system: tuple[str, ...] = (),
+        results: tuple[str, ...] = (),
+        *,
+        unread: str | None = None,
+    ) -> None:
+        self.language = language
+        self._kind = kind
+        self.texts = texts
+        self._size = size  # a size the prompt states: "200 words", "800字"
+        self.latest = latest  # the latest user text that is not blank: where tool arguments are read
+        self.system = system  # the system (and developer) prompts
+        self.results = results  # the tool results after the latest user message, which the answer reports
+        self._unread = unread  # the text the kind and size are still to be read from, if any
+
+    @property
+    def kind(self) -> AnswerKind:
+        if self._unread is not None:
+            self._read()
+        return self._kind
+
+    @property
+    def size(self) -> tuple[int, StatedUnit] | None:
+        if self._unread is not None:
+            self._read()
+        return self._size
+
+    def _read(self) -> None:
+        text = self._unread or ""
+        _, self._kind, self._size = (
+            _remembered_cues(text) if len(text) <= _REMEMBERED_CUES_CHARS else _cues_of_text(text)
+        )
+        self._unread = None
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.language, self.kind, self.texts, self.size, self.latest, self.system, self.results)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Cues) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, and never changed once read
+
+    def __repr__(self) -> str:
+        names = ("language", "kind", "texts", "size", "latest", "system", "results")
+        return f"Cues({', '.join(f'{n}={v!r}' for n, v in zip(names, self._fields(), strict=True))})"
 
 
 def cues_of(
@@ -406,17 +452,19 @@ def cues_of(
     results: Sequence[str] = (),
 ) -> Cues:
     """The cues of a conversation: the latest user text decides language, kind and stated size
-    (the other texts when there is no user text)."""
+    (the other texts when there is no user text). A text of ASCII characters alone is English, with
+    no Chinese to search for; its kind and size are read when asked for (:class:`Cues`)."""
     # Each of the three reads the latest text that is not blank, and nothing else.
     decisive = _latest_said(user_texts or all_texts)
+    said = decisive if user_texts else ""
+    texts, kept_system, kept_results = tuple(all_texts), tuple(filter(None, system)) if system else (), tuple(results)
+    if decisive.isascii():  # most prompts
+        return Cues("en", "default", texts, None, said, kept_system, kept_results, unread=decisive)
     if len(decisive) <= _REMEMBERED_CUES_CHARS:
         language, kind, size = _remembered_cues(decisive)
     else:
         language, kind, size = _cues_of_text(decisive)
-    said = decisive if user_texts else ""
-    return Cues(
-        language, kind, tuple(all_texts), size, said, tuple(filter(None, system)) if system else (), tuple(results)
-    )
+    return Cues(language, kind, texts, size, said, kept_system, kept_results)
 
 
 def _latest_said(texts: Sequence[str]) -> str:

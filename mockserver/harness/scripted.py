@@ -105,14 +105,24 @@ class ScriptState:
     def __init__(self, counters: Counters | None = None) -> None:
         self.counters: Counters = counters if counters is not None else MemoryCounters()
 
-    async def planned(self, rules: Sequence[ScriptRule], exchange: Exchange, plan: Callable[[], Plan]) -> Plan:
+    def planned_on_loop(self, rules: Sequence[ScriptRule], plan: Callable[[], Plan]) -> Plan | None:
+        """``plan()`` at once, when nothing makes it wait (most requests): no sequence among ``rules``
+        (no counters to read or claim) and no backtracking pattern check
+        (:func:`mockserver.config.patterns.on_loop`). None otherwise: then await :meth:`planned`, with
+        ``tried_on_loop`` when there was no sequence."""
+        return None if _has_sequence(rules) else patterns.on_loop(plan)
+
+    async def planned(
+        self, rules: Sequence[ScriptRule], exchange: Exchange, plan: Callable[[], Plan], *, tried_on_loop: bool = False
+    ) -> Plan:
         """``plan()``, with the sequence steps it takes given to this request alone. The plan raising
         (a scripted error, or a request refused after its step was chosen) still uses the step up.
         Without sequences among ``rules``, just ``plan()``: no counters are read. Either way ``plan()``
         runs through :func:`mockserver.config.patterns.off_loop`: in a thread if it must wait for a
-        backtracking pattern check, so the event loop never does."""
-        if not any(rule.reply.sequence is not None for rule in rules):
-            return await patterns.off_loop(plan)
+        backtracking pattern check, so the event loop never does (``tried_on_loop``: :meth:`planned_on_loop`
+        was called first, and found that it would wait when there is no sequence: straight to the thread)."""
+        if not _has_sequence(rules):
+            return await patterns.off_loop(plan, tried_on_loop=tried_on_loop)
         scope = exchange.headers.get(TEST_ID_HEADER)
         for _ in range(MAX_PLANNING_ROUNDS):
             steps = exchange.script_counters = Steps(await self.counters.read(scope))
@@ -141,6 +151,11 @@ class ScriptState:
 
     async def clear(self, scope: str | None = None) -> None:
         await self.counters.clear(scope)
+
+
+def _has_sequence(rules: Sequence[ScriptRule]) -> bool:
+    """Whether any of ``rules`` is a sequence (none, in most fixtures: no rules at all)."""
+    return bool(rules) and any(rule.reply.sequence is not None for rule in rules)
 
 
 def sequence_contended() -> errors.ServiceUnavailableError:

@@ -110,18 +110,20 @@ def plan(facts: Facts) -> Plan:
     """Plan the reply to ``facts``: see the module's docstring for the steps."""
     sources, admission = facts.sources, facts.admission
     fixture = sources.writer.fixture
-    script = scripted.choose(
-        fixture.scripts,
-        sources.sequences,
-        admission,
-        facts.conversation,
-        facts.tools,
-        facts.tool_choice,
-        exchange=facts.exchange,
-        strict=facts.scripts_strict,
-    )
+    script: Scripted | None = None
+    if fixture.scripts or facts.scripts_strict:  # most fixtures have no rules: none to try
+        script = scripted.choose(
+            fixture.scripts,
+            sources.sequences,
+            admission,
+            facts.conversation,
+            facts.tools,
+            facts.tool_choice,
+            exchange=facts.exchange,
+            strict=facts.scripts_strict,
+        )
     # What every choice reads alike, found once.
-    has_answer = answered(facts.conversation)
+    has_answer = not ends_asking(facts.conversation) and answered(facts.conversation)
     output_format = facts.output_format or _TEXT
     called = _called(facts, has_answer)
     if facts.choices == 1:  # the usual request: one choice, without a generator and lists for it
@@ -146,6 +148,16 @@ def plan(facts: Facts) -> Plan:
         rng=facts.seed,
     )
     return Plan(choices, schedule, script)
+
+
+def ends_asking(conversation: Sequence[ConversationItem]) -> bool:
+    """Whether the conversation ends with a user message that says something (most requests): then no
+    tool result follows the last one, which :func:`mockserver.engine.conversation.answered` and
+    :func:`~mockserver.engine.conversation.tool_results` look for, and they need not look."""
+    if not conversation:
+        return False
+    kind, text = conversation[-1]
+    return kind == "user" and bool(text) and not text.isspace()
 
 
 def whole_reply_schedule(admission: Admission, clock: Clock, time_scale: float) -> Schedule:

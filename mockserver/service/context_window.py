@@ -61,6 +61,24 @@ async def measure(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
     counted = _chat_prompt_at_once(body) if dialect == "chat" else None
     if counted is None:
         counted = await count_prompt(body, dialect, limit=model.context_window)
+    return _held_to_window(model, body, dialect, counted)
+
+
+def measured_at_once(model: ModelSpec, body: Any) -> PromptCount | None:
+    """:func:`measure` of a Chat prompt of a few short messages (most), without a coroutine to await;
+    None for any other prompt, which :func:`measured_in_turns` counts with the event loop's turns."""
+    counted = _chat_prompt_at_once(body)
+    return None if counted is None else _held_to_window(model, body, "chat", counted)
+
+
+async def measured_in_turns(model: ModelSpec, body: Any, dialect: Dialect) -> PromptCount:
+    """:func:`measure` of a prompt that :func:`measured_at_once` could not count: it is not read again
+    to be tried at once."""
+    return _held_to_window(model, body, dialect, await count_prompt(body, dialect, limit=model.context_window))
+
+
+def _held_to_window(model: ModelSpec, body: Any, dialect: Dialect, counted: PromptCount) -> PromptCount:
+    """The prompt's count with its tool definitions, once checked against ``model``'s window."""
     tools = body.get("tools") if isinstance(body, dict) else None
     if tools:
         # Every API's usage counts the tool definitions as prompt tokens: so does the window.

@@ -20,6 +20,7 @@ the same way, before any token is generated.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -150,10 +151,10 @@ async def take(
     overall = target.overall or key_target(fixture, account)
     admitted = await store.admit(
         now,
-        [target.one_request, target.tokens(requested_tokens)],
+        (target.one_request, target.tokens(requested_tokens)),
         # Every admitted request also counts in the key's overall window, which replies that concern
         # no model report; it is not enforced here.
-        also=[overall.one_request, overall.tokens(requested_tokens)],
+        also=(overall.one_request, overall.tokens(requested_tokens)),
         report=target.report,
         request_id=request_id,
     )
@@ -188,9 +189,16 @@ def _headers(requests: WindowState, token_window: WindowState) -> dict[str, str]
         "x-ratelimit-limit-tokens": str(tokens_limit),
         "x-ratelimit-remaining-requests": str(remaining(requests_limit, requests_used)),
         "x-ratelimit-remaining-tokens": str(remaining(tokens_limit, tokens_used)),
-        "x-ratelimit-reset-requests": errors.go_duration(reset_seconds(requests_limit, requests_used)),
-        "x-ratelimit-reset-tokens": errors.go_duration(reset_seconds(tokens_limit, tokens_used)),
+        "x-ratelimit-reset-requests": _duration(errors.ceil_ms(reset_seconds(requests_limit, requests_used))),
+        "x-ratelimit-reset-tokens": _duration(errors.ceil_ms(reset_seconds(tokens_limit, tokens_used))),
     }
+
+
+@functools.lru_cache(maxsize=4096)
+def _duration(ms: int) -> str:
+    """``ms`` whole milliseconds as Go writes them (:func:`mockserver.errors.go_duration`), remembered: every
+    reply's headers give two, and a window resets within a minute, so the same few come again and again."""
+    return errors.go_duration(ms / 1000)
 
 
 def unused_headers(limits: Limits) -> dict[str, str]:

@@ -30,7 +30,7 @@ from mockserver.engine.structured import FunctionSpec
 from mockserver.errors import describe
 from mockserver.replies.hosted_tools import citations_for, web_search_pages
 from mockserver.replies.inline_moderation import moderation_of
-from mockserver.replies.planner import Facts, Said, plan
+from mockserver.replies.planner import Facts, Said, ends_asking, plan
 from mockserver.server_state import ServerState
 from mockserver.service import output_limits
 from mockserver.service.access import Admission
@@ -241,7 +241,7 @@ def chat_facts(
         [m.text() if m.tool_calls else text for m, (role, text) in zip(messages, items, strict=True) if role == "user"],
         texts,
         system=conversation.system_texts(items),
-        results=conversation.tool_results(items),
+        results=() if ends_asking(items) else conversation.tool_results(items),
     )
     return Facts(
         reply_sources(state),
@@ -499,7 +499,9 @@ def _message(c: ChatChoice) -> dict[str, Any]:
 def message_text(message: ChatMessage) -> str:
     """What a message contributes to the prompt: its text, plus any tool calls it carries, read as the
     window check reads the request (:func:`mockserver.engine.conversation.chat_text`)."""
-    functions = [call.function for call in message.tool_calls or ()]
+    if not message.tool_calls:  # most messages: their content's text alone, without the lists of calls
+        return conversation.text_of(message.content)
+    functions = [call.function for call in message.tool_calls]
     calls = [(function.name, function.arguments) for function in functions if function is not None]
     return conversation.chat_text(message.content, calls)
 

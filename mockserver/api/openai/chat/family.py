@@ -4,7 +4,7 @@ and answered as a completion or a stream of chunks."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from functools import partial
 from typing import Any
 
@@ -13,11 +13,12 @@ from mockserver.api.openai.chat import cache_parts, completions
 from mockserver.api.openai.chat.completions import ChatPlan
 from mockserver.api.openai.schemas import ChatCompletionRequest
 from mockserver.api.serving import Reply
-from mockserver.config.fixture import Account, Fixture
+from mockserver.config.fixture import Account, Fixture, ModelSpec
 from mockserver.engine import in_turns
-from mockserver.engine.dialects import CHAT
+from mockserver.engine.dialects import CHAT, DialectName
+from mockserver.engine.prompt_count import PromptCount
 from mockserver.server_state import ServerState
-from mockserver.service import access
+from mockserver.service import access, context_window
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange
 from mockserver.service.prompt_cache import Part
@@ -41,7 +42,19 @@ class ChatAsked(Asked[ChatPlan]):
         self.body = body
         self.items: list[tuple[str, str]] | None = None
 
-    async def read_ahead(self) -> None:
+    def measured_at_once(self, model: ModelSpec) -> PromptCount | None:
+        return context_window.measured_at_once(model, self.raw)
+
+    def measure(self, model: ModelSpec, dialect: DialectName) -> Awaitable[PromptCount]:
+        # Asked for only when measured_at_once could not count the prompt: it is not tried at once again.
+        return context_window.measured_in_turns(model, self.raw, dialect)
+
+    def read_ahead(self) -> Awaitable[None] | None:
+        if len(self.body.messages) <= in_turns.ITEMS_PER_TURN:
+            return None  # a few messages (most): the plan reads them itself, in one call
+        return self._read_in_turns()
+
+    async def _read_in_turns(self) -> None:
         self.items = await in_turns.mapped(completions.role_and_text, self.body.messages)
 
     def cache_parts(self) -> Iterable[Part]:

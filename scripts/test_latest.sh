@@ -5,11 +5,13 @@
 # this after the pinned suite, so a release that breaks the tests, or the server's replies to it,
 # shows in CI before users meet it.
 #
-# The tests: every file named for an SDK or a framework (SDK_TESTS below). Add a new one there.
+# The tests: every file named for an SDK or a framework (SDK_TESTS below), and the direct writes on
+# uvicorn's transport, which follow what its send writes. Add a new one there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SDK_TESTS=(
+  tests/api/test_direct_write.py
   tests/harness/test_faults_sdk.py
   tests/e2e/test_agent_frameworks.py
   tests/e2e/test_anthropic_sdk.py

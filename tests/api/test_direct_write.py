@@ -108,7 +108,13 @@ class _Flow:
 
 def _cycle(method: str = "POST", keep_alive: bool = True) -> RequestResponseCycle:
     return RequestResponseCycle(
-        scope={"method": method, "path": "/v1/chat/completions", "query_string": b"", "http_version": "1.1"},  # type: ignore[typeddict-item]
+        scope={  # type: ignore[typeddict-item]
+            "method": method,
+            "path": "/v1/chat/completions",
+            "raw_path": b"/v1/chat/completions",  # what uvicorn's access log reads from 0.55 on
+            "query_string": b"",
+            "http_version": "1.1",
+        },
         transport=_Transport(),  # type: ignore[arg-type]
         flow=_Flow(),  # type: ignore[arg-type]
         logger=logging.getLogger("test"),

@@ -209,6 +209,15 @@ class Journal(Settling):
 
     # -- hooks (run on the server's event loop) --------------------------------------------
 
+    def on_response_start(self, exchange: Exchange) -> tuple[()]:
+        """:meth:`Settling.on_response_start`, and the parsed body goes now rather than when the exchange
+        is recorded (:meth:`_slim`): nothing reads it once the reply has started, and a stream would keep
+        it (its dicts and lists, more with every message) for the garbage collector's passes to walk
+        as long as it plays."""
+        if exchange.request_body:
+            exchange.body = None  # the same content as the raw bytes, parsed again when read
+        return super().on_response_start(exchange)
+
     def on_complete(self, exchange: Exchange) -> None:
         if exchange.path.startswith(UNRECORDED_PREFIXES):  # not self.recorded(), on every reply
             return

@@ -80,7 +80,7 @@ class EventStreamResponse(Response):
             return
         # The server's own receive when the app's outermost layer gave it (the body is read by now: the
         # middleware's receive, which counts a body as it arrives, has nothing left to do).
-        watch = DisconnectWatch(state.get("server_receive") or receive, self.scheduler.cancel, stream)
+        watch = DisconnectWatch(state.get("server_receive") or receive, self.scheduler.client_left, stream)
         try:
             outcome = await stream.done
             if outcome == DROPPED:

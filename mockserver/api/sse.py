@@ -26,8 +26,9 @@ class EventStreamResponse(Response):
     """A ``text/event-stream`` reply whose events the server's scheduler plays.
 
     The handler sends the start, registers the stream, and waits for it to be over; a
-    :class:`DisconnectWatch` meanwhile listens for the client going away, which cancels the stream
-    at once (even while it waits for a deadline or a stall), so nothing keeps running behind it.
+    :class:`DisconnectWatch` on the server's own ``receive`` meanwhile listens for the client going away,
+    which cancels the stream at once (even while it waits for a deadline or a stall), so nothing keeps
+    running behind it.
     """
 
     media_type = "text/event-stream"
@@ -77,7 +78,9 @@ class EventStreamResponse(Response):
         if stream.done.done():  # everything was due at once (time scale 0): no need to watch the client
             stream.done.result()
             return
-        watch = DisconnectWatch(receive, self.scheduler.cancel, stream)
+        # The server's own receive when the app's outermost layer gave it (the body is read by now: the
+        # middleware's receive, which counts a body as it arrives, has nothing left to do).
+        watch = DisconnectWatch(state.get("server_receive") or receive, self.scheduler.client_left, stream)
         try:
             outcome = await stream.done
             if outcome == DROPPED:

@@ -114,6 +114,10 @@ class StreamScheduler(StreamWrites):
         self.max_reply_s: float | None = None
         self.limits = ReplyLimits(self._time_limit)  # every open stream held to max_reply_s, on one timer
         self.on_change: Callable[[], None] | None = None  # told when a stream opens or ends (a metrics gauge)
+        # What a stream's watch calls when its client leaves: one bound method for every stream, as each
+        # ``self.cancel`` makes a new one, kept by its watch for as long as the stream plays (one more object
+        # per open stream for the garbage collector's passes).
+        self.client_left: Callable[[ActiveStream], None] = self.cancel
         self.lateness = Lateness()
         self._tick_now = -math.inf  # the tick's time while it runs: a stream due again by then waits for the next
         self._dead = 0  # about how many heap entries belong to streams that are over (see _close)

@@ -39,7 +39,7 @@ def expose_connection_closer(app: FastAPI) -> None:
             if scope["type"] != "http":
                 await inner(scope, receive, send)
                 return
-            setup(scope, send)
+            setup(scope, receive, send)
             try:
                 await inner(scope, receive, send)
             finally:

@@ -67,7 +67,7 @@ class App(FastAPI):
     served_directly: frozenset[tuple[str, str]] = frozenset()  # (method, path): set by serve_directly
     direct_app: ASGIApp | None = None  # the app's own middleware over DirectRoutes: set when the stack is built
     # What the outermost layer puts in the scope of every request (see app_patches.expose_connection_closer).
-    connection_setup: Callable[[Scope, Send], None] | None = None
+    connection_setup: Callable[[Scope, Receive, Send], None] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         direct = self.direct_app
@@ -82,7 +82,7 @@ class App(FastAPI):
             if self.connection_setup is None:
                 await direct(scope, receive, send)
                 return
-            self.connection_setup(scope, send)
+            self.connection_setup(scope, receive, send)
             try:
                 await direct(scope, receive, send)
             finally:

@@ -10,10 +10,16 @@ first token, and two more turns of the event loop, for a wait that almost always
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from starlette.types import Message, Receive
+
+# The context every watch's later steps run in. A callback given no context runs in a copy of the caller's,
+# made when it is added: one more object per open stream for the garbage collector's passes to walk, for
+# a ``receive()`` that reads no context variable. Callbacks run one at a time, so one context serves all.
+_STEPS = contextvars.Context()
 
 
 class DisconnectWatch:
@@ -60,10 +66,10 @@ class DisconnectWatch:
                 self._coro = None
                 break  # receive failed: the connection is no use any more
             if waiting is None:  # a bare yield (``asyncio.sleep(0)``): on at the loop's next turn
-                asyncio.get_running_loop().call_soon(self._step, None)
+                asyncio.get_running_loop().call_soon(self._step, None, context=_STEPS)
             else:  # a future: on when it is done. Clear its "awaited" mark, as a task would.
                 waiting._asyncio_future_blocking = False
-                waiting.add_done_callback(self._step)
+                waiting.add_done_callback(self._step, context=_STEPS)
                 self._waiting = waiting
             return
         self.gone = True

@@ -8,6 +8,9 @@ message and a coroutine. :func:`connection_setup` puts, on every request's ``sco
   (the ``drop_after`` fault: the client sees a transport error, not a clean end), or None;
 - ``server_send``: the server's own ``send``, which streamed events use to skip the middleware stack
   (see :mod:`mockserver.engine.scheduler`);
+- ``server_receive``: the server's own ``receive``, which a stream's disconnect watch steps once the
+  body is read (:class:`mockserver.api.sse.EventStreamResponse`): the middleware's own ``receive``
+  only matters while the body is being read, and stepping it meant one more coroutine per open stream;
 - ``write_body``: a chunk written straight on the transport (:func:`direct_body_writer`), or None;
 - ``write_head``: a response's head written straight on the transport (:meth:`DirectWriter.write_head`),
   or None; the middleware takes it through :func:`head_writer`;
@@ -15,7 +18,7 @@ message and a coroutine. :func:`connection_setup` puts, on every request's ``sco
   (:mod:`mockserver.api.asgi.arrival`).
 
 :func:`mockserver.api.asgi.app_patches.expose_connection_closer` runs it before anything else
-wraps ``send``, and :func:`release` once the app has returned: the first four refer to uvicorn's
+wraps ``send``, and :func:`release` once the app has returned: the first five refer to uvicorn's
 request cycle, which refers to the scope, so left on it they would make a reference cycle of the
 request cycle, its transport and socket (some 20 objects a request) that only a pass of the
 garbage collector frees. Taken off, they are freed as soon as uvicorn lets go of the request.
@@ -29,11 +32,11 @@ from logging import INFO
 from types import ModuleType
 from typing import Any
 
-from starlette.types import Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from mockserver.api.asgi import arrival
 
-ConnectionSetup = Callable[[Scope, Send], None]
+ConnectionSetup = Callable[[Scope, Receive, Send], None]
 # write_head(status, headers): the head written straight on the transport (True), or nothing (False).
 HeadWriter = Callable[[int, list[tuple[bytes, bytes]]], bool]
 
@@ -44,7 +47,7 @@ def connection_setup(ready_at: float) -> ConnectionSetup:
     ``ready_at`` (``time.monotonic()``) is when the app was built: requests that came before it
     waited for it, not for others."""
 
-    def setup(scope: Scope, send: Send) -> None:
+    def setup(scope: Scope, receive: Receive, send: Send) -> None:
         state = scope.get("state")
         if state is None:
             state = scope["state"] = {}
@@ -60,12 +63,13 @@ def connection_setup(ready_at: float) -> ConnectionSetup:
             state["close_connection"] = close if callable(close) else None
             state["write_body"] = state["write_head"] = None
         state["server_send"] = send
+        state["server_receive"] = receive
         state[arrival.WAITED] = arrival.kernel_wait(transport, ready_at)
 
     return setup
 
 
-_CONNECTION_KEYS = ("close_connection", "server_send", "write_body", "write_head")
+_CONNECTION_KEYS = ("close_connection", "server_send", "server_receive", "write_body", "write_head")
 
 
 def head_writer(scope: Scope, send: Send) -> HeadWriter | None:

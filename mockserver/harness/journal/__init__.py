@@ -154,12 +154,16 @@ class Settling:
         return not path.startswith(UNRECORDED_PREFIXES)
 
     def on_response_start(self, exchange: Exchange) -> tuple[()]:
-        """An ``on_response_start`` hook: counts the exchange as in flight; adds no header."""
+        """An ``on_response_start`` hook: counts the exchange as in flight; adds no header.
+
+        It runs at every head, so without the lock: only the event loop's thread changes the counts
+        (here, and in :meth:`_settled`), and a reader in another thread (:meth:`settle`, which reads them
+        under the lock) that reads a count as it changes here gets the old or the new, either right for
+        it: the reply whose head is going out now is not one it has read."""
         if not exchange.path.startswith(UNRECORDED_PREFIXES):  # self.recorded(), on every reply
             scope = exchange.headers.get(TEST_ID_HEADER)
             in_flight = self._in_flight
-            with self._lock:
-                in_flight[scope] = in_flight.get(scope, 0) + 1
+            in_flight[scope] = in_flight.get(scope, 0) + 1
             exchange.journal_in_flight = True
         return ()
 
@@ -204,6 +208,15 @@ class Journal(Settling):
         self.last_seq = 0
 
     # -- hooks (run on the server's event loop) --------------------------------------------
+
+    def on_response_start(self, exchange: Exchange) -> tuple[()]:
+        """:meth:`Settling.on_response_start`, and the parsed body goes now rather than when the exchange
+        is recorded (:meth:`_slim`): nothing reads it once the reply has started, and a stream would keep
+        it (its dicts and lists, more with every message) for the garbage collector's passes to walk
+        as long as it plays."""
+        if exchange.request_body:
+            exchange.body = None  # the same content as the raw bytes, parsed again when read
+        return super().on_response_start(exchange)
 
     def on_complete(self, exchange: Exchange) -> None:
         if exchange.path.startswith(UNRECORDED_PREFIXES):  # not self.recorded(), on every reply

@@ -315,12 +315,17 @@ def completion_body(plan: ChatPlan) -> dict[str, Any]:
 def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[Item]:
     """The ``ChatCompletionChunk`` events of a paced stream, ending with ``[DONE]``, each after its deadline.
 
-    Each frame is encoded before its deadline is yielded, so it is ready when it falls due.
+    Each frame is encoded before its deadline is yielded, so it is ready when it falls due; except the
+    first deadline, which comes before anything is encoded. The scheduler pulls a stream as it opens, while
+    the other requests of a burst wait for their heads: a stream whose first token is not due yet has its
+    opening frames made when they fall due (its first token goes out in that tick, at its deadline as
+    ever), and one whose first token is due at once has them made then, as before.
     """
+    first = plan.reasoning_steps
+    yield pacer.token_due(first)
     envelope = _envelope(plan)
     frames = _Frames(envelope, plan)
     head, tail, chunk, choice = frames.head, frames.tail, frames.chunk, _choice
-    first = plan.reasoning_steps
     openings = []
     for c in plan.choices:
         if not c.calls:
@@ -334,7 +339,6 @@ def stream_chunks(plan: ChatPlan, pacer: Pacer, *, per_chunk: int) -> Iterator[I
         )
         opening = {"role": "assistant", "content": None, "refusal": None, **first_call}
         openings.append(chunk([choice(c.index, opening)]))
-    yield pacer.token_due(first)
     yield from openings
     # Text deltas are the per-token hot path: their bytes around the text are encoded once.
     # Loops rather than comprehensions in this generator: a name a comprehension reads becomes a cell,

@@ -63,11 +63,13 @@ class IdFactory:
 
     def token(self, length: int = 24) -> str:
         """``length`` characters of :data:`ID_ALPHABET`, each drawn evenly: every reply's id is made here, from
-        random bytes mapped in one call rather than a draw and a lookup per character."""
-        randbytes = self._rng.randbytes
-        drawn = randbytes(length + 8).translate(_ID_CHARACTERS, _ID_DROPPED)
+        random bytes mapped in one call rather than a draw and a lookup per character. The bytes are those
+        of :meth:`random.Random.randbytes`, drawn as it draws them but without its call in between."""
+        getrandbits = self._rng.getrandbits
+        size = length + 8
+        drawn = getrandbits(size * 8).to_bytes(size, "little").translate(_ID_CHARACTERS, _ID_DROPPED)
         while len(drawn) < length:  # more than 8 of them dropped (about one id in 100,000)
-            drawn += randbytes(length).translate(_ID_CHARACTERS, _ID_DROPPED)
+            drawn += getrandbits(length * 8).to_bytes(length, "little").translate(_ID_CHARACTERS, _ID_DROPPED)
         return drawn[:length].decode("ascii")
 
     def hex(self, length: int = 32) -> str:

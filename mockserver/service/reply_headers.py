@@ -48,7 +48,9 @@ def openai_headers(store: Store, clock: Clock, fixture: Callable[[], Fixture]) -
             raw.append((_PROJECT, account.project.encode()))
         if exchange.rate_limit_headers is not None:
             # Known since admission, as for every admitted request: answered without a coroutine.
-            raw += [(name.encode(), value.encode()) for name, value in exchange.rate_limit_headers.items()]
+            names = _RATE_LIMIT_NAMES
+            for name, value in exchange.rate_limit_headers.items():
+                raw.append((names.get(name) or name.encode(), value.encode()))
             return raw
         return _with_rate_limit_headers(raw, store, now, fixture(), exchange)
 
@@ -59,6 +61,13 @@ _VERSION = (b"openai-version", OPENAI_VERSION.encode())
 _PROCESSING_MS = b"openai-processing-ms"
 _ORGANIZATION = b"openai-organization"
 _PROJECT = b"openai-project"
+# The names of the x-ratelimit-* headers, encoded once: every reply gives six.
+_RATE_LIMIT_NAMES = {
+    name: name.encode()
+    for name in (
+        f"x-ratelimit-{field}-{kind}" for field in ("limit", "remaining", "reset") for kind in ("requests", "tokens")
+    )
+}
 
 
 async def _with_rate_limit_headers(

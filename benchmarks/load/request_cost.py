@@ -25,9 +25,12 @@ Two measurements:
    first-token wait is what the requests before cost alone. Set against the 750 tokens/s burst, it
    splits that wait in two: the requests' own CPU, and the events of the streams started before.
 
+With ``--baseline DIR``, mockserver from another checkout (``baseline``) takes its turns in all three as
+well: before and after, measured in one run.
+
 Writes ``benchmarks/results/request_cost.json``.
 
-    python -m benchmarks request_cost [--rounds 7] [--bursts 2] [--slow-rate 30]
+    python -m benchmarks request_cost [--rounds 7] [--bursts 2] [--slow-rate 30] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ SLOW_SECONDS = 1.0
 
 
 def main() -> None:
-    parser = arguments("request_cost", __doc__)
+    parser = arguments("request_cost", __doc__, baseline="also measure mockserver from this checkout")
     parser.add_argument("--rounds", type=int, default=7, help="bursts of 150 requests per server, in turns")
     parser.add_argument("--bursts", type=int, default=2, help="bursts of 150 Ultrafast streams at TTFT 0")
     parser.add_argument("--slow-rate", type=float, default=30.0, help="tokens/s of the slow TTFT-0 bursts")
@@ -59,11 +62,12 @@ def main() -> None:
         os.sched_setaffinity(0, {1})
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
-        known = server_commands(1, Path(tmp), None, None, minimum=True)
-        commands = {name: known[name] for name in SERVERS}
-        cpu: dict[str, list[float]] = {name: [] for name in SERVERS}
-        ttft0: dict[str, list[dict[str, Any]]] = {"minimum": [], "mockserver": []}
-        slow: dict[str, list[dict[str, Any]]] = {"minimum": [], "mockserver": []}
+        known = server_commands(1, Path(tmp), None, args.baseline, minimum=True)
+        names = (*SERVERS, "baseline") if args.baseline is not None else SERVERS
+        commands = {name: known[name] for name in names}
+        cpu: dict[str, list[float]] = {name: [] for name in names}
+        ttft0: dict[str, list[dict[str, Any]]] = {name: [] for name in names if name != "floor"}
+        slow: dict[str, list[dict[str, Any]]] = {name: [] for name in names if name != "floor"}
         with started(commands) as servers:
             uvloop.run(warm_up(servers, 1))
             for _ in range(args.rounds):
@@ -96,6 +100,9 @@ def main() -> None:
     median = {name: row["median"] for name, row in report["cpu_ms_per_request"].items()}
     report["mockserver_over_minimum"] = median["mockserver"] / median["minimum"]
     report["minimum_over_floor"] = median["minimum"] / median["floor"]
+    if "baseline" in median:
+        report["mockserver_over_baseline"] = median["mockserver"] / median["baseline"]
+        report["baseline_over_minimum"] = median["baseline"] / median["minimum"]
     report["goals"] = _goals(report)
     write_results(results_path("request_cost", args), report)
     print({k: v for k, v in report.items() if k not in {"ttft0", "cpu_ms_per_request"}})

@@ -7,7 +7,6 @@ events, server tools) loads with the first request that needs it, not at start-u
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request
@@ -19,6 +18,7 @@ from mockserver.api.anthropic.family import AnthropicRoute
 from mockserver.api.anthropic.schemas import CountTokensRequest, MessagesRequest
 from mockserver.api.handler_inputs import body_schema, parse_body, server_state
 from mockserver.api.middleware import request_headers
+from mockserver.api.pipeline_entry import PipelineEntry
 from mockserver.service import access
 
 if TYPE_CHECKING:
@@ -26,25 +26,22 @@ if TYPE_CHECKING:
 
 router = APIRouter(prefix="/v1", tags=["anthropic"], route_class=AnthropicRoute)
 
-Serve = Callable[[Request, "Family[Any]"], Awaitable[Response]]
-_pipeline: tuple[Serve, Family[Any]] | None = None  # the pipeline's entry and the family, once loaded
+
+def _family() -> Family[Any]:
+    """The Messages family, imported with the first request."""
+    from mockserver.api.anthropic.messages_family import MESSAGES
+
+    return MESSAGES
+
+
+_PIPELINE = PipelineEntry(_family)
 
 
 @router.post("/messages", response_model=None, openapi_extra=body_schema(MessagesRequest))
 async def create_message(request: Request) -> Response:
     """Create a Message (Anthropic's API), paced at the model's speed: ``speed: "fast"`` for fast mode."""
-    serve, family = _pipeline or _load_pipeline()
+    serve, family = _PIPELINE.loaded()
     return await serve(request, family)
-
-
-def _load_pipeline() -> tuple[Serve, Family[Any]]:
-    """Load the Messages family and the request pipeline (with the first request), and keep them."""
-    global _pipeline
-    from mockserver.api.anthropic.messages_family import MESSAGES
-    from mockserver.api.pipeline import serve
-
-    _pipeline = (serve, MESSAGES)
-    return _pipeline
 
 
 @router.post("/messages/count_tokens", openapi_extra=body_schema(CountTokensRequest))

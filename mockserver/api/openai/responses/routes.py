@@ -8,7 +8,6 @@ its events) loads with the first request that needs it, not at start-up, and is 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request
@@ -19,6 +18,7 @@ from mockserver import errors
 from mockserver.api.handler_inputs import body_schema, parse_body, server_state
 from mockserver.api.middleware import request_headers
 from mockserver.api.openai.schemas import InputTokenCountRequest, ResponseCreateRequest
+from mockserver.api.pipeline_entry import PipelineEntry
 from mockserver.service import access
 
 if TYPE_CHECKING:
@@ -26,26 +26,23 @@ if TYPE_CHECKING:
 
 router = APIRouter(prefix="/v1", tags=["responses"])
 
-Serve = Callable[[Request, "Family[Any]"], Awaitable[Response]]
-_pipeline: tuple[Serve, Family[Any]] | None = None  # the pipeline's entry and the family, once loaded
+
+def _family() -> Family[Any]:
+    """The Responses family, imported with the first request."""
+    from mockserver.api.openai.responses.family import RESPONSES_FAMILY
+
+    return RESPONSES_FAMILY
+
+
+_PIPELINE = PipelineEntry(_family)
 
 
 @router.post("/responses", response_model=None, openapi_extra=body_schema(ResponseCreateRequest))
 async def create_response(request: Request) -> Response:
     """Create a response, paced at the resolved service tier's speed, and store it unless ``store`` is false.
     A ``background`` response is answered at once, ``queued``; poll ``GET`` for the rest."""
-    serve, family = _pipeline or _load_pipeline()
+    serve, family = _PIPELINE.loaded()
     return await serve(request, family)
-
-
-def _load_pipeline() -> tuple[Serve, Family[Any]]:
-    """Load the Responses family and the request pipeline (with the first request), and keep them."""
-    global _pipeline
-    from mockserver.api.openai.responses.family import RESPONSES_FAMILY
-    from mockserver.api.pipeline import serve
-
-    _pipeline = (serve, RESPONSES_FAMILY)
-    return _pipeline
 
 
 # Declared before the /responses/{response_id} routes, which would otherwise shadow it.

@@ -65,8 +65,8 @@ class Target:
     """The two windows a reply's ``x-ratelimit-*`` headers describe.
 
     A target is worked out once per fixture, key, model and tier (:func:`model_target`), so it also
-    holds what every admission passes the store for it: the one-request allowance and the windows
-    reported.
+    holds what every admission passes the store for it (the one-request allowance and the windows
+    reported) and what its replies' headers repeat (its limits, as text).
     """
 
     requests_bucket: str
@@ -76,11 +76,13 @@ class Target:
     overall: Target | None = dataclasses.field(default=None, repr=False, compare=False)
     one_request: Allowance = dataclasses.field(init=False, repr=False, compare=False)
     report: tuple[tuple[str, int], ...] = dataclasses.field(init=False, repr=False, compare=False)
+    limit_texts: tuple[str, str] = dataclasses.field(init=False, repr=False, compare=False)  # rpm, tpm
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "one_request", Allowance(self.requests_bucket, self.limits.rpm, 1))
         report = ((self.requests_bucket, self.limits.rpm), (self.tokens_bucket, self.limits.tpm))
         object.__setattr__(self, "report", report)
+        object.__setattr__(self, "limit_texts", (str(self.limits.rpm), str(self.limits.tpm)))
 
     def tokens(self, amount: int) -> Allowance:
         """The allowance of ``amount`` tokens in the token window (built as the tuple it is: one per request)."""
@@ -160,7 +162,7 @@ async def take(
     )
     shortfall = admitted.shortfall
     if shortfall is None:
-        return _headers(*admitted.windows), None
+        return _headers(target, *admitted.windows), None
     kind, limit, amount = (
         ("requests", limits.rpm, 1) if shortfall.index == 0 else ("tokens", limits.tpm, requested_tokens)
     )
@@ -169,24 +171,26 @@ async def take(
         kind, model_id, account.organization, limit, shortfall.used, amount, errors.go_duration(wait)
     )
     error.headers.update(retry_headers(wait))
-    return _headers(*admitted.windows), error
+    return _headers(target, *admitted.windows), error
 
 
 async def headers(store: Store, now: float, target: Target) -> dict[str, str]:
     """The six ``x-ratelimit-*`` headers with the windows' counts at ``now``."""
     requests = await store.window(now, target.requests_bucket, target.limits.rpm)
     token_window = await store.window(now, target.tokens_bucket, target.limits.tpm)
-    return _headers(requests, token_window)
+    return _headers(target, requests, token_window)
 
 
-def _headers(requests: WindowState, token_window: WindowState) -> dict[str, str]:
-    """The six headers of two windows (every reply's: what is left and when each is whole again, read
-    from the windows' figures without their properties' calls)."""
+def _headers(target: Target, requests: WindowState, token_window: WindowState) -> dict[str, str]:
+    """The six headers of ``target``'s two windows (every reply's: its limits as the target keeps them
+    written, what is left and when each is whole again, read from the windows' figures without their
+    properties' calls). The store reports each window with the limit it was asked about: the target's."""
     requests_limit, requests_used = requests
     tokens_limit, tokens_used = token_window
+    limit_requests, limit_tokens = target.limit_texts
     return {
-        "x-ratelimit-limit-requests": str(requests_limit),
-        "x-ratelimit-limit-tokens": str(tokens_limit),
+        "x-ratelimit-limit-requests": limit_requests,
+        "x-ratelimit-limit-tokens": limit_tokens,
         "x-ratelimit-remaining-requests": str(remaining(requests_limit, requests_used)),
         "x-ratelimit-remaining-tokens": str(remaining(tokens_limit, tokens_used)),
         "x-ratelimit-reset-requests": _duration(errors.ceil_ms(reset_seconds(requests_limit, requests_used))),

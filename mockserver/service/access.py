@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from mockserver import errors
-from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelKind, ModelSpec, TimingProfile
+from mockserver.config.fixture import Account, Fixture, ModelAPI, ModelKind, ModelSpec, Tier, TimingProfile
 from mockserver.engine.pacing import Clock
 from mockserver.service import accounts, capacity, model_hints, ratelimits
 from mockserver.service.accounts import bearer_key
@@ -112,11 +112,32 @@ class Admission:
     overrides: Overrides
     received_at: float | None = None  # when the request arrived, on the server clock
     cache: CacheUse = NO_CACHE  # the prompt tokens read from and written to the prompt cache
+    # What taking its shared resources reads of the fixture, found with the tier resolved (:func:`resolve`);
+    # None: looked up when they are taken.
+    shared: Shared | None = None
 
     def start_time(self, clock: Clock) -> float:
         """Where the reply's schedule starts: at the request's arrival, so the time spent parsing
         and generating is part of the TTFT instead of being added to it."""
         return self.received_at if self.received_at is not None else clock.now()
+
+
+class Shared(NamedTuple):
+    """What :func:`take_resources` reads of ``fixture`` for a key, a model and the tier resolved: whether
+    the key's organization has a quota to check, and the rate windows the request counts in. The same for
+    every request resolved alike, so :func:`resolve` finds it once with the rest (one lookup per request
+    instead of two). (A named tuple: read on every request, made once per key, model and tier.)"""
+
+    fixture: Fixture
+    quota: bool
+    target: ratelimits.Target
+
+
+def _shared(fixture: Fixture, account: Account, model_id: str, tier: Tier) -> Shared:
+    """:class:`Shared` for a key's ``account``, a model and a tier, in ``fixture``."""
+    return Shared(
+        fixture, accounts.has_quota(fixture, account), ratelimits.model_target(fixture, account, model_id, tier)
+    )
 
 
 class _Resolved:
@@ -128,13 +149,16 @@ class _Resolved:
     a pydantic model works out anew each time.
     """
 
-    __slots__ = ("account", "applied", "model", "profile", "tier")
+    __slots__ = ("account", "applied", "model", "profile", "shared", "tier")
 
-    def __init__(self, account: Account, model: ModelSpec, tier: TierDecision, profile: TimingProfile) -> None:
+    def __init__(
+        self, account: Account, model: ModelSpec, tier: TierDecision, profile: TimingProfile, shared: Shared
+    ) -> None:
         self.account = account
         self.model = model
         self.tier = tier
         self.profile = profile  # the tier's, before any overrides
+        self.shared = shared
         self.applied: tuple[Overrides | None, TimingProfile] = (None, profile)
 
 
@@ -166,13 +190,14 @@ def resolve(
     if found is None or found.account is not account:
         model = inference_model(fixture, account, model_id, api, kind)
         decision = resolve_tier(fixture, account, model, service_tier)
-        found = _Resolved(account, model, decision, fixture.profile(model, decision.tier))
+        shared = _shared(fixture, account, model.id, decision.tier)
+        found = _Resolved(account, model, decision, fixture.profile(model, decision.tier), shared)
         _RESOLVED.put(fixture, key, found)
     applied_for, profile = found.applied
     if applied_for is not overrides:
         profile = overrides.apply(found.profile)
         found.applied = (overrides, profile)
-    return Admission(account, found.model, found.tier, profile, overrides, received_at)
+    return Admission(account, found.model, found.tier, profile, overrides, received_at, NO_CACHE, found.shared)
 
 
 class Resources(NamedTuple):
@@ -247,9 +272,12 @@ async def _take_shared_resources(
     """
     exchange, store, now = request.exchange, request.store, request.clock.now()
     account, model, decision = admission.account, admission.model, admission.tier
+    shared = admission.shared
+    if shared is None or shared.fixture is not fixture:  # not resolved, or resolved before the fixture changed
+        shared = _shared(fixture, account, model.id, decision.tier)
     slot = None
     try:
-        if accounts.has_quota(fixture, account):  # most have none: no store call to await
+        if shared.quota:  # most have none: no store call to await
             await accounts.check_quota(store, fixture, account)
         if decision.tier == "ultrafast":
 
@@ -267,13 +295,18 @@ async def _take_shared_resources(
             if requested_tokens is None
             else requested_tokens
         )
+        target = (  # the tier's windows, found with it; a downgraded request counts in the default tier's
+            shared.target
+            if decision is admission.tier
+            else ratelimits.model_target(fixture, account, model.id, decision.tier)
+        )
         exchange.rate_limit_headers, refused = await ratelimits.take(
             store,
             now,
             fixture,
             account,
             model.id,
-            ratelimits.model_target(fixture, account, model.id, decision.tier),
+            target,
             requested,
             time_scale=request.time_scale,
             request_id=exchange.request_id,
@@ -296,4 +329,4 @@ async def _take_shared_resources(
     if decision is admission.tier:  # the same object unless a downgrade made another
         return admission
     profile = admission.overrides.apply(fixture.profile(model, decision.tier))
-    return replace(admission, tier=decision, profile=profile)
+    return replace(admission, tier=decision, profile=profile, shared=None)  # another tier: other windows

@@ -9,14 +9,19 @@ another fixture, and that every cache has its bound.
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 
 from mockserver import errors
 from mockserver.config.fixture import Account, Fixture, RateLimits, load_fixture
 from mockserver.engine import generation, tokens
+from mockserver.engine.pacing import FakeClock
 from mockserver.service import access, ratelimits, tiers
+from mockserver.service.exchange import Exchange
 from mockserver.service.per_fixture import PerFixture
+from mockserver.state.store import MemoryStore
 from mockserver.testing.handle import MockServerHandle
 
 FIXTURE = load_fixture()
@@ -126,3 +131,21 @@ def test_each_request_gets_the_profile_of_its_own_overrides_and_refusals_are_nev
         with pytest.raises(errors.MockAPIError) as refused:
             access.resolve(FIXTURE, standard, {}, MODEL, "ultrafast")
         assert refused.value.code == "service_tier_not_available"
+
+
+def test_resources_are_taken_by_the_fixture_in_force_even_when_the_request_was_resolved_by_another() -> None:
+    """The quota and rate windows found with a request's resolution are the resolving fixture's: a
+    fixture put in place between the resolution and the taking of resources is the one that counts."""
+    first, second = with_rate_limits(10), with_rate_limits(20)
+    key = first.accounts[0].key
+
+    def taken(resolved_by: Fixture, taken_by: Fixture) -> dict[str, str]:
+        admission = access.resolve(resolved_by, resolved_by.account(key), {}, MODEL, None)  # type: ignore[arg-type]
+        exchange = Exchange(request_id="req_memo", method="POST", path="/v1/chat/completions", headers={}, started_at=0)
+        resources = access.Resources(exchange, MemoryStore(), FakeClock())
+        asyncio.run(access.take_resources(taken_by, admission, request=resources, prompt_tokens=10))
+        assert exchange.rate_limit_headers is not None
+        return exchange.rate_limit_headers
+
+    assert taken(first, first)["x-ratelimit-limit-requests"] == "10"
+    assert taken(first, second)["x-ratelimit-limit-requests"] == "20"

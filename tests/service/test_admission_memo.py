@@ -140,10 +140,16 @@ def test_resources_are_taken_by_the_fixture_in_force_even_when_the_request_was_r
     key = first.accounts[0].key
 
     def taken(resolved_by: Fixture, taken_by: Fixture) -> dict[str, str]:
-        admission = access.resolve(resolved_by, resolved_by.account(key), {}, MODEL, None)  # type: ignore[arg-type]
+        account = resolved_by.account(key)
+        assert account is not None
+        admission = access.resolve(resolved_by, account, {}, MODEL, None)
         exchange = Exchange(request_id="req_memo", method="POST", path="/v1/chat/completions", headers={}, started_at=0)
         resources = access.Resources(exchange, MemoryStore(), FakeClock())
-        asyncio.run(access.take_resources(taken_by, admission, request=resources, prompt_tokens=10))
+
+        async def take() -> access.Admission:
+            return await access.take_resources(taken_by, admission, request=resources, prompt_tokens=10)
+
+        asyncio.run(take())
         assert exchange.rate_limit_headers is not None
         return exchange.rate_limit_headers
 

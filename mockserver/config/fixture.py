@@ -199,33 +199,14 @@ class Fixture(_Strict):
         return self
 
     def model(self, model_id: str) -> ModelSpec | None:
-        return self._lookups().models.get(model_id)
+        return _lookups(self).models.get(model_id)
 
     def account(self, key: str) -> Account | None:
-        return self._lookups().accounts.get(key)
+        return _lookups(self).accounts.get(key)
 
     def organization(self, org_id: str) -> Organization:
         """The organization's settings; one that is not declared gets the defaults."""
-        return self._lookups().organizations.get(org_id) or Organization(id=org_id)
-
-    def _lookups(self) -> _Lookups:
-        """The models, accounts and organizations by id, built on first use.
-
-        Every request looks up its key, model and organization: a dict keeps that at one step
-        however many a fixture declares (``PATCH /_mock/config`` takes up to ``--max-body-bytes``
-        of them). Kept in the instance's ``__dict__``, which pydantic leaves out of ``==`` and of
-        every dump; a copy made with ``model_copy(update=...)`` carries the old one over, so it is
-        built again whenever the lists it was built from are not this fixture's own.
-        """
-        lookups: _Lookups | None = self.__dict__.get(_LOOKUPS)
-        if (  # built from this fixture's own lists (checked inline: a request asks several times)
-            lookups is None
-            or lookups.sources[0] is not self.models
-            or lookups.sources[1] is not self.accounts
-            or lookups.sources[2] is not self.organizations
-        ):
-            lookups = self.__dict__[_LOOKUPS] = _Lookups(self)
-        return lookups
+        return _lookups(self).organizations.get(org_id) or Organization(id=org_id)
 
     def tokens_per_character(self, language: str) -> float | None:
         """The output token model of a language (``output_tokens_per_character``), if it has one."""
@@ -235,7 +216,32 @@ class Fixture(_Strict):
         return model.profiles.get(tier) or self.profiles[tier]
 
 
-_LOOKUPS = "_lookups_by_id"  # the key of Fixture._lookups in the instance's __dict__
+_LOOKUPS = "_lookups_by_id"  # the key of a fixture's _lookups in the instance's __dict__
+
+
+def _lookups(fixture: Fixture) -> _Lookups:
+    """The fixture's models, accounts and organizations by id, built on first use.
+
+    Every request looks up its key, model and organization: a dict keeps that at one step
+    however many a fixture declares (``PATCH /_mock/config`` takes up to ``--max-body-bytes``
+    of them). Kept in the instance's ``__dict__``, which pydantic leaves out of ``==`` and of
+    every dump; a copy made with ``model_copy(update=...)`` carries the old one over, so it is
+    built again whenever the lists it was built from are not this fixture's own.
+
+    A function rather than a method, and the lists read from the ``__dict__`` where pydantic keeps
+    every field's value: a model's own attributes and methods are read through its ``__getattr__``
+    hook, several times slower, and a request asks several times.
+    """
+    fields = fixture.__dict__
+    lookups: _Lookups | None = fields.get(_LOOKUPS)
+    if (  # built from this fixture's own lists
+        lookups is None
+        or lookups.sources[0] is not fields["models"]
+        or lookups.sources[1] is not fields["accounts"]
+        or lookups.sources[2] is not fields["organizations"]
+    ):
+        lookups = fields[_LOOKUPS] = _Lookups(fixture)
+    return lookups
 
 
 class _Lookups:

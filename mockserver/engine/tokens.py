@@ -82,9 +82,8 @@ def _built(name: str) -> Any | None:
 
 
 def _encoding() -> Any | None:
-    """The o200k_base encoding, or ``None`` without ``tiktoken`` (once loaded, read without another call:
-    every count of a text not counted before asks for it)."""
-    return _LOADED[ENCODING] if ENCODING in _LOADED else load_encoding(ENCODING)
+    """The o200k_base encoding, or ``None`` without ``tiktoken``."""
+    return load_encoding(ENCODING)
 
 
 def warm() -> None:

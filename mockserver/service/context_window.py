@@ -126,7 +126,7 @@ def _chat_prompt_at_once(body: Any) -> PromptCount | None:
 
 
 def _chat_messages(messages: Sequence[Any]) -> list[tokens.PromptMessage]:
-    return list(map(conversation.chat_message, messages))  # no comprehension's function to make and call
+    return [conversation.chat_message(message) for message in messages]
 
 
 def requested_output(model: ModelSpec, body: Any) -> int | None:

@@ -158,6 +158,9 @@ def reported_tier(fixture: Fixture, tier: str) -> str:
 
 def role_and_text(message: ChatMessage) -> tuple[str, str]:
     """A message as the plan reads it: its role and :func:`message_text`."""
+    content = message.content
+    if isinstance(content, str) and not message.tool_calls:  # most messages: their text, as message_text finds it
+        return message.role, content
     return message.role, message_text(message)
 
 
@@ -273,9 +276,9 @@ def _user_said(messages: Sequence[ChatMessage], items: Sequence[tuple[str, str]]
     (the last message, in most requests): ``[it]``; ``[""]`` when every user message is blank; ``[]``
     when there is none. A message's text is its :func:`role_and_text` one unless it carries tool calls
     (a user message seldom does): then its content's alone."""
-    asked = False
-    for index in range(len(items) - 1, -1, -1):
-        role, text = items[index]
+    asked, index = False, len(items)
+    for role, text in reversed(items):
+        index -= 1
         if role == "user":
             message = messages[index]
             if message.tool_calls:

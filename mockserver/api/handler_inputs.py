@@ -112,7 +112,7 @@ async def parse_body(
     try:
         # Strict: the live API refuses "yes" for a boolean or "3" for an integer; a long list of
         # messages is validated a piece at a time (:mod:`mockserver.api.validated_body`).
-        validated = validated_body.validated_at_once(model, data)  # nearly every body: without a coroutine
+        validated = validated_body.validated_at_once(model, data, len(raw))  # nearly every body: at once
         if validated is None:  # a long list: a piece at a time
             validated = await validated_body.validated(model, data)
         if len(raw) > LARGE_BODY_BYTES:

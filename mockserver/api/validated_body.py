@@ -31,6 +31,9 @@ from mockserver.engine.in_turns import ITEMS_PER_TURN
 
 Body = TypeVar("Body", bound=BaseModel)
 PIECE = ITEMS_PER_TURN
+# The longest JSON text that cannot hold a list of more than PIECE items: such a list takes its two
+# brackets, an item of at least one byte each and a comma between every two.
+SHORT_BYTES = 2 * PIECE + 2
 
 
 class BodyInvalid(Exception):
@@ -41,14 +44,16 @@ class BodyInvalid(Exception):
         self.problems = problems
 
 
-def validated_at_once(model: type[Body], data: dict[str, Any]) -> Body | None:
+def validated_at_once(model: type[Body], data: dict[str, Any], size: int | None = None) -> Body | None:
     """``data`` validated (strict) by ``model`` in one call, when none of its lists is long (nearly every
     body), without a coroutine; :class:`BodyInvalid` when it does not match; None when a list is long
-    (:func:`validated` takes it a piece at a time)."""
-    for key in _item_validators(model):
-        items = data.get(key)
-        if type(items) is list and len(items) > PIECE:
-            return None
+    (:func:`validated` takes it a piece at a time). ``size``: the body's length in bytes, when known:
+    a body of at most :data:`SHORT_BYTES` holds no long list, and its lists are not looked at."""
+    if size is None or size > SHORT_BYTES:
+        for key in _item_validators(model):
+            items = data.get(key)
+            if type(items) is list and len(items) > PIECE:
+                return None
     try:
         body: Body = model.__pydantic_validator__.validate_python(data, strict=True)
     except ValidationError as exc:

@@ -116,6 +116,15 @@ def test_a_short_body_is_one_validation() -> None:
     assert seen.validate_python.call_count == 1
 
 
+def test_the_shortest_text_of_a_long_list_is_not_taken_for_a_short_body() -> None:
+    # A list of PIECE + 1 one-byte items, as tightly as JSON writes it: one byte past SHORT_BYTES.
+    text = "[" + ",".join(["1"] * (PIECE + 1)) + "]"
+    assert len(text) == validated_body.SHORT_BYTES + 1
+    body = {"model": "gpt-5.6-sol", "messages": [GOOD] * (PIECE + 1)}
+    assert validated_body.validated_at_once(ChatCompletionRequest, body, len(text)) is None
+    assert validated_body.validated_at_once(ChatCompletionRequest, {"model": "m", "messages": [GOOD]}, 40) is not None
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[MockServer]:
     with MockServer(time_scale=0, presets=["openai", "claude-opus-4.8-fast"]) as running:

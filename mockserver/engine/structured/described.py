@@ -47,12 +47,13 @@ def described_schema(texts: Sequence[str]) -> dict[str, Any] | None:
 
 def asks_for_json_block(texts: Sequence[str]) -> bool:
     """Whether the messages ask for the answer as a ```` ```json ```` code block."""
-    # Every phrase has "json" in it: a text without it (case folded, as the pattern matches) is passed over
-    # without the search, which tries every position of the text.
-    return any(
-        "json" in text[:MAX_TEXT_CHARS].casefold() and _JSON_BLOCK_REQUEST.search(text[:MAX_TEXT_CHARS])
-        for text in texts
-    )
+    for text in texts:  # a loop rather than any() over a generator: every prose answer asks
+        text = text[:MAX_TEXT_CHARS]  # the text itself when it is shorter (most): no copy
+        # Every phrase has "json" in it: a text without it (case folded, as the pattern matches) is passed
+        # over without the search, which tries every position of the text.
+        if "json" in text.casefold() and _JSON_BLOCK_REQUEST.search(text):
+            return True
+    return False
 
 
 def _objects_in(text: str) -> list[dict[str, Any]]:

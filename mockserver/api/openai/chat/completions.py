@@ -158,6 +158,9 @@ def reported_tier(fixture: Fixture, tier: str) -> str:
 
 def role_and_text(message: ChatMessage) -> tuple[str, str]:
     """A message as the plan reads it: its role and :func:`message_text`."""
+    content = message.content
+    if isinstance(content, str) and not message.tool_calls:  # most messages: their text, as message_text finds it
+        return message.role, content
     return message.role, message_text(message)
 
 
@@ -183,21 +186,23 @@ def plan_chat_completion(
     options = body.web_search_options
     pages = () if options is None else web_search_pages(options, fixture.hosted_tools, latest)
     choices = _choices(state, planned.choices, pages, legacy=legacy)  # their call ids drawn before the plan's id
+    # Positional, in the order ChatPlan declares them: keyword arguments cost about 0.3 µs more on
+    # every request's path.
     return ChatPlan(
-        id=state.ids.chat_completion(),
-        created=int(state.wall_clock()),
-        model=admission.model.id,
-        service_tier=reported_tier(fixture, admission.tier.tier),
-        system_fingerprint=state.system_fingerprint,
-        prompt_tokens=exchange.prompt_tokens
+        state.ids.chat_completion(),  # id
+        int(state.wall_clock()),  # created
+        admission.model.id,  # model
+        reported_tier(fixture, admission.tier.tier),  # service_tier
+        state.system_fingerprint,
+        exchange.prompt_tokens  # prompt_tokens
         if exchange is not None and exchange.prompt_tokens is not None
         else prompt_tokens(body, items),
-        choices=choices,
-        include_usage=bool(body.stream_options and body.stream_options.include_usage),
-        schedule=planned.schedule,
-        cache=admission.cache,
-        obfuscate=obfuscation.wanted(body.stream_options),
-        moderation=None
+        choices,
+        bool(body.stream_options and body.stream_options.include_usage),  # include_usage
+        planned.schedule,
+        admission.cache,
+        obfuscation.wanted(body.stream_options),  # obfuscate
+        None  # moderation
         if body.moderation is None
         else moderation_of(body.moderation, fixture.moderation.rules, latest, planned.said.text, listed=True),
     )
@@ -230,37 +235,58 @@ def chat_facts(
         limit=limit,
         limit_param="max_tokens" if body.max_completion_tokens is None and body.max_tokens else "max_completion_tokens",
     )
-    messages = body.messages
     texts = tuple([text for _, text in items])  # a tuple, as the cues keep it: not copied again
     tools = legacy_functions(body.functions) if legacy else function_tools(body.tools) if body.tools else []
     tool_choice = legacy_choice(body.function_call) if legacy else body.tool_choice
-    structured.check_tool_choice(tools, tool_choice)
-    fmt = response_format(body.response_format, texts)
+    if tool_choice is not None:  # none (most requests): nothing to check
+        structured.check_tool_choice(tools, tool_choice)
     cues = generation.cues_of(
-        # A message's text is its message_text unless it carries tool calls (a user message seldom does).
-        [m.text() if m.tool_calls else text for m, (role, text) in zip(messages, items, strict=True) if role == "user"],
+        _user_said(body.messages, items),
         texts,
         system=conversation.system_texts(items),
         results=() if ends_asking(items) else conversation.tool_results(items),
     )
+    # Positional, in the order Facts declares them: keyword arguments cost about 0.3 µs more on every
+    # request's path.
     return Facts(
         reply_sources(state),
         admission,
         exchange,
         generation.request_seed(raw_body, state.settings.seed, body.seed),
         cues,
-        items,
+        items,  # conversation
         tools,
         tool_choice,
-        output_format=fmt,
-        schema_param="response_format.json_schema.schema",
-        parallel=body.parallel_tool_calls is not False and not legacy,
-        choices=body.n or 1,
-        reasoning=planned_reasoning,
-        output_limit=limit,
-        stop=body.stop_sequences,
-        scripts_strict=fixture.scripts_strict,
+        # output_format: None for text (most requests), as the planner reads it
+        None if body.response_format is None else response_format(body.response_format, texts),
+        "response_format.json_schema.schema",  # schema_param
+        body.parallel_tool_calls is not False and not legacy,  # parallel
+        body.n or 1,  # choices
+        planned_reasoning,  # reasoning
+        limit,  # output_limit
+        body.stop_sequences,  # stop
+        False,  # whole_calls: a call the output limit reaches is cut short
+        fixture.scripts_strict,
     )
+
+
+def _user_said(messages: Sequence[ChatMessage], items: Sequence[tuple[str, str]]) -> list[str]:
+    """The user messages' texts as :func:`~mockserver.engine.generation.cues_of` reads them: it reads
+    only the latest that says something (not blank), so only that one is found, looking from the end
+    (the last message, in most requests): ``[it]``; ``[""]`` when every user message is blank; ``[]``
+    when there is none. A message's text is its :func:`role_and_text` one unless it carries tool calls
+    (a user message seldom does): then its content's alone."""
+    asked, index = False, len(items)
+    for role, text in reversed(items):
+        index -= 1
+        if role == "user":
+            message = messages[index]
+            if message.tool_calls:
+                text = message.text()
+            if text and not text.isspace():  # what text.strip() finds non-empty, without a copy
+                return [text]
+            asked = True
+    return [""] if asked else []
 
 
 def _choices(

@@ -220,13 +220,13 @@ def test_a_cycle_watch_stopped_before_its_wake_does_nothing_and_leaves_the_event
 
 def test_a_cycle_watch_waits_on_after_another_message_and_a_receive_beside_it_works() -> None:
     # uvicorn sets the event for a message that is not the end (more body): the watch clears it, as
-    # receive() does, and waits for the next; a receive() waiting beside it gets its message.
+    # receive() does, and waits for the next; a receive() that was waiting first gets its message.
     async def scenario() -> tuple[list[str], dict[str, Any], list[str]]:
         cycle, _ = _cycle()
-        gone: list[str] = []
-        watch_client(cycle.receive, _writer(cycle), gone.append, "stream")
         receiving = asyncio.ensure_future(cycle.receive())
         await asyncio.sleep(0)
+        gone: list[str] = []
+        watch_client(cycle.receive, _writer(cycle), gone.append, "stream")
         cycle.body += b"x"
         cycle.message_event.set()
         message = await asyncio.wait_for(receiving, 1.0)
@@ -239,6 +239,21 @@ def test_a_cycle_watch_waits_on_after_another_message_and_a_receive_beside_it_wo
         return before, dict(message), gone
 
     assert asyncio.run(scenario()) == ([], {"type": "http.request", "body": b"x", "more_body": True}, ["stream"])
+
+
+def test_a_cycle_watch_lets_go_of_a_body_nobody_reads_as_receive_would() -> None:
+    async def scenario() -> tuple[bytes, bool, list[str]]:
+        cycle, transport = _cycle()
+        gone: list[str] = []
+        watch_client(cycle.receive, _writer(cycle), gone.append, "stream")
+        cycle.body += b"more"
+        cycle.flow.pause_reading()  # uvicorn pauses reading past its high-water mark
+        cycle.message_event.set()
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return bytes(cycle.body), transport.paused, gone
+
+    assert asyncio.run(scenario()) == (b"", False, [])
 
 
 def test_the_running_server_watches_its_streams_on_uvicorn_s_cycle_and_sees_a_client_leave(

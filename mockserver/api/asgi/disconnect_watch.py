@@ -136,7 +136,8 @@ class CycleWatch:
     there and the reply not complete, it resumes reading the connection (a paused one would not see the
     client close it) and waits on the cycle's ``message_event``, which uvicorn sets when the connection is
     lost (``disconnected``) and when the reply is complete; then it clears the event, and says the client
-    has gone if the cycle is disconnected or its reply complete, or else waits again.
+    has gone if the cycle is disconnected or its reply complete, or else (more of a body nobody reads)
+    lets go of what came and waits again.
 
     The wait: the watch itself stands in the event's waiters. ``asyncio.Event.set`` calls ``set_result``
     on each waiter that is not ``done()``; this one then takes its turn on the loop, as a waiting
@@ -180,7 +181,8 @@ class CycleWatch:
         cycle.message_event.clear()
         if cycle.disconnected or cycle.response_complete:
             self._leave()
-        else:  # some other message: wait for the next, reading on
+        else:  # more of a body nobody reads: dropped, as receive() would hand it over; wait for the next
+            cycle.body = bytearray()
             cycle.flow.resume_reading()
 
     def _leave(self) -> None:

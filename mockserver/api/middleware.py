@@ -75,10 +75,10 @@ class RequestContextMiddleware:
 
         refused = unreachable if unreachable is not None else _refusal(exchange, state.settings)
         if refused is not None:
-            await _send_error(exchange, io.send, refused)
+            await _send_error(exchange, io, refused)
             return
         try:
-            await self.app(scope, io.receive, io.send)
+            await self.app(scope, io.receive, io)
         except ClientDisconnect:
             # The client left while its body was being read: an everyday event, not a server error.
             exchange.disconnected = True
@@ -88,7 +88,7 @@ class RequestContextMiddleware:
             logger.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
             if io.started:
                 raise
-            await _send_error(exchange, io.send, errors.InternalServerError())
+            await _send_error(exchange, io, errors.InternalServerError())
         finally:
             try:
                 exchange.let_go()
@@ -105,7 +105,8 @@ class RequestContextMiddleware:
 
 
 class _RequestIO:
-    """The ``receive`` and ``send`` the middleware gives the app for one request.
+    """The ``receive`` and ``send`` the middleware gives the app for one request: its :meth:`receive`,
+    and the object itself, whose call is the ``send``.
 
     ``receive`` keeps the raw body on the exchange as the app reads it (so the journal shows what a
     request refused before parsing sent), refusing a body over the limit as it arrives. ``send``
@@ -114,12 +115,12 @@ class _RequestIO:
     :func:`mockserver.api.asgi.transport.head_writer`), and closes the exchange before the end of the
     reply goes out.
 
-    One object with two methods rather than two closures: a streamed reply keeps them for its whole
-    life, and the closures' cells were some ten more objects per open stream for the garbage
-    collector's passes to walk.
+    One object rather than two closures, and callable itself rather than giving a bound ``send``: a
+    streamed reply keeps them for its whole life, and each closure's cells, or a bound method, is one
+    more object per open stream for the garbage collector's passes to walk.
     """
 
-    __slots__ = ("_receive", "_send", "_write_head", "exchange", "limit", "received", "scope", "started", "state")
+    __slots__ = ("_receive", "_send", "_writer", "exchange", "limit", "received", "scope", "started", "state")
 
     def __init__(self, exchange: Exchange, state: ServerState, scope: Scope, receive: Receive, send: Send) -> None:
         self.exchange = exchange
@@ -127,8 +128,8 @@ class _RequestIO:
         self.scope = scope
         self._receive = receive
         self._send = send
-        # The head written straight on the server's transport, when this send is the server's own.
-        self._write_head = transport.head_writer(scope, send)
+        # What writes the head straight on the server's transport, when this send is the server's own.
+        self._writer = transport.head_writer(scope, send)
         self.received = bytearray()
         self.limit = state.settings.max_body_bytes
         self.started = False  # the head has gone out
@@ -150,7 +151,8 @@ class _RequestIO:
                 self.exchange.request_body = bytes(received)
         return message
 
-    async def send(self, message: Message) -> None:
+    async def __call__(self, message: Message) -> None:
+        """The ``send``."""
         exchange = self.exchange
         if message["type"] == "http.response.start":
             self.started = True
@@ -160,7 +162,7 @@ class _RequestIO:
             waiting = self.state.hooks.add_headers(exchange, raw)
             if waiting is not None:
                 await waiting
-            if self._write_head is not None and self._write_head(exchange.status, raw):
+            if self._writer is not None and self._writer.write_head(exchange.status, raw):
                 return
             message = {**message, "headers": raw}
         elif message["type"] == "http.response.body" and not message.get("more_body", False):

@@ -81,8 +81,8 @@ class Exchange:
     dialect: Dialect = CHAT
     route: str | None = None  # the matched route's template (/v1/responses/{response_id}); None if none matched
     refusal: Refusal | None = None  # the error the reply carried, if it was one
-    # What the request holds until its reply has gone out (or its client left): each is called once, then.
-    releases: list[Callable[[], None]] = field(default_factory=list)
+    # What the request holds until its reply has gone out (or its client left): see :attr:`releases`.
+    _releases: list[Callable[[], None]] | None = None
     # Noted by the layers above as the request is served, for the journal, /metrics and the live view:
     fault: str | None = None  # the fault the reply carried, in its one-line form (FaultSpec.describe)
     fault_source: str | None = None  # where that fault came from: "header", "rule" or "random"
@@ -119,11 +119,20 @@ class Exchange:
         if self.capacity_slot is not None:
             self.capacity_slot.release()
 
+    @property
+    def releases(self) -> list[Callable[[], None]]:
+        """What the request holds until its reply has gone out (or its client left): each is called once,
+        then (:meth:`let_go`). Made when first asked for: most requests hold nothing, and an empty list
+        per request would be one more object per open stream for the garbage collector's passes."""
+        if self._releases is None:
+            self._releases = []
+        return self._releases
+
     def let_go(self) -> None:
         """Call what :attr:`releases` holds, once."""
-        releases = self.releases
-        if releases:  # most requests hold nothing: no new list for them
-            self.releases = []
+        releases = self._releases
+        if releases:
+            self._releases = None
             for release in releases:
                 release()
 

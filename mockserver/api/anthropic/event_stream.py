@@ -44,11 +44,17 @@ DELTA_FIELD = {  # the delta type, and its field, that grows each kind of block
 
 
 def stream_events(plan: MessagePlan, pacer: Pacer, *, per_chunk: int) -> Iterator[Item]:
-    """The events of a paced stream, from ``message_start`` to ``message_stop``, each after its deadline."""
-    opening = typed_event(message_start(message_body(plan), plan.usage(output_tokens=min(1, plan.output_tokens))))
+    """The events of a paced stream, from ``message_start`` to ``message_stop``, each after its deadline.
+
+    Each frame is encoded before its deadline is yielded, so it is ready when it falls due; except the
+    first deadline, which comes before anything is encoded (as Chat Completions' ``stream_chunks`` does).
+    The scheduler pulls a stream as it opens, while the other requests of a burst wait for their heads:
+    ``message_start`` and the first block's opening are made when the first token falls due, and go out
+    in that tick, at its deadline as ever."""
     if any(len(block.text) for block in plan.blocks):
         yield pacer.token_due(0)
-    yield opening
+    opened = message_body(plan, content=False)
+    yield typed_event(message_start(opened, plan.usage(output_tokens=min(1, plan.output_tokens))))
     offset = 0
     for index, block in enumerate(plan.blocks):
         if block.kind == "redacted_thinking":  # sent whole, once the thinking it stands for is done

@@ -466,14 +466,16 @@ def _stop(body: MessagesRequest, said: Said, turn: server_tools.ServerTurn) -> t
     return stop_reason, stop_sequence if stop_reason == "stop_sequence" else None
 
 
-def message_body(plan: MessagePlan) -> dict[str, Any]:
-    """The non-streaming ``Message``."""
+def message_body(plan: MessagePlan, *, content: bool = True) -> dict[str, Any]:
+    """The non-streaming ``Message``; with ``content=False``, the same with an empty ``content``, as a
+    stream's ``message_start`` sends it (its blocks' content would be the whole text, made only to be
+    dropped)."""
     body = {
         "id": plan.id,
         "type": "message",
         "role": "assistant",
         "model": plan.model,
-        "content": [b.content() for b in plan.blocks],
+        "content": [b.content() for b in plan.blocks] if content else [],
         "stop_reason": plan.stop_reason,
         "stop_sequence": plan.stop_sequence,
         "stop_details": None,

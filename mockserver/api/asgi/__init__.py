@@ -17,8 +17,9 @@ at all, and each falls back to the plain way where what it reaches for is not th
 - **Garbage-collector pauses** (:mod:`.collector`): off while a large body is read (its objects
   would be walked for up to 120 ms at a time), during start-up's imports, around ``ast.parse`` on
   the CPython releases that need it; start-up's objects frozen out of its sight once the server is up.
-- **Hand-stepped coroutines** (:mod:`.disconnect_watch`): ``receive()`` stepped in place to watch
-  for a client leaving, instead of a task per stream. The stream scheduler steps its writes the same
+- **Hand-stepped coroutines** (:mod:`.disconnect_watch`): a client leaving is watched for without a
+  task per stream: on uvicorn's request cycle, one object among its message event's waiters; elsewhere
+  ``receive()`` stepped in place. The stream scheduler steps its writes the same
   way (:mod:`mockserver.engine.stream_writes`); that stays in the engine, which knows nothing of HTTP.
 - **Large bodies let go in pieces** (:mod:`.large_bodies`): a parsed body's long lists freed a piece
   at a time with the event loop's turns between, and the collector held off until it is planned.

@@ -170,17 +170,21 @@ class DirectRoutes:
         scope.setdefault("router", self.router)
         scope["starlette.exception_handlers"] = self.exception_handlers
         request = Request(scope, receive, send)
-        exchange = scope["state"]["exchange"]
         try:
             response: Response = await route.endpoint(request)
         except Exception as exc:
             await self._handle(exc, request, scope, receive, send)
             return  # refused: a large body's objects are freed a piece at a time once the reply is over
-        let_collector_go(exchange)  # planned: the collector's passes a large body held off come back
+        let_collector_go(scope["state"]["exchange"])  # planned: the collector's passes a large body held off come back
+        # The request and the response are let go of while the reply goes out (the response keeps what it
+        # needs): a stream's reply lasts as long as the stream, and each is an object per open stream for
+        # the garbage collector's passes to walk. A failing reply's handler gets a request of its own.
+        replying = response(scope, receive, send)
+        del request, response
         try:
-            await response(scope, receive, send)
+            await replying
         except Exception as exc:
-            await self._handle(exc, request, scope, receive, send)
+            await self._handle(exc, Request(scope, receive, send), scope, receive, send)
 
     async def _handle(self, exc: Exception, request: Request, scope: Scope, receive: Receive, send: Send) -> None:
         """What Starlette's ``wrap_app_handling_exceptions`` does with an exception, without wrapping ``send``

@@ -1,20 +1,31 @@
-"""Watching for the client going away during a stream, by stepping ``receive()`` by hand.
+"""Watching for the client going away during a stream, without a task.
 
 A stream's reply must stop at once when its client leaves, even while it waits for a distant first
 token. The usual way, a task awaiting ``receive()``, costs a task per stream, made before the stream's
 first token, and two more turns of the event loop, for a wait that almost always ends with the stream.
-:class:`DisconnectWatch` drives the coroutine itself, through the coroutine protocol
-(``send(None)``, a done callback on the future it yields), as a task would.
+
+- :class:`CycleWatch`, under uvicorn's httptools server (as ``serve`` runs it): waits on the request
+  cycle's own message event, as uvicorn's ``receive()`` does, but as one small object in the event's
+  waiters instead of ``receive()``'s two coroutines, their future and its awaiting (one object per open
+  stream instead of seven, for the garbage collector's passes to walk).
+- :class:`DisconnectWatch`, anywhere else (h11, a test client): drives the ``receive()`` coroutine
+  itself, through the coroutine protocol (``send(None)``, a done callback on the future it yields), as
+  a task would.
+
+:func:`watch_client` picks one. Both call ``on_gone(subject)`` once, when the client has gone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.types import Message, Receive
+
+from mockserver.api.asgi.transport import DirectWriter
 
 # The context every watch's later steps run in. A callback given no context runs in a copy of the caller's,
 # made when it is added: one more object per open stream for the garbage collector's passes to walk, for
@@ -95,3 +106,107 @@ class DisconnectWatch:
         if self._coro is not None:
             coro, self._coro = self._coro, None
             coro.close()
+
+
+class ClientWatch(Protocol):
+    """What a stream's handler holds of its watch: :func:`watch_client` gives one."""
+
+    def left(self) -> asyncio.Future[None]: ...
+
+    def stop(self) -> None: ...
+
+
+def watch_client(
+    receive: Receive, writer: DirectWriter | None, on_gone: Callable[[Any], None], subject: object
+) -> ClientWatch:
+    """Call ``on_gone(subject)`` once the client has gone: a :class:`CycleWatch` on the request cycle of
+    ``writer`` (uvicorn's own connection, when the server has a direct writer for it), else a
+    :class:`DisconnectWatch` stepping ``receive``. The request's body must have been read already."""
+    if writer is not None:
+        event = writer.cycle.message_event
+        if type(event) is asyncio.Event and type(getattr(event, "_waiters", None)) is collections.deque:
+            return CycleWatch(writer.cycle, on_gone, subject)
+    return DisconnectWatch(receive, on_gone, subject)
+
+
+class CycleWatch:
+    """Calls ``on_gone(subject)`` once, when uvicorn's request cycle ``cycle`` sees its client gone.
+
+    What uvicorn's ``receive()`` does, once the body is read, without its coroutines: while the client is
+    there and the reply not complete, it resumes reading the connection (a paused one would not see the
+    client close it) and waits on the cycle's ``message_event``, which uvicorn sets when the connection is
+    lost (``disconnected``) and when the reply is complete; then it clears the event, and says the client
+    has gone if the cycle is disconnected or its reply complete, or else (more of a body nobody reads)
+    lets go of what came and waits again.
+
+    The wait: the watch itself stands in the event's waiters. ``asyncio.Event.set`` calls ``set_result``
+    on each waiter that is not ``done()``; this one then takes its turn on the loop, as a waiting
+    ``receive()`` would have (so ``on_gone`` never runs inside uvicorn's ``connection_lost``), and stays
+    among the waiters until :meth:`stop`. :func:`watch_client` uses it only where the event is an
+    ``asyncio.Event`` keeping its waiters in a deque, as every CPython release from 3.10 on does.
+    """
+
+    __slots__ = ("_cycle", "_left", "_on_gone", "_stopped", "_subject", "gone")
+
+    def __init__(self, cycle: Any, on_gone: Callable[[Any], None], subject: object) -> None:
+        self._cycle = cycle
+        self._on_gone = on_gone
+        self._subject = subject
+        self._left: asyncio.Future[None] | None = None
+        self._stopped = False
+        self.gone = False
+        if cycle.disconnected or cycle.response_complete:  # receive() would answer at once
+            self._leave()
+            return
+        event = cycle.message_event
+        if event.is_set():  # a message came that nobody read (receive() would clear it and wait again)
+            event.clear()
+        cycle.flow.resume_reading()
+        event._waiters.append(self)
+
+    # -- what asyncio.Event asks of its waiters ---------------------------------------------------
+
+    def done(self) -> bool:
+        return self._stopped or self.gone
+
+    def set_result(self, _: object) -> None:
+        asyncio.get_running_loop().call_soon(self._woken, context=_STEPS)
+
+    # ---------------------------------------------------------------------------------------------
+
+    def _woken(self) -> None:
+        if self._stopped or self.gone:  # stopped since the event was set
+            return
+        cycle = self._cycle
+        cycle.message_event.clear()
+        if cycle.disconnected or cycle.response_complete:
+            self._leave()
+        else:  # more of a body nobody reads: dropped, as receive() would hand it over; wait for the next
+            cycle.body = bytearray()
+            cycle.flow.resume_reading()
+
+    def _leave(self) -> None:
+        self.gone = True
+        self._forget()
+        if self._left is not None and not self._left.done():
+            self._left.set_result(None)
+        self._on_gone(self._subject)
+
+    def _forget(self) -> None:
+        waiters = self._cycle.message_event._waiters
+        if self in waiters:
+            waiters.remove(self)
+
+    def left(self) -> asyncio.Future[None]:
+        """A future that is done once the client has gone."""
+        if self._left is None:
+            self._left = asyncio.get_running_loop().create_future()
+            if self.gone:
+                self._left.set_result(None)
+        return self._left
+
+    def stop(self) -> None:
+        """Stop watching: the watch leaves the event's waiters, and a wake already on its way does nothing."""
+        if not self._stopped:
+            self._stopped = True
+            self._forget()

@@ -11,9 +11,11 @@ message and a coroutine. :func:`connection_setup` puts, on every request's ``sco
 - ``server_receive``: the server's own ``receive``, which a stream's disconnect watch steps once the
   body is read (:class:`mockserver.api.sse.EventStreamResponse`): the middleware's own ``receive``
   only matters while the body is being read, and stepping it meant one more coroutine per open stream;
-- ``write_body``: a chunk written straight on the transport (:func:`direct_body_writer`), or None;
-- ``write_head``: a response's head written straight on the transport (:meth:`DirectWriter.write_head`),
-  or None; the middleware takes it through :func:`head_writer`;
+- ``direct_writer``: the :class:`DirectWriter` of the connection, or None: what writes a body chunk
+  (:meth:`DirectWriter.write`) or a response's head (:meth:`DirectWriter.write_head`, which the
+  middleware takes through :func:`head_writer`) straight on the transport, and the request cycle a
+  stream's disconnect watch waits on (:mod:`mockserver.api.asgi.disconnect_watch`). The object itself,
+  not its bound methods: each of those would be one more object per open stream;
 - ``waited_s``: how long the request waited in the kernel before the app saw it
   (:mod:`mockserver.api.asgi.arrival`).
 
@@ -37,8 +39,6 @@ from starlette.types import Receive, Scope, Send
 from mockserver.api.asgi import arrival
 
 ConnectionSetup = Callable[[Scope, Receive, Send], None]
-# write_head(status, headers): the head written straight on the transport (True), or nothing (False).
-HeadWriter = Callable[[int, list[tuple[bytes, bytes]]], bool]
 
 
 def connection_setup(ready_at: float) -> ConnectionSetup:
@@ -51,17 +51,14 @@ def connection_setup(ready_at: float) -> ConnectionSetup:
         state = scope.get("state")
         if state is None:
             state = scope["state"] = {}
-        writer = _direct_writer(send)
+        writer = state["direct_writer"] = _direct_writer(send)
         if writer is not None:  # uvicorn's httptools server, as `serve` runs it
             transport = writer.transport
             state["close_connection"] = transport.close
-            state["write_body"] = writer.write
-            state["write_head"] = writer.write_head
         else:
             transport = getattr(getattr(send, "__self__", None), "transport", None)
             close = getattr(transport, "close", None)
             state["close_connection"] = close if callable(close) else None
-            state["write_body"] = state["write_head"] = None
         state["server_send"] = send
         state["server_receive"] = receive
         state[arrival.WAITED] = arrival.kernel_wait(transport, ready_at)
@@ -69,18 +66,18 @@ def connection_setup(ready_at: float) -> ConnectionSetup:
     return setup
 
 
-_CONNECTION_KEYS = ("close_connection", "server_send", "server_receive", "write_body", "write_head")
+_CONNECTION_KEYS = ("close_connection", "server_send", "server_receive", "direct_writer")
 
 
-def head_writer(scope: Scope, send: Send) -> HeadWriter | None:
+def head_writer(scope: Scope, send: Send) -> DirectWriter | None:
     """What writes a response's head straight on the transport (:meth:`DirectWriter.write_head`), for a
     layer whose ``send`` is the server's own: None when it is not (another layer's ``send`` wraps it and
     must see the head go out), or when the server has no direct writer."""
     state = scope.get("state")
     if state is None or send is not state.get("server_send"):
         return None
-    write: HeadWriter | None = state.get("write_head")
-    return write
+    writer: DirectWriter | None = state.get("direct_writer")
+    return writer
 
 
 def release(scope: Scope) -> None:

@@ -120,10 +120,13 @@ def _reasoning_items(
     pads: Iterator[str] | None,
 ) -> Iterator[Item]:
     """The reasoning item at ``output_index`` ``index``: added at the first token's deadline, its summary
-    part's text deltas as the last reasoning tokens fall due, done with the last of them."""
-    added = event("response.output_item.added", output_index=index, item={**part.item(), "summary": []})
+    part's text deltas as the last reasoning tokens fall due, done with the last of them.
+
+    The item's ``added`` event is encoded once its deadline (the first token's) has been yielded, not
+    before as the frames after it are: the scheduler pulls a stream as it opens, while the other requests
+    of a burst wait for their heads, and the event goes out in the first token's tick all the same."""
     yield pacer.token_due(0)
-    yield added
+    yield event("response.output_item.added", output_index=index, item={**part.item(), "summary": []})
     if part.summary:
         where = {"item_id": part.id, "output_index": index, "summary_index": 0}
         start = part.hidden_tokens

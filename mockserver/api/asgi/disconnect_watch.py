@@ -33,7 +33,31 @@ from mockserver.api.asgi.transport import DirectWriter
 _STEPS = contextvars.Context()
 
 
-class DisconnectWatch:
+class _Watch:
+    """What both watches share: :attr:`gone`, and the future :meth:`left` gives, done once it is true."""
+
+    __slots__ = ("_left", "gone")
+
+    def __init__(self) -> None:
+        self._left: asyncio.Future[None] | None = None
+        self.gone = False
+
+    def _went(self) -> None:
+        """The client has gone: say so, and finish the future :meth:`left` gave, if it gave one."""
+        self.gone = True
+        if self._left is not None and not self._left.done():
+            self._left.set_result(None)
+
+    def left(self) -> asyncio.Future[None]:
+        """A future that is done once the client has gone."""
+        if self._left is None:
+            self._left = asyncio.get_running_loop().create_future()
+            if self.gone:
+                self._left.set_result(None)
+        return self._left
+
+
+class DisconnectWatch(_Watch):
     """Calls ``on_gone(*args)`` once, when ``receive`` says the client went away (``http.disconnect``), or fails.
 
     Why not a task awaiting ``receive()``: that is a task per stream, made before the stream's first
@@ -46,17 +70,16 @@ class DisconnectWatch:
     its cells are more objects per open stream for the garbage collector's passes to walk.
     """
 
-    __slots__ = ("_args", "_coro", "_left", "_on_gone", "_receive", "_stopped", "_waiting", "gone")
+    __slots__ = ("_args", "_coro", "_on_gone", "_receive", "_stopped", "_waiting")
 
     def __init__(self, receive: Receive, on_gone: Callable[..., None], *args: Any) -> None:
+        super().__init__()
         self._receive = receive
         self._on_gone = on_gone
         self._args = args
         self._coro: Coroutine[Any, Any, Message] | None = None
         self._waiting: asyncio.Future[Any] | None = None
-        self._left: asyncio.Future[None] | None = None
         self._stopped = False
-        self.gone = False
         self._step(None)
 
     def _step(self, _: object) -> None:
@@ -83,18 +106,8 @@ class DisconnectWatch:
                 waiting.add_done_callback(self._step, context=_STEPS)
                 self._waiting = waiting
             return
-        self.gone = True
-        if self._left is not None and not self._left.done():
-            self._left.set_result(None)
+        self._went()
         self._on_gone(*self._args)
-
-    def left(self) -> asyncio.Future[None]:
-        """A future that is done once the client has gone."""
-        if self._left is None:
-            self._left = asyncio.get_running_loop().create_future()
-            if self.gone:
-                self._left.set_result(None)
-        return self._left
 
     def stop(self) -> None:
         """Stop watching: the ``receive()`` under way is closed (its ``finally`` blocks run), and a step
@@ -129,7 +142,7 @@ def watch_client(
     return DisconnectWatch(receive, on_gone, subject)
 
 
-class CycleWatch:
+class CycleWatch(_Watch):
     """Calls ``on_gone(subject)`` once, when uvicorn's request cycle ``cycle`` sees its client gone.
 
     What uvicorn's ``receive()`` does, once the body is read, without its coroutines: while the client is
@@ -146,15 +159,14 @@ class CycleWatch:
     ``asyncio.Event`` keeping its waiters in a deque, as every CPython release from 3.10 on does.
     """
 
-    __slots__ = ("_cycle", "_left", "_on_gone", "_stopped", "_subject", "gone")
+    __slots__ = ("_cycle", "_on_gone", "_stopped", "_subject")
 
     def __init__(self, cycle: Any, on_gone: Callable[[Any], None], subject: object) -> None:
+        super().__init__()
         self._cycle = cycle
         self._on_gone = on_gone
         self._subject = subject
-        self._left: asyncio.Future[None] | None = None
         self._stopped = False
-        self.gone = False
         if cycle.disconnected or cycle.response_complete:  # receive() would answer at once
             self._leave()
             return
@@ -186,24 +198,14 @@ class CycleWatch:
             cycle.flow.resume_reading()
 
     def _leave(self) -> None:
-        self.gone = True
         self._forget()
-        if self._left is not None and not self._left.done():
-            self._left.set_result(None)
+        self._went()
         self._on_gone(self._subject)
 
     def _forget(self) -> None:
         waiters = self._cycle.message_event._waiters
         if self in waiters:
             waiters.remove(self)
-
-    def left(self) -> asyncio.Future[None]:
-        """A future that is done once the client has gone."""
-        if self._left is None:
-            self._left = asyncio.get_running_loop().create_future()
-            if self.gone:
-                self._left.set_result(None)
-        return self._left
 
     def stop(self) -> None:
         """Stop watching: the watch leaves the event's waiters, and a wake already on its way does nothing."""

@@ -94,6 +94,7 @@ class Writer:
 def write_reply(
     writer: Writer,
     admission: Admission,
+    *,
     seed: int,
     cues: generation.Cues,
     tools: Sequence[FunctionSpec],
@@ -112,9 +113,6 @@ def write_reply(
     several (see :func:`_parallel_tools`), and a script's ``tool_calls`` are all made; without it,
     one call: the first. ``called``: the tools the conversation already called, which a forced
     ``tool_choice`` moves on from (:mod:`mockserver.engine.structured.forced`).
-
-    Its arguments may be given in order (the planner does: a dozen keyword arguments cost about
-    0.3 µs more, on every request's path).
     """
     # Every tool's schema is checked, not only the one the seed picks, so a bad one fails every time.
     for spec in tools:

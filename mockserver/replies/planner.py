@@ -192,19 +192,19 @@ def _said(
     output_format: Mapping[str, Any],
     called: set[str],
 ) -> Said:
-    reply = write_reply(  # in the order write_reply takes them: see its docstring
+    reply = write_reply(
         facts.sources.writer,
         facts.admission,
-        facts.seed + index,  # seed
-        facts.cues,
-        facts.tools,
-        facts.tool_choice,
-        has_answer,  # answered
-        output_format,
-        facts.schema_param,
-        script,
-        facts.parallel,
-        called,
+        seed=facts.seed + index,
+        cues=facts.cues,
+        tools=facts.tools,
+        tool_choice=facts.tool_choice,
+        answered=has_answer,
+        output_format=output_format,
+        schema_param=facts.schema_param,
+        script=script,
+        parallel=facts.parallel,
+        called=called,
     )
     text, stop_sequence = reply.text, None
     if reply.tool is None and any(facts.stop):

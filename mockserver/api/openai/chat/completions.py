@@ -186,23 +186,21 @@ def plan_chat_completion(
     options = body.web_search_options
     pages = () if options is None else web_search_pages(options, fixture.hosted_tools, latest)
     choices = _choices(state, planned.choices, pages, legacy=legacy)  # their call ids drawn before the plan's id
-    # Positional, in the order ChatPlan declares them: keyword arguments cost about 0.3 µs more on
-    # every request's path.
     return ChatPlan(
-        state.ids.chat_completion(),  # id
-        int(state.wall_clock()),  # created
-        admission.model.id,  # model
-        reported_tier(fixture, admission.tier.tier),  # service_tier
-        state.system_fingerprint,
-        exchange.prompt_tokens  # prompt_tokens
+        id=state.ids.chat_completion(),
+        created=int(state.wall_clock()),
+        model=admission.model.id,
+        service_tier=reported_tier(fixture, admission.tier.tier),
+        system_fingerprint=state.system_fingerprint,
+        prompt_tokens=exchange.prompt_tokens
         if exchange is not None and exchange.prompt_tokens is not None
         else prompt_tokens(body, items),
-        choices,
-        bool(body.stream_options and body.stream_options.include_usage),  # include_usage
-        planned.schedule,
-        admission.cache,
-        obfuscation.wanted(body.stream_options),  # obfuscate
-        None  # moderation
+        choices=choices,
+        include_usage=bool(body.stream_options and body.stream_options.include_usage),
+        schedule=planned.schedule,
+        cache=admission.cache,
+        obfuscate=obfuscation.wanted(body.stream_options),
+        moderation=None
         if body.moderation is None
         else moderation_of(body.moderation, fixture.moderation.rules, latest, planned.said.text, listed=True),
     )
@@ -246,27 +244,24 @@ def chat_facts(
         system=conversation.system_texts(items),
         results=() if ends_asking(items) else conversation.tool_results(items),
     )
-    # Positional, in the order Facts declares them: keyword arguments cost about 0.3 µs more on every
-    # request's path.
     return Facts(
         reply_sources(state),
         admission,
         exchange,
         generation.request_seed(raw_body, state.settings.seed, body.seed),
         cues,
-        items,  # conversation
+        items,
         tools,
         tool_choice,
-        # output_format: None for text (most requests), as the planner reads it
-        None if body.response_format is None else response_format(body.response_format, texts),
-        "response_format.json_schema.schema",  # schema_param
-        body.parallel_tool_calls is not False and not legacy,  # parallel
-        body.n or 1,  # choices
-        planned_reasoning,  # reasoning
-        limit,  # output_limit
-        body.stop_sequences,  # stop
-        False,  # whole_calls: a call the output limit reaches is cut short
-        fixture.scripts_strict,
+        # None for text (most requests), as the planner reads it
+        output_format=None if body.response_format is None else response_format(body.response_format, texts),
+        schema_param="response_format.json_schema.schema",
+        parallel=body.parallel_tool_calls is not False and not legacy,
+        choices=body.n or 1,
+        reasoning=planned_reasoning,
+        output_limit=limit,
+        stop=body.stop_sequences,
+        scripts_strict=fixture.scripts_strict,
     )
 
 

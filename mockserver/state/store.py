@@ -302,17 +302,9 @@ class MemoryStore:
             return as_tuple(Admitted, (None, self._windows(now, report)))
 
     def _windows(self, now: float, report: Sequence[tuple[str, int]]) -> tuple[WindowState, ...]:
-        """The windows of ``report`` as they are now; with the lock held.
-
-        An admission reports the windows it has just updated: a window updated at ``now`` has
-        replenished nothing since, so its usage is read as it is (what :func:`_level` would give)."""
+        """The windows of ``report`` as they are now; with the lock held."""
         get = self._buckets.get
-        windows = []
-        for name, limit in report:  # a loop, not a comprehension: two windows, and no function to make
-            bucket = get(name)
-            used = bucket.used if bucket is not None and bucket.at == now else _level(bucket, now, limit)
-            windows.append(as_tuple(WindowState, (limit, used)))
-        return tuple(windows)
+        return tuple([as_tuple(WindowState, (limit, _level(get(name), now, limit))) for name, limit in report])
 
     async def window(self, now: float, bucket: str, limit: int) -> WindowState:
         with self._lock:

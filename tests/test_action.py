@@ -7,6 +7,7 @@ mockserver, and building a wheel may need the network. It is the one step not ru
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -117,7 +118,14 @@ def started(tmp_path: Path) -> Iterator[tuple[dict[str, str], dict[str, str], li
         "rates": "ultrafast=300:150,default=40",
         "time-scale": "0",
     }
-    outputs, env, ran = run_action(inputs, tmp_path)
+    with _running(inputs, tmp_path) as ran_action:
+        yield ran_action
+
+
+@contextlib.contextmanager
+def _running(inputs: dict[str, str], workdir: Path) -> Iterator[tuple[dict[str, str], dict[str, str], list[str]]]:
+    """The action run with ``inputs``, and its server stopped afterwards."""
+    outputs, env, ran = run_action(inputs, workdir)
     try:
         yield outputs, env, ran
     finally:
@@ -165,6 +173,17 @@ def test_the_action_starts_a_server_whose_url_answers(
     config = httpx.get(config_url, headers={"authorization": f"Bearer {token}"})
     assert config.status_code == 200
     assert Path(outputs["log"]).exists()
+
+
+def test_an_admin_token_that_starts_with_a_dash_is_the_servers_token(tmp_path: Path) -> None:
+    # A generated token starts with "-" about once in 64 runs: it must reach the server as the token,
+    # not be read as an option.
+    token = "-starts-with-a-dash-0123456789"
+    inputs = {"install": "false", "python": sys.executable, "port": str(free_port()), "admin-token": token}
+    with _running(inputs, tmp_path) as (outputs, env, _):
+        assert outputs["admin-token"] == token and env["MOCKSERVER_ADMIN_TOKEN"] == token
+        config = httpx.get(f"{outputs['url']}/_mock/config", headers={"authorization": f"Bearer {token}"})
+        assert config.status_code == 200
 
 
 def test_the_install_step_installs_the_actions_own_source() -> None:

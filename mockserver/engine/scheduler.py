@@ -24,6 +24,13 @@ changes: each event goes out at its deadline. With hundreds, the events that fal
 meanwhile go out in the next tick, each as its own event, one write per stream: fewer
 writes and heap operations per event, which is what lets one core carry them.
 
+First tokens before later ones: while streams are opening (one opened within the last
+:data:`OPENING_S`), the next tick waits :data:`OPENING_YIELD` times as long as the last one took,
+at most :data:`MAX_OPENING_YIELD_S`. A burst of new requests then reaches its first tokens sooner,
+and the streams already running send what fell due meanwhile in fewer writes. That wait and a
+tick stay within :data:`~mockserver.engine.catch_up.LATE_TOLERANCE_S`, so their events are not
+held to the catch-up line: they are a few milliseconds late, and their pace is kept.
+
 Events before ends: ending a reply (the journal, the ledger, the metrics, then the handler
 and the connection) costs some hundred times an event. Streams that run out in a tick are
 ended after every due event of the tick is out, for at most :data:`ENDS_PER_TICK_S` per tick,
@@ -86,11 +93,23 @@ from mockserver.engine.streaming import (
 
 logger = logging.getLogger("mockserver")
 
-__all__ = ["ENDS_PER_TICK_S", "MAX_WRITE_BYTES", "MAX_WRITE_EVENTS", "MAX_YIELD_S", "StreamScheduler"]
+__all__ = [
+    "ENDS_PER_TICK_S",
+    "MAX_OPENING_YIELD_S",
+    "MAX_WRITE_BYTES",
+    "MAX_WRITE_EVENTS",
+    "MAX_YIELD_S",
+    "OPENING_S",
+    "OPENING_YIELD",
+    "StreamScheduler",
+]
 
 MAX_WRITE_BYTES = 64 * 1024  # at most this much per stream per write; the rest goes at the next tick
 MAX_WRITE_EVENTS = 256  # at most this many events per stream per write; the rest goes at the next tick
 MAX_YIELD_S = 0.001  # a tick leaves the loop to other work for as long as it took, up to this
+OPENING_S = 0.02  # streams count as opening for this long after one opened
+OPENING_YIELD = 4  # while streams are opening, a tick leaves the loop this many times as long as it took,
+MAX_OPENING_YIELD_S = 0.008  # up to this: with a tick, within LATE_TOLERANCE_S
 ENDS_PER_TICK_S = 0.001  # a tick ends replies for at most this long, after every due event is out
 
 
@@ -120,6 +139,7 @@ class StreamScheduler(StreamWrites):
         self.client_left: Callable[[ActiveStream], None] = self.cancel
         self.lateness = Lateness()
         self._tick_now = -math.inf  # the tick's time while it runs: a stream due again by then waits for the next
+        self._opened_at = -math.inf  # when the last stream opened: see _loop_turn
         self._dead = 0  # about how many heap entries belong to streams that are over (see _close)
 
     def __len__(self) -> int:
@@ -160,7 +180,8 @@ class StreamScheduler(StreamWrites):
             return stream
         if self.max_reply_s is not None:
             self.limits.watch(stream, self.max_reply_s, loop)
-        self._advance(stream, self.clock.now())
+        self._opened_at = now = self.clock.now()
+        self._advance(stream, now)
         return stream
 
     def _time_limit(self, stream: ActiveStream) -> None:
@@ -236,10 +257,17 @@ class StreamScheduler(StreamWrites):
             self._ticking = False
             self._tick_now = -math.inf
             self._timer_at = math.inf
-            # The loop gets at least as long as this tick took before the next one, however much is due:
             ended = self.clock.now()
-            self._not_before = ended + min(ended - started, MAX_YIELD_S)
+            self._not_before = ended + self._loop_turn(ended - started, ended)
             self._arm()  # once, for the earliest deadline left
+
+    def _loop_turn(self, took: float, now: float) -> float:
+        """How long the loop has for its other work after a tick that took ``took``, however much
+        is due: as long as the tick took, at most :data:`MAX_YIELD_S`; while streams are opening,
+        :data:`OPENING_YIELD` times as long, at most :data:`MAX_OPENING_YIELD_S`."""
+        if now - self._opened_at < OPENING_S:
+            return min(OPENING_YIELD * took, MAX_OPENING_YIELD_S)
+        return min(took, MAX_YIELD_S)
 
     def _end_some(self, until: float) -> None:
         """End the replies whose every event is out, oldest first, until the clock reaches ``until``;

@@ -13,7 +13,15 @@ import pytest
 from mockserver.engine.catch_up import CATCH_UP, LATE_TOLERANCE_S
 from mockserver.engine.dialects import RESPONSES
 from mockserver.engine.pacing import FakeClock, Pacer, Schedule
-from mockserver.engine.scheduler import ENDS_PER_TICK_S, MAX_WRITE_BYTES, MAX_YIELD_S, StreamScheduler
+from mockserver.engine.scheduler import (
+    ENDS_PER_TICK_S,
+    MAX_OPENING_YIELD_S,
+    MAX_WRITE_BYTES,
+    MAX_YIELD_S,
+    OPENING_S,
+    OPENING_YIELD,
+    StreamScheduler,
+)
 from mockserver.engine.streaming import CLIENT_LEFT, COMPLETED, DROP, DROPPED, FINISHED, Item
 
 
@@ -282,37 +290,50 @@ def test_an_end_due_on_the_timer_is_written_inside_a_task() -> None:
     run(main())
 
 
+def _timed_ticks(clock: FakeClock, scheduler: StreamScheduler) -> list[tuple[float, float]]:
+    """The (start, end) of each tick of ``scheduler`` from now on, on the clock."""
+    ticks: list[tuple[float, float]] = []
+    tick = scheduler._tick
+
+    def timed_tick() -> None:
+        started = clock.now()
+        tick()
+        ticks.append((started, clock.now()))
+
+    scheduler._tick = timed_tick  # type: ignore[method-assign]
+    return ticks
+
+
+def _open_slow_streams(
+    clock: FakeClock, scheduler: StreamScheduler, count: int, write_cost: float
+) -> tuple[list[Sink], list[Any], list[Schedule]]:
+    """``count`` streams of 40 tokens at 1000 tokens/s whose every write takes ``write_cost`` on the clock."""
+    sinks, streams, schedules = [], [], []
+    for _ in range(count):
+        sink = Sink(clock)
+        real_send = sink.send
+
+        async def slow_send(message: dict[str, Any], send: Any = real_send) -> None:
+            clock._now += write_cost
+            await send(message)
+
+        schedule = Schedule.build(start=clock.now(), ttft=0.01, tokens_per_second=1000, total_tokens=40)
+        streams.append(scheduler.open(token_stream(schedule), send_body=slow_send, send_end=sink.send))
+        sinks.append(sink)
+        schedules.append(schedule)
+    return sinks, streams, schedules
+
+
 def test_a_long_tick_leaves_the_loop_as_long_before_the_next() -> None:
     """A tick that takes a while (many streams due, slow writes) is followed by at least as long
     for the loop's other work (new requests, reads) before the next tick, up to MAX_YIELD_S. What
     falls due meanwhile goes out in the next tick, each event on its own, none before its deadline."""
 
     async def main() -> None:
-        write_cost = 0.0005
         clock = FakeClock(start=0.0)
         scheduler = StreamScheduler(clock)
-        ticks: list[tuple[float, float]] = []  # (start, end) of each tick, on the clock
-        tick = scheduler._tick
-
-        def timed_tick() -> None:
-            started = clock.now()
-            tick()
-            ticks.append((started, clock.now()))
-
-        scheduler._tick = timed_tick  # type: ignore[method-assign]
-        sinks, streams, schedules = [], [], []
-        for _ in range(12):
-            sink = Sink(clock)
-            real_send = sink.send
-
-            async def slow_send(message: dict[str, Any], send: Any = real_send) -> None:
-                clock._now += write_cost  # each write takes half a millisecond
-                await send(message)
-
-            schedule = Schedule.build(start=0.0, ttft=0.01, tokens_per_second=1000, total_tokens=40)
-            streams.append(scheduler.open(token_stream(schedule), send_body=slow_send, send_end=sink.send))
-            sinks.append(sink)
-            schedules.append(schedule)
+        ticks = _timed_ticks(clock, scheduler)
+        sinks, streams, schedules = _open_slow_streams(clock, scheduler, 12, write_cost=0.0005)
         for stream in streams:
             assert await stream.done == COMPLETED
         busy = [(start, end) for start, end in ticks if end - start > 0]
@@ -328,6 +349,42 @@ def test_a_long_tick_leaves_the_loop_as_long_before_the_next() -> None:
             assert all(t >= d - 1e-9 for t, d in zip(written, due, strict=True))  # never early
         # Fewer writes than events: what fell due while the loop had its turn shares one write.
         assert sum(len(sink.writes) for sink in sinks) < 12 * 42
+
+    run(main())
+
+
+def test_while_streams_open_a_long_tick_leaves_the_loop_longer() -> None:
+    """While streams are opening (one opened within OPENING_S), a tick that took d leaves the loop
+    OPENING_YIELD * d, up to MAX_OPENING_YIELD_S, so a burst of new requests reaches its first tokens
+    sooner; OPENING_S after the last opened, d again, up to MAX_YIELD_S. The running streams' events
+    wait within the late tolerance, so none is held to the catch-up line, and none goes out early."""
+
+    async def main() -> None:
+        clock = FakeClock(start=0.0)
+        scheduler = StreamScheduler(clock)
+        ticks = _timed_ticks(clock, scheduler)
+        # Ticks of 0.4 ms (8 writes of 0.05 ms): 1.6 ms for the loop while opening, 0.4 ms after.
+        sinks, streams, schedules = _open_slow_streams(clock, scheduler, 8, write_cost=0.00005)
+        for stream in streams:
+            assert await stream.done == COMPLETED
+        opening, after = [], []
+        for (start, end), (next_start, _) in itertools.pairwise(ticks):
+            took = end - start
+            if took < 0.0003:  # not every stream was due: its turn is not the point here
+                continue
+            turn = next_start - end
+            if end < OPENING_S:
+                assert turn >= min(OPENING_YIELD * took, MAX_OPENING_YIELD_S) - 1e-9
+                opening.append(turn / took)
+            else:
+                assert min(took, MAX_YIELD_S) - 1e-9 <= turn < OPENING_YIELD * took
+                after.append(turn / took)
+        assert opening and after
+        for sink, schedule in zip(sinks, schedules, strict=True):
+            assert [e for e in sink.events() if e.startswith(b"t")] == [f"t{k}-{k + 1}\n\n".encode() for k in range(40)]
+            written = [t for t, body in sink.writes for e in body.split(b"\n\n") if e.startswith(b"t")]
+            due = [schedule.due_at(k) for k in range(40)]
+            assert all(d - 1e-9 <= t <= d + LATE_TOLERANCE_S for t, d in zip(written, due, strict=True))
 
     run(main())
 

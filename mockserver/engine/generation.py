@@ -304,8 +304,9 @@ def _english(words: Iterator[Spelled], length: int, shape: random.Random) -> lis
 def _english_sentences(words: Iterator[Spelled], length: int, shape: random.Random) -> Iterator[list[str]]:
     """:func:`_english`, a sentence at a time, made as they are read."""
     made = 0
+    lengths = _sentence_lengths(shape)
     while made < length:
-        sentence_length = shape.randrange(6, 15)  # randint(6, 14), one call less: the same draw
+        sentence_length = next(lengths)
         room = length - made  # tokens this sentence may still take
         # Its first word capitalized; the very first word of the reply has no space before it.
         capital = 1 if made else 2
@@ -337,6 +338,17 @@ def _english_sentences(words: Iterator[Spelled], length: int, shape: random.Rand
             out.append(".")
         made += len(out)
         yield out
+
+
+def _sentence_lengths(shape: random.Random) -> Iterator[int]:
+    """Sentence lengths of 6 to 14 words: each ``shape.randint(6, 14)``, drawn as ``randrange`` draws
+    it (four bits, drawn again while over 8), without its three calls a sentence."""
+    draw = shape.getrandbits
+    while True:
+        extra = draw(4)
+        while extra > 8:
+            extra = draw(4)
+        yield 6 + extra
 
 
 def _filled(out: list[str], made: int, length: int) -> list[str]:

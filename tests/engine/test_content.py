@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -76,3 +78,12 @@ def test_a_text_after_an_opening_is_lazy_and_the_same_as_made_at_once() -> None:
         assert joined.tokens == expected
     assert Text(["a", "b"]).after(["x"]).tokens == ("x", "a", "b")
     assert Text(["a"]).after([]).tokens == ("a",)
+
+
+@given(st.integers(min_value=0, max_value=2**64))
+def test_sentence_lengths_are_the_draws_of_randint_6_14_for_the_same_seed(seed: int) -> None:
+    """A reply's sentence lengths are ``randint(6, 14)`` on a generator seeded with the reply's seed, as
+    they always were: the same seed keeps giving the same text."""
+    lengths = generation._sentence_lengths(random.Random(seed))
+    reference = random.Random(seed)
+    assert [next(lengths) for _ in range(40)] == [reference.randint(6, 14) for _ in range(40)]

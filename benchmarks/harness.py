@@ -21,7 +21,9 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -170,9 +172,9 @@ def run_in_checkout(root: Path, program: str, *args: object) -> list[str]:
     return done.stdout.split()
 
 
-def alternate(trees: dict[str, Path], rounds: int, measure: Callable[[Path], float]) -> dict[str, list[float]]:
+def alternate(trees: dict[str, Path], rounds: int, measure: Callable[[Path], T]) -> dict[str, list[T]]:
     """``measure`` every checkout ``rounds`` times, taking turns, so each sees the same machine."""
-    runs: dict[str, list[float]] = {name: [] for name in trees}
+    runs: dict[str, list[T]] = {name: [] for name in trees}
     for _ in range(rounds):
         for name, root in trees.items():
             runs[name].append(measure(root))

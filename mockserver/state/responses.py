@@ -20,6 +20,12 @@ would otherwise be some 50,000 Python objects for as long as it is stored, every
 by each full pass of the garbage collector, which holds the event loop for the whole pass (it grew
 by about 30 ms for each such response stored). Bytes are never walked.
 An evicted response is the live API's 404, for ``GET`` and ``previous_response_id`` alike.
+
+A response is stored :class:`Unfinished`, before its output is made: a stream makes its text as it
+goes out, and making it all (then its record) before the first token would hold up that token by as
+long as the whole reply takes to make. Its input items are kept as JSON from the start. The store in this process makes the rest when the response is first read, or
+once the request is over (:meth:`BaseResponseStore.settle`), so a response is never read without it;
+a store shared by processes makes it at once.
 """
 
 from __future__ import annotations
@@ -60,16 +66,46 @@ class StoredResponse:
         return self.in_progress_body
 
 
-def stored_record(response: StoredResponse) -> bytes:
+def stored_record(response: StoredResponse | Unfinished) -> bytes:
     """What a store keeps of a response besides its flags and times: its bodies, conversation and
-    input items, as JSON."""
+    input items, as JSON. An :class:`Unfinished` response's are made now."""
+    if isinstance(response, Unfinished):
+        return response.record()
+    return _record(response.final_body, response.in_progress_body, response.conversation, response.input_items)
+
+
+def _record(final_body: Any, in_progress_body: Any, conversation: Any, input_items: Any) -> bytes:
     record = {
-        "final_body": response.final_body,
-        "in_progress_body": response.in_progress_body,
-        "conversation": response.conversation,
-        "input_items": response.input_items,
+        "final_body": final_body,
+        "in_progress_body": in_progress_body,
+        "conversation": conversation,
+        "input_items": input_items,
     }
     return orjson.dumps(record)
+
+
+# What makes an unfinished response's final body, its body while in progress, and its conversation.
+Finish = Callable[[], tuple[dict[str, Any], dict[str, Any], tuple[ConversationItem, ...]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Unfinished:
+    """A response stored before its output is made (see the module's docstring): what a store reads
+    of it at once, its input items already as JSON, and ``finish``, which makes its bodies
+    and conversation."""
+
+    id: str
+    project: str
+    ready_at: float
+    started_at: float
+    background: bool
+    input_items: bytes  # as JSON: a long input is not kept as objects while the reply goes out
+    finish: Finish
+
+    def record(self) -> bytes:
+        """Its record (:func:`stored_record`), its bodies and conversation made now."""
+        final_body, in_progress_body, conversation = self.finish()
+        return _record(final_body, in_progress_body, conversation, orjson.Fragment(self.input_items))
 
 
 def stored_size(response: StoredResponse) -> int:
@@ -114,6 +150,7 @@ class _Kept:
     started_at: float
     background: bool
     cancelled: bool = False
+    unfinished: Unfinished | None = None  # stored unfinished: its record is made when first needed
 
     def response(self, response_id: str) -> StoredResponse:
         return from_record(
@@ -135,8 +172,12 @@ class BaseResponseStore:
     def __init__(self, clock: Callable[[], float]) -> None:
         self._now = clock
 
-    async def put(self, response: StoredResponse) -> None:
+    async def put(self, response: StoredResponse | Unfinished) -> None:
         raise NotImplementedError
+
+    def settle(self, response_id: str) -> None:
+        """The request of a response stored :class:`Unfinished` is over: make the rest of it now, if this
+        store has not yet (a store shared by processes made it when it was put)."""
 
     async def find(self, project: str, response_id: str) -> StoredResponse | None:
         """The response, if it is stored and belongs to ``project``."""
@@ -204,10 +245,14 @@ class ResponseStore(BaseResponseStore):
         self.bytes = 0  # what the stored responses take, as stored_size counts
         self._lock = threading.Lock()  # servers in threads of one process may share nothing else, but be safe
 
-    async def put(self, response: StoredResponse) -> None:
-        record = stored_record(response)
+    async def put(self, response: StoredResponse | Unfinished) -> None:
+        unfinished: Unfinished | None
+        if isinstance(response, Unfinished):  # its record is made when first needed (see the module's docstring)
+            record, cancelled, unfinished = b"", False, response
+        else:
+            record, cancelled, unfinished = stored_record(response), response.cancelled, None
         kept = _Kept(
-            response.project, record, response.ready_at, response.started_at, response.background, response.cancelled
+            response.project, record, response.ready_at, response.started_at, response.background, cancelled, unfinished
         )
         with self._lock:
             self._items[response.id] = kept
@@ -238,11 +283,31 @@ class ResponseStore(BaseResponseStore):
         self._items.pop(response_id, None)
         self.bytes -= self._sizes.pop(response_id, 0)
 
+    def _settled(self, response_id: str, kept: _Kept) -> _Kept:
+        """``kept``, with its record made if it was stored unfinished, and counted. The lock is held."""
+        if kept.unfinished is None:
+            return kept
+        record = kept.unfinished.record()
+        kept = self._items[response_id] = replace(kept, record=record, unfinished=None)
+        self.bytes += len(record) - self._sizes.get(response_id, 0)
+        self._sizes[response_id] = len(record)
+        return kept
+
+    def settle(self, response_id: str) -> None:
+        with self._lock:
+            kept = self._items.get(response_id)
+            if kept is not None and kept.unfinished is not None:
+                self._settled(response_id, kept)
+                self._evict()
+
     async def find(self, project: str, response_id: str) -> StoredResponse | None:
         with self._lock:
             self._evict()
             found = self._items.get(response_id)
-        return found.response(response_id) if found is not None and found.project == project else None
+            if found is None or found.project != project:
+                return None
+            found = self._settled(response_id, found)
+        return found.response(response_id)
 
     def is_cancelled(self, response_id: str) -> bool:
         found = self._items.get(response_id)
@@ -259,6 +324,7 @@ class ResponseStore(BaseResponseStore):
                 raise errors.response_not_found(response_id)
             if not found.background:
                 raise errors.cannot_cancel_synchronous()
+            found = self._settled(response_id, found)
             if not found.cancelled and now < found.ready_at:
                 found = self._items[response_id] = replace(found, cancelled=True)
         return found.response(response_id).body_at(now)

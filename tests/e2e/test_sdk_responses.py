@@ -438,3 +438,35 @@ def test_reset_forgets_stored_responses() -> None:
         server.reset()
         with pytest.raises(openai.NotFoundError):
             c.responses.retrieve(created.id)
+
+
+def test_a_streamed_response_is_stored_unfinished_and_reads_the_same_as_ever() -> None:
+    """A stream makes its text as it goes out, so its response is stored before any of its output is
+    made. Read while it streams, it is in progress, and continued by ``previous_response_id`` with what
+    it says; read once it is over, it is completed with the text that was streamed."""
+    headers = {"x-mock-tokens-per-second": "500", "x-mock-output-tokens": "500", "x-mock-ttft-ms": "0"}
+    short = {"x-mock-tokens-per-second": "1000", "x-mock-output-tokens": "3", "x-mock-ttft-ms": "0"}
+    with MockServer(time_scale=1, seed=1) as server:
+        c = openai.OpenAI(base_url=server.base_url, api_key="sk-mock-preview", _strict_response_validation=True)
+        c.responses.create(model=MODEL, input="Hi", extra_headers=short)  # the server's first request loads its tokenizer
+        deltas: list[str] = []
+        with c.responses.stream(model=MODEL, input="Tell me a story.", extra_headers=headers) as stream:
+            for event in stream:
+                if event.type == "response.created":
+                    response_id = event.response.id
+                elif event.type == "response.output_text.delta":
+                    deltas.append(event.delta)
+                    if len(deltas) == 1:  # its first token is out, and nothing of its output made for the store
+                        assert server.state.responses._items[response_id].unfinished is not None  # type: ignore[attr-defined]
+                        during = c.responses.retrieve(response_id)
+                        assert during.status == "in_progress" and during.output == []
+                        followed = c.responses.create(
+                            model=MODEL, input="And then?", previous_response_id=response_id, extra_headers=short
+                        )
+                        alone = c.responses.create(model=MODEL, input="And then?", extra_headers=short)
+                        assert followed.usage and alone.usage
+                        assert followed.usage.input_tokens - alone.usage.input_tokens > 500  # its whole output
+            final = stream.get_final_response()
+        after = c.responses.retrieve(final.id)
+        assert after.status == "completed" and after.output_text == "".join(deltas) == final.output_text
+        assert after.id == final.id and after.usage == final.usage

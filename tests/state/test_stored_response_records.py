@@ -1,15 +1,18 @@
 """The in-memory store keeps each response as its JSON record: what it gives back is what was put,
 and however many input items a response has, storing it leaves no objects for the garbage collector
-to walk (each full pass holds the event loop for as long as it walks)."""
+to walk (each full pass holds the event loop for as long as it walks). A stream's response, stored
+unfinished, is made once: when it is first read, or when its reply is over."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
 
+import orjson
+
 from mockserver.config.settings import DEFAULT_STORED_RESPONSE_BYTES
 from mockserver.engine.pacing import FakeClock
-from mockserver.state.responses import ResponseStore, StoredResponse
+from mockserver.state.responses import ResponseStore, StoredResponse, Unfinished, stored_size
 
 
 def response(response_id: str, items: int, *, background: bool = False) -> StoredResponse:
@@ -29,8 +32,27 @@ def response(response_id: str, items: int, *, background: bool = False) -> Store
     )
 
 
-def store(clock: FakeClock) -> ResponseStore:
-    return ResponseStore(clock.now, max_items=100, ttl_s=3600, max_bytes=DEFAULT_STORED_RESPONSE_BYTES)
+def unfinished(whole: StoredResponse, made: list[str]) -> Unfinished:
+    """``whole`` stored before its output is made, as a stream's response is: ``made`` lists each time
+    its bodies and conversation are made."""
+
+    def finish() -> tuple[dict[str, object], dict[str, object], tuple[tuple[str, str], ...]]:
+        made.append(whole.id)
+        return whole.final_body, whole.in_progress_body, whole.conversation
+
+    return Unfinished(
+        id=whole.id,
+        project=whole.project,
+        ready_at=whole.ready_at,
+        started_at=whole.started_at,
+        background=whole.background,
+        input_items=orjson.dumps(whole.input_items),
+        finish=finish,
+    )
+
+
+def store(clock: FakeClock, max_bytes: int = DEFAULT_STORED_RESPONSE_BYTES) -> ResponseStore:
+    return ResponseStore(clock.now, max_items=100, ttl_s=3600, max_bytes=max_bytes)
 
 
 def test_what_is_found_is_what_was_put() -> None:
@@ -63,3 +85,57 @@ def test_a_response_of_many_items_leaves_nothing_for_the_collector_to_walk() -> 
     assert len(gc.get_objects()) - before < 50
     found = asyncio.run(kept.find("proj_1", "resp_big"))
     assert found is not None and len(found.input_items) == 20_000 and found.conversation[1] == ("assistant", "line 1")
+
+
+def test_an_unfinished_response_is_made_once_when_first_read() -> None:
+    kept, made = store(FakeClock()), []
+    asyncio.run(kept.put(unfinished(response("resp_1", 3), made)))
+    assert made == [] and kept.bytes == 0 and asyncio.run(kept.count()) == 1
+    assert asyncio.run(kept.find("proj_2", "resp_1")) is None  # another project's key makes nothing
+    assert asyncio.run(kept.find("proj_1", "resp_1")) == response("resp_1", 3)
+    assert asyncio.run(kept.find("proj_1", "resp_1")) == response("resp_1", 3)
+    kept.settle("resp_1")
+    assert made == ["resp_1"] and kept.bytes == stored_size(response("resp_1", 3))
+
+
+def test_an_unfinished_response_is_made_when_its_reply_is_over_and_held_to_the_bytes() -> None:
+    """Settled, it counts against the bytes like any response: past them the oldest go."""
+    size = stored_size(response("resp_0", 40))
+    kept, made = store(FakeClock(), max_bytes=2 * size), []
+    for n in range(3):
+        asyncio.run(kept.put(unfinished(response(f"resp_{n}", 40), made)))
+    assert made == [] and kept.bytes == 0  # three kept, none made: the count bounds them meanwhile
+    for n in range(3):
+        kept.settle(f"resp_{n}")
+    assert made == ["resp_0", "resp_1", "resp_2"] and kept.bytes == 2 * size
+    assert asyncio.run(kept.find("proj_1", "resp_0")) is None
+    assert asyncio.run(kept.find("proj_1", "resp_2")) == response("resp_2", 40)
+    asyncio.run(kept.delete("proj_1", "resp_2"))
+    kept.settle("resp_2")  # deleted before its reply was over: nothing to make
+    assert made == ["resp_0", "resp_1", "resp_2"]
+
+
+def test_an_unfinished_background_response_can_be_cancelled() -> None:
+    kept, made = store(FakeClock()), []
+    asyncio.run(kept.put(unfinished(response("resp_1", 2, background=True), made)))
+    assert asyncio.run(kept.cancel("proj_1", "resp_1"))["status"] == "cancelled"
+    found = asyncio.run(kept.find("proj_1", "resp_1"))
+    assert found is not None and found.cancelled and found.input_items == response("resp_1", 2).input_items
+    assert made == ["resp_1"] and kept.is_cancelled("resp_1")
+
+
+def test_an_unfinished_response_of_many_items_keeps_them_as_bytes_meanwhile() -> None:
+    def finish() -> tuple[dict[str, object], dict[str, object], tuple[tuple[str, str], ...]]:
+        return {"id": "resp_big", "status": "completed"}, {"id": "resp_big", "status": "in_progress"}, ()
+
+    kept = store(FakeClock())
+    gc.collect()
+    before = len(gc.get_objects())
+    items = response("resp_big", 20_000).input_items
+    waiting = Unfinished("resp_big", "proj_1", 1010.0, 1002.0, False, orjson.dumps(items), finish)
+    asyncio.run(kept.put(waiting))
+    del items, waiting
+    gc.collect()
+    assert len(gc.get_objects()) - before < 50  # its 20,000 input items are JSON until it is made
+    found = asyncio.run(kept.find("proj_1", "resp_big"))
+    assert found is not None and len(found.input_items) == 20_000 and found.input_items[7]["id"] == "msg_7"

@@ -99,7 +99,7 @@ class Responses(Family[ResponseCreateRequest]):
         return ResponseAsked(state, exchange, account, body, raw)
 
     async def keep(self, asked: Asked[Any], plan: ResponsePlan) -> None:
-        await lifecycle.remember(asked.state, plan)
+        await lifecycle.remember(asked.state, plan, asked.exchange)
 
 
 RESPONSES_FAMILY = Responses()

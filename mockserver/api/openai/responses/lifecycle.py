@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+import orjson
+
 from mockserver import errors
 from mockserver.api.openai import obfuscation
 from mockserver.api.openai.responses import compaction, echo, input_items, logprobs
@@ -48,7 +50,7 @@ from mockserver.service import output_limits, reasoning
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
 from mockserver.service.prompt_cache import NO_CACHE, CacheUse
-from mockserver.state.responses import StoredResponse
+from mockserver.state.responses import StoredResponse, Unfinished
 
 ENCRYPTED_REASONING_INCLUDE = "reasoning.encrypted_content"
 BILLING: dict[str, Any] = {"payer": "developer"}  # who pays for the response: the API key's project
@@ -153,7 +155,7 @@ class ResponsePlan:
     answers: tuple[AnswerPart, ...]  # the message, or one function call per tool called
     incomplete: bool
     schedule: Schedule
-    conversation: tuple[ConversationItem, ...]
+    sent: tuple[ConversationItem, ...]  # the conversation it continues and its input: see conversation
     sent_input: str | list[Any] | None  # the request's ``input``, listed as items when the response is stored
     store: bool
     background: bool
@@ -168,6 +170,12 @@ class ResponsePlan:
     def shifted(self, seconds: float) -> ResponsePlan:
         """This plan with its schedule ``seconds`` later (a wait for a capacity slot is part of the TTFT)."""
         return replace(self, schedule=self.schedule.shifted(seconds))
+
+    @property
+    def conversation(self) -> tuple[ConversationItem, ...]:
+        """What the next turn continues: what this one sent, then its output. Made when read (when the
+        response is stored: see :func:`remember`), as it reads every token of the output."""
+        return (*self.sent, *_output_items(self.reasoning, self.answers))
 
     @property
     def reasoning_tokens(self) -> int:
@@ -261,7 +269,7 @@ def plan_response(
         answers=answers,
         incomplete=said.incomplete,
         schedule=schedule,
-        conversation=(*read.sent, *_output_items(reasoning_part, answers)),
+        sent=tuple(read.sent),
         sent_input=body.input,
         store=body.store is not False,
         background=bool(body.background),
@@ -513,12 +521,17 @@ def count_input_tokens(
     return tokens.count_messages(prompt_messages(instructions, context)) + tool_definition_tokens(tools)
 
 
-async def remember(state: ServerState, plan: ResponsePlan) -> None:
+async def remember(state: ServerState, plan: ResponsePlan, exchange: Exchange) -> None:
     """Keep the response for ``GET``, ``DELETE`` and ``previous_response_id``, unless ``store`` is false.
-    Its input is listed as items (their ids drawn) here, with the event loop's turns through a long one."""
+    Its input is listed as items (their ids drawn) here, with the event loop's turns through a long one.
+
+    It is kept unfinished (:class:`~mockserver.state.responses.Unfinished`): its bodies and
+    conversation, which read every token of its output, are made when it is first read, or once the
+    request is over (``exchange.releases``), not before its first token."""
     if plan.store:
         items = await input_items.input_items_in_turns(plan.sent_input, state.ids.prefixed)
-        await state.responses.put(stored(plan, tuple(items)))
+        await state.responses.put(unfinished(plan, items))
+        exchange.releases.append(partial(state.responses.settle, plan.id))
 
 
 def _output_items(reasoning_part: ReasoningPart | None, answers: Sequence[AnswerPart]) -> Sequence[ConversationItem]:
@@ -564,18 +577,23 @@ def response_object(
     return body
 
 
-def stored(plan: ResponsePlan, items: tuple[dict[str, Any], ...]) -> StoredResponse:
-    return StoredResponse(
+def unfinished(plan: ResponsePlan, items: Sequence[dict[str, Any]]) -> Unfinished:
+    """The response of ``plan`` to store, with its input ``items``: its bodies and conversation are
+    made by :func:`finished` when the store needs them."""
+    return Unfinished(
         id=plan.id,
         project=plan.project,
-        final_body=response_object(plan),
-        in_progress_body=response_object(plan, final=False),
         ready_at=plan.schedule.end,
-        conversation=plan.conversation,
-        input_items=items,
-        background=plan.background,
         started_at=plan.schedule.first_token_at,
+        background=plan.background,
+        input_items=orjson.dumps(items),
+        finish=partial(finished, plan),
     )
+
+
+def finished(plan: ResponsePlan) -> tuple[dict[str, Any], dict[str, Any], tuple[ConversationItem, ...]]:
+    """The stored response's final body, its body while in progress, and its conversation."""
+    return response_object(plan), response_object(plan, final=False), plan.conversation
 
 
 def first_reply(plan: ResponsePlan, *, stream: bool) -> tuple[Schedule, Callable[[], dict[str, Any]]]:

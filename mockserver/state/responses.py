@@ -23,9 +23,10 @@ An evicted response is the live API's 404, for ``GET`` and ``previous_response_i
 
 A response is stored :class:`Unfinished`, before its output is made: a stream makes its text as it
 goes out, and making it all (then its record) before the first token would hold up that token by as
-long as the whole reply takes to make. Its input items are kept as JSON from the start. The store in this process makes the rest when the response is first read, or
-once the request is over (:meth:`BaseResponseStore.settle`), so a response is never read without it;
-a store shared by processes makes it at once.
+long as the whole reply takes to make. Its input items are kept as JSON from the start. The store in
+this process makes the rest when the response is first read, or once the request is over
+(:meth:`BaseResponseStore.settle`), so a response is never read without it; a store shared by
+processes makes it at once.
 """
 
 from __future__ import annotations

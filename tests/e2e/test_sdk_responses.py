@@ -448,7 +448,7 @@ def test_a_streamed_response_is_stored_unfinished_and_reads_the_same_as_ever() -
     short = {"x-mock-tokens-per-second": "1000", "x-mock-output-tokens": "3", "x-mock-ttft-ms": "0"}
     with MockServer(time_scale=1, seed=1) as server:
         c = openai.OpenAI(base_url=server.base_url, api_key="sk-mock-preview", _strict_response_validation=True)
-        c.responses.create(model=MODEL, input="Hi", extra_headers=short)  # the server's first request loads its tokenizer
+        c.responses.create(model=MODEL, input="Hi", extra_headers=short)  # the first request loads the tokenizer
         deltas: list[str] = []
         with c.responses.stream(model=MODEL, input="Tell me a story.", extra_headers=headers) as stream:
             for event in stream:

@@ -25,11 +25,13 @@ meanwhile go out in the next tick, each as its own event, one write per stream: 
 writes and heap operations per event, which is what lets one core carry them.
 
 First tokens before later ones: while streams are opening (one opened within the last
-:data:`OPENING_S`), the next tick waits :data:`OPENING_YIELD` times as long as the last one took,
-at most :data:`MAX_OPENING_YIELD_S`. A burst of new requests then reaches its first tokens sooner,
-and the streams already running send what fell due meanwhile in fewer writes. That wait and a
-tick stay within :data:`~mockserver.engine.catch_up.LATE_TOLERANCE_S`, so their events are not
-held to the catch-up line: they are a few milliseconds late, and their pace is kept.
+:data:`OPENING_S`: a burst, or a steady flow of new requests), the next tick waits
+:data:`OPENING_YIELD` times as long as the last one took, at most :data:`MAX_OPENING_YIELD_S`, and
+never so long that an event due as a tick began would wait past
+:data:`~mockserver.engine.catch_up.LATE_TOLERANCE_S` (that tick, the wait, and its turn in the next:
+see :func:`loop_turn`). New requests then reach their first tokens sooner, and the streams already
+running send what fell due meanwhile in fewer writes; their events stay within the late tolerance,
+so none is held to the catch-up line by it, and their pace is kept.
 
 Events before ends: ending a reply (the journal, the ledger, the metrics, then the handler
 and the connection) costs some hundred times an event. Streams that run out in a tick are
@@ -102,6 +104,7 @@ __all__ = [
     "OPENING_S",
     "OPENING_YIELD",
     "StreamScheduler",
+    "loop_turn",
 ]
 
 MAX_WRITE_BYTES = 64 * 1024  # at most this much per stream per write; the rest goes at the next tick
@@ -109,7 +112,7 @@ MAX_WRITE_EVENTS = 256  # at most this many events per stream per write; the res
 MAX_YIELD_S = 0.001  # a tick leaves the loop to other work for as long as it took, up to this
 OPENING_S = 0.02  # streams count as opening for this long after one opened
 OPENING_YIELD = 4  # while streams are opening, a tick leaves the loop this many times as long as it took,
-MAX_OPENING_YIELD_S = 0.008  # up to this: with a tick, within LATE_TOLERANCE_S
+MAX_OPENING_YIELD_S = 0.008  # up to this (and within LATE_TOLERANCE_S: see loop_turn)
 ENDS_PER_TICK_S = 0.001  # a tick ends replies for at most this long, after every due event is out
 
 
@@ -139,7 +142,7 @@ class StreamScheduler(StreamWrites):
         self.client_left: Callable[[ActiveStream], None] = self.cancel
         self.lateness = Lateness()
         self._tick_now = -math.inf  # the tick's time while it runs: a stream due again by then waits for the next
-        self._opened_at = -math.inf  # when the last stream opened: see _loop_turn
+        self._opened_at = -math.inf  # when the last stream opened: see loop_turn
         self._dead = 0  # about how many heap entries belong to streams that are over (see _close)
 
     def __len__(self) -> int:
@@ -258,16 +261,8 @@ class StreamScheduler(StreamWrites):
             self._tick_now = -math.inf
             self._timer_at = math.inf
             ended = self.clock.now()
-            self._not_before = ended + self._loop_turn(ended - started, ended)
+            self._not_before = ended + loop_turn(ended - started, opening=ended - self._opened_at < OPENING_S)
             self._arm()  # once, for the earliest deadline left
-
-    def _loop_turn(self, took: float, now: float) -> float:
-        """How long the loop has for its other work after a tick that took ``took``, however much
-        is due: as long as the tick took, at most :data:`MAX_YIELD_S`; while streams are opening,
-        :data:`OPENING_YIELD` times as long, at most :data:`MAX_OPENING_YIELD_S`."""
-        if now - self._opened_at < OPENING_S:
-            return min(OPENING_YIELD * took, MAX_OPENING_YIELD_S)
-        return min(took, MAX_YIELD_S)
 
     def _end_some(self, until: float) -> None:
         """End the replies whose every event is out, oldest first, until the clock reaches ``until``;
@@ -423,6 +418,19 @@ class StreamScheduler(StreamWrites):
             if stream.over or stream.blocked:
                 return  # the write found the client gone, or is held back (it reschedules when done)
         self._schedule(stream, due)
+
+
+def loop_turn(took: float, *, opening: bool) -> float:
+    """How long the loop has for its other work after a tick that took ``took``, however much is due:
+    as long as the tick took, at most :data:`MAX_YIELD_S`. While streams are ``opening``,
+    :data:`OPENING_YIELD` times as long, at most :data:`MAX_OPENING_YIELD_S`, and at most what keeps an
+    event due as the tick began within :data:`LATE_TOLERANCE_S`: it waits for the rest of that tick,
+    this turn, and its place in the next tick (about as long again), so the turn is held to
+    ``LATE_TOLERANCE_S - 2 * took``, and never below the usual one."""
+    usual = min(took, MAX_YIELD_S)
+    if not opening:
+        return usual
+    return max(usual, min(OPENING_YIELD * took, MAX_OPENING_YIELD_S, LATE_TOLERANCE_S - 2 * took))
 
 
 def _shutdown_event(stream: ActiveStream) -> bytes:

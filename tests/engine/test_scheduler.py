@@ -21,6 +21,7 @@ from mockserver.engine.scheduler import (
     OPENING_S,
     OPENING_YIELD,
     StreamScheduler,
+    loop_turn,
 )
 from mockserver.engine.streaming import CLIENT_LEFT, COMPLETED, DROP, DROPPED, FINISHED, Item
 
@@ -351,6 +352,24 @@ def test_a_long_tick_leaves_the_loop_as_long_before_the_next() -> None:
         assert sum(len(sink.writes) for sink in sinks) < 12 * 42
 
     run(main())
+
+
+@pytest.mark.parametrize("took_ms", [0.0, 0.01, 0.2, 1.0, 2.0, 2.5, 3.5, 5.0, 6.5, 7.5, 8.0, 12.0, 40.0])
+def test_the_loops_turn_while_streams_open_keeps_every_event_within_the_late_tolerance(took_ms: float) -> None:
+    """While streams are opening, the loop's turn after a tick is OPENING_YIELD times the tick, up to
+    MAX_OPENING_YIELD_S, and no longer than keeps an event due as the tick began within the late
+    tolerance (the rest of that tick, the turn, its place in the next tick); never less than the usual
+    turn, which is the tick's length up to MAX_YIELD_S."""
+    took = took_ms / 1000
+    usual = loop_turn(took, opening=False)
+    assert usual == min(took, MAX_YIELD_S)
+    turn = loop_turn(took, opening=True)
+    assert usual <= turn <= max(usual, MAX_OPENING_YIELD_S)
+    assert turn <= max(usual, OPENING_YIELD * took)
+    assert turn == usual or turn + 2 * took <= LATE_TOLERANCE_S + 1e-12
+    expected = {0.2: 0.0008, 1.0: 0.004, 2.0: 0.008, 2.5: 0.008, 3.5: 0.008, 5.0: 0.005, 6.5: 0.002, 7.5: 0.001}
+    if took_ms in expected:  # the factor binds, then the cap, then the tolerance, then the usual turn
+        assert turn == pytest.approx(expected[took_ms])
 
 
 def test_while_streams_open_a_long_tick_leaves_the_loop_longer() -> None:

@@ -81,7 +81,7 @@ class Exchange:
     dialect: Dialect = CHAT
     route: str | None = None  # the matched route's template (/v1/responses/{response_id}); None if none matched
     refusal: Refusal | None = None  # the error the reply carried, if it was one
-    # What the request holds until its reply has gone out (or its client left): see :attr:`releases`.
+    # What the request holds, or owes, until its reply has gone out (or its client left): see :attr:`releases`.
     _releases: list[Callable[[], None]] | None = None
     # Noted by the layers above as the request is served, for the journal, /metrics and the live view:
     fault: str | None = None  # the fault the reply carried, in its one-line form (FaultSpec.describe)
@@ -121,20 +121,25 @@ class Exchange:
 
     @property
     def releases(self) -> list[Callable[[], None]]:
-        """What the request holds until its reply has gone out (or its client left): each is called once,
-        then (:meth:`let_go`). Made when first asked for: most requests hold nothing, and an empty list
-        per request would be one more object per open stream for the garbage collector's passes."""
+        """What the request holds, or owes, until its reply has gone out (or its client left): each is
+        called once, then (:meth:`let_go`): a budget given back, a stored response made whole. Made
+        when first asked for: most requests hold nothing, and an empty list per request would be one
+        more object per open stream for the garbage collector's passes."""
         if self._releases is None:
             self._releases = []
         return self._releases
 
     def let_go(self) -> None:
-        """Call what :attr:`releases` holds, once."""
+        """Call what :attr:`releases` holds, once. One that fails is logged, and the others still run:
+        the request's own end (its slot, its journal entry) comes after them."""
         releases = self._releases
         if releases:
             self._releases = None
             for release in releases:
-                release()
+                try:
+                    release()
+                except Exception:
+                    logger.exception("could not finish what %s %s held", self.method, self.path)
 
     async def capacity_released(self) -> None:
         """Give back the Ultrafast slot, if any, and wait until the store has it."""

@@ -168,7 +168,8 @@ class _Kept:
 class BaseResponseStore:
     """What every store of responses answers, on top of :meth:`find`: this process's
     :class:`ResponseStore`, or :class:`~mockserver.state.shared_responses.RedisResponseStore`, one
-    for every worker and replica. Every method that reads or changes the store is a coroutine."""
+    for every worker and replica. Every method that reads or changes the store is a coroutine, but
+    :meth:`settle`, which the end of a request calls, and which waits on nothing."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self._now = clock
@@ -250,16 +251,18 @@ class ResponseStore(BaseResponseStore):
         unfinished: Unfinished | None
         if isinstance(response, Unfinished):  # its record is made when first needed (see the module's docstring)
             record, cancelled, unfinished = b"", False, response
+            size = len(response.input_items)  # what it holds as bytes until then
         else:
             record, cancelled, unfinished = stored_record(response), response.cancelled, None
+            size = len(record)
         kept = _Kept(
             response.project, record, response.ready_at, response.started_at, response.background, cancelled, unfinished
         )
         with self._lock:
             self._items[response.id] = kept
             self._stored_at.setdefault(response.id, self._now())
-            self.bytes += len(record) - self._sizes.get(response.id, 0)
-            self._sizes[response.id] = len(record)
+            self.bytes += size - self._sizes.get(response.id, 0)
+            self._sizes[response.id] = size
             self._evict()
 
     def _evict(self) -> None:
@@ -285,7 +288,8 @@ class ResponseStore(BaseResponseStore):
         self.bytes -= self._sizes.pop(response_id, 0)
 
     def _settled(self, response_id: str, kept: _Kept) -> _Kept:
-        """``kept``, with its record made if it was stored unfinished, and counted. The lock is held."""
+        """``kept``, with its record made if it was stored unfinished, and counted (the caller evicts what
+        that puts over the bytes). The lock is held."""
         if kept.unfinished is None:
             return kept
         record = kept.unfinished.record()
@@ -307,7 +311,9 @@ class ResponseStore(BaseResponseStore):
             found = self._items.get(response_id)
             if found is None or found.project != project:
                 return None
-            found = self._settled(response_id, found)
+            if found.unfinished is not None:
+                found = self._settled(response_id, found)
+                self._evict()
         return found.response(response_id)
 
     def is_cancelled(self, response_id: str) -> bool:
@@ -325,7 +331,9 @@ class ResponseStore(BaseResponseStore):
                 raise errors.response_not_found(response_id)
             if not found.background:
                 raise errors.cannot_cancel_synchronous()
-            found = self._settled(response_id, found)
+            if found.unfinished is not None:
+                found = self._settled(response_id, found)
+                self._evict()
             if not found.cancelled and now < found.ready_at:
                 found = self._items[response_id] = replace(found, cancelled=True)
         return found.response(response_id).body_at(now)

@@ -90,7 +90,9 @@ def test_a_response_of_many_items_leaves_nothing_for_the_collector_to_walk() -> 
 def test_an_unfinished_response_is_made_once_when_first_read() -> None:
     kept, made = store(FakeClock()), []
     asyncio.run(kept.put(unfinished(response("resp_1", 3), made)))
-    assert made == [] and kept.bytes == 0 and asyncio.run(kept.count()) == 1
+    # Until it is made, it counts what it holds: its input items, as JSON.
+    assert made == [] and kept.bytes == len(orjson.dumps(response("resp_1", 3).input_items))
+    assert asyncio.run(kept.count()) == 1
     assert asyncio.run(kept.find("proj_2", "resp_1")) is None  # another project's key makes nothing
     assert asyncio.run(kept.find("proj_1", "resp_1")) == response("resp_1", 3)
     assert asyncio.run(kept.find("proj_1", "resp_1")) == response("resp_1", 3)
@@ -99,19 +101,22 @@ def test_an_unfinished_response_is_made_once_when_first_read() -> None:
 
 
 def test_an_unfinished_response_is_made_when_its_reply_is_over_and_held_to_the_bytes() -> None:
-    """Settled, it counts against the bytes like any response: past them the oldest go."""
+    """Until it is made it counts its input items against the bytes; made, its whole record, like any
+    response: past the bytes the oldest go."""
     size = stored_size(response("resp_0", 40))
-    kept, made = store(FakeClock(), max_bytes=2 * size), []
+    items = len(orjson.dumps(response("resp_0", 40).input_items))
+    kept, made = store(FakeClock(), max_bytes=2 * size + items), []
     for n in range(3):
         asyncio.run(kept.put(unfinished(response(f"resp_{n}", 40), made)))
-    assert made == [] and kept.bytes == 0  # three kept, none made: the count bounds them meanwhile
+    assert made == [] and kept.bytes == 3 * items and asyncio.run(kept.count()) == 3
     for n in range(3):
         kept.settle(f"resp_{n}")
     assert made == ["resp_0", "resp_1", "resp_2"] and kept.bytes == 2 * size
     assert asyncio.run(kept.find("proj_1", "resp_0")) is None
     assert asyncio.run(kept.find("proj_1", "resp_2")) == response("resp_2", 40)
-    asyncio.run(kept.delete("proj_1", "resp_2"))
-    kept.settle("resp_2")  # deleted before its reply was over: nothing to make
+    asyncio.run(kept.put(unfinished(response("resp_3", 40), made)))
+    asyncio.run(kept.delete("proj_1", "resp_3"))
+    kept.settle("resp_3")  # deleted before its reply was over: nothing to make
     assert made == ["resp_0", "resp_1", "resp_2"]
 
 

@@ -21,11 +21,11 @@ by each full pass of the garbage collector, which holds the event loop for the w
 by about 30 ms for each such response stored). Bytes are never walked.
 An evicted response is the live API's 404, for ``GET`` and ``previous_response_id`` alike.
 
-A response is stored :class:`Unfinished`, before its output is made: a stream makes its text as it
-goes out, and making it all (then its record) before the first token would hold up that token by as
-long as the whole reply takes to make. Its input items are kept as JSON from the start. The store in
-this process makes the rest when the response is first read, or once the request is over
-(:meth:`BaseResponseStore.settle`), so a response is never read without it; a store shared by
+A response is stored as a :class:`DeferredRecord`, before its output is made: a stream makes its
+text as it goes out, and making it all (then its record) before the first token would hold up that
+token by as long as the whole reply takes to make. Its input items are kept as JSON from the start.
+The store in this process makes the rest when the response is first read, or once the request is
+over (:meth:`BaseResponseStore.settle`), so a response is never read without it; a store shared by
 processes makes it at once.
 """
 
@@ -67,10 +67,10 @@ class StoredResponse:
         return self.in_progress_body
 
 
-def stored_record(response: StoredResponse | Unfinished) -> bytes:
+def stored_record(response: StoredResponse | DeferredRecord) -> bytes:
     """What a store keeps of a response besides its flags and times: its bodies, conversation and
-    input items, as JSON. An :class:`Unfinished` response's are made now."""
-    if isinstance(response, Unfinished):
+    input items, as JSON. A :class:`DeferredRecord` response's are made now."""
+    if isinstance(response, DeferredRecord):
         return response.record()
     return _record(response.final_body, response.in_progress_body, response.conversation, response.input_items)
 
@@ -85,12 +85,12 @@ def _record(final_body: Any, in_progress_body: Any, conversation: Any, input_ite
     return orjson.dumps(record)
 
 
-# What makes an unfinished response's final body, its body while in progress, and its conversation.
+# What makes a deferred record's final body, its body while in progress, and its conversation.
 Finish = Callable[[], tuple[dict[str, Any], dict[str, Any], tuple[ConversationItem, ...]]]
 
 
 @dataclass(frozen=True, slots=True)
-class Unfinished:
+class DeferredRecord:
     """A response stored before its output is made (see the module's docstring): what a store reads
     of it at once, its input items already as JSON, and ``finish``, which makes its bodies
     and conversation."""
@@ -151,7 +151,7 @@ class _Kept:
     started_at: float
     background: bool
     cancelled: bool = False
-    unfinished: Unfinished | None = None  # stored unfinished: its record is made when first needed
+    deferred: DeferredRecord | None = None  # stored with its record deferred: made when first needed
 
     def response(self, response_id: str) -> StoredResponse:
         return from_record(
@@ -174,12 +174,12 @@ class BaseResponseStore:
     def __init__(self, clock: Callable[[], float]) -> None:
         self._now = clock
 
-    async def put(self, response: StoredResponse | Unfinished) -> None:
+    async def put(self, response: StoredResponse | DeferredRecord) -> None:
         raise NotImplementedError
 
     def settle(self, response_id: str) -> None:
-        """The request of a response stored :class:`Unfinished` is over: make the rest of it now, if this
-        store has not yet (a store shared by processes made it when it was put)."""
+        """The request of a response stored as a :class:`DeferredRecord` is over: make its record now,
+        if this store has not yet (a store shared by processes made it when it was put)."""
 
     async def find(self, project: str, response_id: str) -> StoredResponse | None:
         """The response, if it is stored and belongs to ``project``."""
@@ -247,16 +247,16 @@ class ResponseStore(BaseResponseStore):
         self.bytes = 0  # what the stored responses take, as stored_size counts
         self._lock = threading.Lock()  # servers in threads of one process may share nothing else, but be safe
 
-    async def put(self, response: StoredResponse | Unfinished) -> None:
-        unfinished: Unfinished | None
-        if isinstance(response, Unfinished):  # its record is made when first needed (see the module's docstring)
-            record, cancelled, unfinished = b"", False, response
+    async def put(self, response: StoredResponse | DeferredRecord) -> None:
+        deferred: DeferredRecord | None
+        if isinstance(response, DeferredRecord):  # its record is made when first needed (see the module's docstring)
+            record, cancelled, deferred = b"", False, response
             size = len(response.input_items)  # what it holds as bytes until then
         else:
-            record, cancelled, unfinished = stored_record(response), response.cancelled, None
+            record, cancelled, deferred = stored_record(response), response.cancelled, None
             size = len(record)
         kept = _Kept(
-            response.project, record, response.ready_at, response.started_at, response.background, cancelled, unfinished
+            response.project, record, response.ready_at, response.started_at, response.background, cancelled, deferred
         )
         with self._lock:
             self._items[response.id] = kept
@@ -288,12 +288,12 @@ class ResponseStore(BaseResponseStore):
         self.bytes -= self._sizes.pop(response_id, 0)
 
     def _settled(self, response_id: str, kept: _Kept) -> _Kept:
-        """``kept``, with its record made if it was stored unfinished, and counted (the caller evicts what
+        """``kept``, with its record made if it was deferred, and counted (the caller evicts what
         that puts over the bytes). The lock is held."""
-        if kept.unfinished is None:
+        if kept.deferred is None:
             return kept
-        record = kept.unfinished.record()
-        kept = self._items[response_id] = replace(kept, record=record, unfinished=None)
+        record = kept.deferred.record()
+        kept = self._items[response_id] = replace(kept, record=record, deferred=None)
         self.bytes += len(record) - self._sizes.get(response_id, 0)
         self._sizes[response_id] = len(record)
         return kept
@@ -301,7 +301,7 @@ class ResponseStore(BaseResponseStore):
     def settle(self, response_id: str) -> None:
         with self._lock:
             kept = self._items.get(response_id)
-            if kept is not None and kept.unfinished is not None:
+            if kept is not None and kept.deferred is not None:
                 self._settled(response_id, kept)
                 self._evict()
 
@@ -311,7 +311,7 @@ class ResponseStore(BaseResponseStore):
             found = self._items.get(response_id)
             if found is None or found.project != project:
                 return None
-            if found.unfinished is not None:
+            if found.deferred is not None:
                 found = self._settled(response_id, found)
                 self._evict()
         return found.response(response_id)
@@ -331,7 +331,7 @@ class ResponseStore(BaseResponseStore):
                 raise errors.response_not_found(response_id)
             if not found.background:
                 raise errors.cannot_cancel_synchronous()
-            if found.unfinished is not None:
+            if found.deferred is not None:
                 found = self._settled(response_id, found)
                 self._evict()
             if not found.cancelled and now < found.ready_at:

@@ -37,8 +37,8 @@ from mockserver import errors
 from mockserver.state import shared
 from mockserver.state.responses import (
     BaseResponseStore,
+    DeferredRecord,
     StoredResponse,
-    Unfinished,
     from_record,
     stored_record,
 )
@@ -158,8 +158,8 @@ class RedisResponseStore(BaseResponseStore):
     def _local(self, wall_ms: float) -> float:
         return self._now() + (wall_ms / 1000 - self._wall())
 
-    async def put(self, response: StoredResponse | Unfinished) -> None:
-        # An unfinished response's record is made now: any process may read it next.
+    async def put(self, response: StoredResponse | DeferredRecord) -> None:
+        # A deferred record is made now: any process may read it next.
         fields = [
             response.project,
             "1" if response.background else "0",

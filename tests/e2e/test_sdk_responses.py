@@ -440,7 +440,7 @@ def test_reset_forgets_stored_responses() -> None:
             c.responses.retrieve(created.id)
 
 
-def test_a_streamed_response_is_stored_unfinished_and_reads_the_same_as_ever() -> None:
+def test_a_streamed_response_is_stored_with_its_record_deferred_and_reads_the_same_as_ever() -> None:
     """A stream makes its text as it goes out, so its response is stored before any of its output is
     made. Read while it streams, it is in progress, and continued by ``previous_response_id`` with what
     it says; read once it is over, it is completed with the text that was streamed."""
@@ -457,7 +457,7 @@ def test_a_streamed_response_is_stored_unfinished_and_reads_the_same_as_ever() -
                 elif event.type == "response.output_text.delta":
                     deltas.append(event.delta)
                     if len(deltas) == 1:  # its first token is out, and nothing of its output made for the store
-                        assert server.state.responses._items[response_id].unfinished is not None  # type: ignore[attr-defined]
+                        assert server.state.responses._items[response_id].deferred is not None  # type: ignore[attr-defined]
                         during = c.responses.retrieve(response_id)
                         assert during.status == "in_progress" and during.output == []
                         followed = c.responses.create(

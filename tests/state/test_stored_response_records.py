@@ -1,7 +1,7 @@
 """The in-memory store keeps each response as its JSON record: what it gives back is what was put,
 and however many input items a response has, storing it leaves no objects for the garbage collector
-to walk (each full pass holds the event loop for as long as it walks). A stream's response, stored
-unfinished, is made once: when it is first read, or when its reply is over."""
+to walk (each full pass holds the event loop for as long as it walks). A response stored with its record
+deferred has it made once: when it is first read, or when its request is over."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import orjson
 
 from mockserver.config.settings import DEFAULT_STORED_RESPONSE_BYTES
 from mockserver.engine.pacing import FakeClock
-from mockserver.state.responses import ResponseStore, StoredResponse, Unfinished, stored_size
+from mockserver.state.responses import DeferredRecord, ResponseStore, StoredResponse, stored_size
 
 
 def response(response_id: str, items: int, *, background: bool = False) -> StoredResponse:
@@ -32,7 +32,7 @@ def response(response_id: str, items: int, *, background: bool = False) -> Store
     )
 
 
-def unfinished(whole: StoredResponse, made: list[str]) -> Unfinished:
+def deferred(whole: StoredResponse, made: list[str]) -> DeferredRecord:
     """``whole`` stored before its output is made, as a stream's response is: ``made`` lists each time
     its bodies and conversation are made."""
 
@@ -40,7 +40,7 @@ def unfinished(whole: StoredResponse, made: list[str]) -> Unfinished:
         made.append(whole.id)
         return whole.final_body, whole.in_progress_body, whole.conversation
 
-    return Unfinished(
+    return DeferredRecord(
         id=whole.id,
         project=whole.project,
         ready_at=whole.ready_at,
@@ -87,9 +87,9 @@ def test_a_response_of_many_items_leaves_nothing_for_the_collector_to_walk() -> 
     assert found is not None and len(found.input_items) == 20_000 and found.conversation[1] == ("assistant", "line 1")
 
 
-def test_an_unfinished_response_is_made_once_when_first_read() -> None:
+def test_a_deferred_response_is_made_once_when_first_read() -> None:
     kept, made = store(FakeClock()), []
-    asyncio.run(kept.put(unfinished(response("resp_1", 3), made)))
+    asyncio.run(kept.put(deferred(response("resp_1", 3), made)))
     # Until it is made, it counts what it holds: its input items, as JSON.
     assert made == [] and kept.bytes == len(orjson.dumps(response("resp_1", 3).input_items))
     assert asyncio.run(kept.count()) == 1
@@ -100,36 +100,36 @@ def test_an_unfinished_response_is_made_once_when_first_read() -> None:
     assert made == ["resp_1"] and kept.bytes == stored_size(response("resp_1", 3))
 
 
-def test_an_unfinished_response_is_made_when_its_reply_is_over_and_held_to_the_bytes() -> None:
+def test_a_deferred_response_is_made_when_its_reply_is_over_and_held_to_the_bytes() -> None:
     """Until it is made it counts its input items against the bytes; made, its whole record, like any
     response: past the bytes the oldest go."""
     size = stored_size(response("resp_0", 40))
     items = len(orjson.dumps(response("resp_0", 40).input_items))
     kept, made = store(FakeClock(), max_bytes=2 * size + items), []
     for n in range(3):
-        asyncio.run(kept.put(unfinished(response(f"resp_{n}", 40), made)))
+        asyncio.run(kept.put(deferred(response(f"resp_{n}", 40), made)))
     assert made == [] and kept.bytes == 3 * items and asyncio.run(kept.count()) == 3
     for n in range(3):
         kept.settle(f"resp_{n}")
     assert made == ["resp_0", "resp_1", "resp_2"] and kept.bytes == 2 * size
     assert asyncio.run(kept.find("proj_1", "resp_0")) is None
     assert asyncio.run(kept.find("proj_1", "resp_2")) == response("resp_2", 40)
-    asyncio.run(kept.put(unfinished(response("resp_3", 40), made)))
+    asyncio.run(kept.put(deferred(response("resp_3", 40), made)))
     asyncio.run(kept.delete("proj_1", "resp_3"))
     kept.settle("resp_3")  # deleted before its reply was over: nothing to make
     assert made == ["resp_0", "resp_1", "resp_2"]
 
 
-def test_an_unfinished_background_response_can_be_cancelled() -> None:
+def test_a_deferred_background_response_can_be_cancelled() -> None:
     kept, made = store(FakeClock()), []
-    asyncio.run(kept.put(unfinished(response("resp_1", 2, background=True), made)))
+    asyncio.run(kept.put(deferred(response("resp_1", 2, background=True), made)))
     assert asyncio.run(kept.cancel("proj_1", "resp_1"))["status"] == "cancelled"
     found = asyncio.run(kept.find("proj_1", "resp_1"))
     assert found is not None and found.cancelled and found.input_items == response("resp_1", 2).input_items
     assert made == ["resp_1"] and kept.is_cancelled("resp_1")
 
 
-def test_an_unfinished_response_of_many_items_keeps_them_as_bytes_meanwhile() -> None:
+def test_a_deferred_response_of_many_items_keeps_them_as_bytes_meanwhile() -> None:
     def finish() -> tuple[dict[str, object], dict[str, object], tuple[tuple[str, str], ...]]:
         return {"id": "resp_big", "status": "completed"}, {"id": "resp_big", "status": "in_progress"}, ()
 
@@ -137,7 +137,7 @@ def test_an_unfinished_response_of_many_items_keeps_them_as_bytes_meanwhile() ->
     gc.collect()
     before = len(gc.get_objects())
     items = response("resp_big", 20_000).input_items
-    waiting = Unfinished("resp_big", "proj_1", 1010.0, 1002.0, False, orjson.dumps(items), finish)
+    waiting = DeferredRecord("resp_big", "proj_1", 1010.0, 1002.0, False, orjson.dumps(items), finish)
     asyncio.run(kept.put(waiting))
     del items, waiting
     gc.collect()

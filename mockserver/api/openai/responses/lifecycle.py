@@ -50,7 +50,7 @@ from mockserver.service import output_limits, reasoning
 from mockserver.service.access import Admission
 from mockserver.service.exchange import Exchange, Usage
 from mockserver.service.prompt_cache import NO_CACHE, CacheUse
-from mockserver.state.responses import StoredResponse, Unfinished
+from mockserver.state.responses import DeferredRecord, StoredResponse
 
 ENCRYPTED_REASONING_INCLUDE = "reasoning.encrypted_content"
 BILLING: dict[str, Any] = {"payer": "developer"}  # who pays for the response: the API key's project
@@ -525,12 +525,12 @@ async def remember(state: ServerState, plan: ResponsePlan, exchange: Exchange) -
     """Keep the response for ``GET``, ``DELETE`` and ``previous_response_id``, unless ``store`` is false.
     Its input is listed as items (their ids drawn) here, with the event loop's turns through a long one.
 
-    It is kept unfinished (:class:`~mockserver.state.responses.Unfinished`): its bodies and
+    It is kept with its record deferred (:class:`~mockserver.state.responses.DeferredRecord`): its bodies and
     conversation, which read every token of its output, are made when it is first read, or once the
     request is over (``exchange.releases``), not before its first token."""
     if plan.store:
         items = await input_items.input_items_in_turns(plan.sent_input, state.ids.prefixed)
-        await state.responses.put(unfinished(plan, items))
+        await state.responses.put(deferred_record(plan, items))
         exchange.releases.append(partial(state.responses.settle, plan.id))
 
 
@@ -577,10 +577,10 @@ def response_object(
     return body
 
 
-def unfinished(plan: ResponsePlan, items: Sequence[dict[str, Any]]) -> Unfinished:
+def deferred_record(plan: ResponsePlan, items: Sequence[dict[str, Any]]) -> DeferredRecord:
     """The response of ``plan`` to store, with its input ``items``: its bodies and conversation are
     made by :func:`finished` when the store needs them."""
-    return Unfinished(
+    return DeferredRecord(
         id=plan.id,
         project=plan.project,
         ready_at=plan.schedule.end,

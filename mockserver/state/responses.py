@@ -69,7 +69,7 @@ class StoredResponse:
 
 def stored_record(response: StoredResponse | DeferredRecord) -> bytes:
     """What a store keeps of a response besides its flags and times: its bodies, conversation and
-    input items, as JSON. A :class:`DeferredRecord` response's are made now."""
+    input items, as JSON. A :class:`DeferredRecord`'s bodies and conversation are made now."""
     if isinstance(response, DeferredRecord):
         return response.record()
     return _record(response.final_body, response.in_progress_body, response.conversation, response.input_items)
@@ -301,7 +301,7 @@ class ResponseStore(BaseResponseStore):
     def settle(self, response_id: str) -> None:
         with self._lock:
             kept = self._items.get(response_id)
-            if kept is not None and kept.deferred is not None:
+            if kept is not None:
                 self._settled(response_id, kept)
                 self._evict()
 
@@ -311,9 +311,8 @@ class ResponseStore(BaseResponseStore):
             found = self._items.get(response_id)
             if found is None or found.project != project:
                 return None
-            if found.deferred is not None:
-                found = self._settled(response_id, found)
-                self._evict()
+            found = self._settled(response_id, found)
+            self._evict()
         return found.response(response_id)
 
     def is_cancelled(self, response_id: str) -> bool:
@@ -331,11 +330,10 @@ class ResponseStore(BaseResponseStore):
                 raise errors.response_not_found(response_id)
             if not found.background:
                 raise errors.cannot_cancel_synchronous()
-            if found.deferred is not None:
-                found = self._settled(response_id, found)
-                self._evict()
+            found = self._settled(response_id, found)
             if not found.cancelled and now < found.ready_at:
                 found = self._items[response_id] = replace(found, cancelled=True)
+            self._evict()
         return found.response(response_id).body_at(now)
 
     async def delete(self, project: str, response_id: str) -> dict[str, Any]:

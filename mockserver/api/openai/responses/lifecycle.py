@@ -173,8 +173,8 @@ class ResponsePlan:
 
     @property
     def conversation(self) -> tuple[ConversationItem, ...]:
-        """What the next turn continues: what this one sent, then its output. Made when read (when the
-        response is stored: see :func:`remember`), as it reads every token of the output."""
+        """What the next turn continues: what this one sent, then its output. Made when read, as it
+        reads every token of the output: when the stored response's record is made (see :func:`remember`)."""
         return (*self.sent, *_output_items(self.reasoning, self.answers))
 
     @property
@@ -525,9 +525,9 @@ async def remember(state: ServerState, plan: ResponsePlan, exchange: Exchange) -
     """Keep the response for ``GET``, ``DELETE`` and ``previous_response_id``, unless ``store`` is false.
     Its input is listed as items (their ids drawn) here, with the event loop's turns through a long one.
 
-    It is kept with its record deferred (:class:`~mockserver.state.responses.DeferredRecord`): its bodies and
-    conversation, which read every token of its output, are made when it is first read, or once the
-    request is over (``exchange.releases``), not before its first token."""
+    It is kept with its record deferred (:class:`~mockserver.state.responses.DeferredRecord`): its
+    bodies and conversation, which read every token of its output, are made when it is first read,
+    or once the request is over (``exchange.releases``), not before its first token."""
     if plan.store:
         items = await input_items.input_items_in_turns(plan.sent_input, state.ids.prefixed)
         await state.responses.put(deferred_record(plan, items))

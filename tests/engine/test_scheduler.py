@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -325,6 +326,16 @@ def _open_slow_streams(
     return sinks, streams, schedules
 
 
+def _assert_every_event_in_order(sinks: list[Sink], schedules: list[Schedule], late_by: float) -> None:
+    """Each stream of :func:`_open_slow_streams` got its 40 events, in order, none before its
+    deadline and none more than ``late_by`` after it."""
+    for sink, schedule in zip(sinks, schedules, strict=True):
+        assert [e for e in sink.events() if e.startswith(b"t")] == [f"t{k}-{k + 1}\n\n".encode() for k in range(40)]
+        written = [t for t, body in sink.writes for e in body.split(b"\n\n") if e.startswith(b"t")]
+        due = [schedule.due_at(k) for k in range(40)]
+        assert all(d - 1e-9 <= t <= d + late_by for t, d in zip(written, due, strict=True))
+
+
 def test_a_long_tick_leaves_the_loop_as_long_before_the_next() -> None:
     """A tick that takes a while (many streams due, slow writes) is followed by at least as long
     for the loop's other work (new requests, reads) before the next tick, up to MAX_YIELD_S. What
@@ -343,11 +354,7 @@ def test_a_long_tick_leaves_the_loop_as_long_before_the_next() -> None:
             assert next_start >= end + min(end - start, MAX_YIELD_S) - 1e-9
         # 12 writes of 0.5 ms: ticks of about 6 ms, longer than the most the loop is given between them.
         assert max(end - start for start, end in busy) >= MAX_YIELD_S
-        for sink, schedule in zip(sinks, schedules, strict=True):
-            assert [e for e in sink.events() if e.startswith(b"t")] == [f"t{k}-{k + 1}\n\n".encode() for k in range(40)]
-            written = [t for t, body in sink.writes for e in body.split(b"\n\n") if e.startswith(b"t")]
-            due = [schedule.due_at(k) for k in range(40)]
-            assert all(t >= d - 1e-9 for t, d in zip(written, due, strict=True))  # never early
+        _assert_every_event_in_order(sinks, schedules, late_by=math.inf)
         # Fewer writes than events: what fell due while the loop had its turn shares one write.
         assert sum(len(sink.writes) for sink in sinks) < 12 * 42
 
@@ -386,24 +393,20 @@ def test_while_streams_open_a_long_tick_leaves_the_loop_longer() -> None:
         sinks, streams, schedules = _open_slow_streams(clock, scheduler, 8, write_cost=0.00005)
         for stream in streams:
             assert await stream.done == COMPLETED
-        opening, after = [], []
+        opening = after = 0  # busy ticks seen while streams were opening, and after
         for (start, end), (next_start, _) in itertools.pairwise(ticks):
             took = end - start
             if took < 0.0003:  # not every stream was due: its turn is not the point here
                 continue
             turn = next_start - end
             if end < OPENING_S:
-                assert turn >= min(OPENING_YIELD * took, MAX_OPENING_YIELD_S) - 1e-9
-                opening.append(turn / took)
+                assert turn >= loop_turn(took, opening=True) - 1e-9
+                opening += 1
             else:
-                assert min(took, MAX_YIELD_S) - 1e-9 <= turn < OPENING_YIELD * took
-                after.append(turn / took)
+                assert loop_turn(took, opening=False) - 1e-9 <= turn < OPENING_YIELD * took
+                after += 1
         assert opening and after
-        for sink, schedule in zip(sinks, schedules, strict=True):
-            assert [e for e in sink.events() if e.startswith(b"t")] == [f"t{k}-{k + 1}\n\n".encode() for k in range(40)]
-            written = [t for t, body in sink.writes for e in body.split(b"\n\n") if e.startswith(b"t")]
-            due = [schedule.due_at(k) for k in range(40)]
-            assert all(d - 1e-9 <= t <= d + LATE_TOLERANCE_S for t, d in zip(written, due, strict=True))
+        _assert_every_event_in_order(sinks, schedules, late_by=LATE_TOLERANCE_S)
 
     run(main())
 

@@ -120,7 +120,18 @@ class _RequestIO:
     more object per open stream for the garbage collector's passes to walk.
     """
 
-    __slots__ = ("_receive", "_send", "_writer", "exchange", "limit", "received", "scope", "started", "state")
+    __slots__ = (
+        "_direct",
+        "_receive",
+        "_send",
+        "_writer",
+        "exchange",
+        "limit",
+        "received",
+        "scope",
+        "started",
+        "state",
+    )
 
     def __init__(self, exchange: Exchange, state: ServerState, scope: Scope, receive: Receive, send: Send) -> None:
         self.exchange = exchange
@@ -130,6 +141,8 @@ class _RequestIO:
         self._send = send
         # What writes the head straight on the server's transport, when this send is the server's own.
         self._writer = transport.head_writer(scope, send)
+        # The connection's direct writer, whoever's send this is: what it holds goes out before a body.
+        self._direct = transport.direct_writer(scope)
         self.received = bytearray()
         self.limit = state.settings.max_body_bytes
         self.started = False  # the head has gone out
@@ -165,12 +178,15 @@ class _RequestIO:
             if self._writer is not None and self._writer.write_head(exchange.status, raw):
                 return
             message = {**message, "headers": raw}
-        elif message["type"] == "http.response.body" and not message.get("more_body", False):
-            # Record before the client can see the end of the reply, so a test that asserts
-            # on the journal right after a call never misses it.
-            recording = _finish(exchange, self.state, self.scope)
-            if recording is not None:
-                await recording
+        elif message["type"] == "http.response.body":
+            if self._direct is not None:  # what the direct writer holds goes before this body
+                self._direct.uncork()
+            if not message.get("more_body", False):
+                # Record before the client can see the end of the reply, so a test that asserts
+                # on the journal right after a call never misses it.
+                recording = _finish(exchange, self.state, self.scope)
+                if recording is not None:
+                    await recording
         await self._send(message)
 
 

@@ -26,9 +26,12 @@ from mockserver.engine.streaming import DROP_GRACE_S, DROPPED, SSE_HEADERS, Item
 class EventStreamResponse(Response):
     """A ``text/event-stream`` reply whose events the server's scheduler plays.
 
-    The handler sends the start, registers the stream, and waits for it to be over; a watch on the
-    server's own connection (:func:`~mockserver.api.asgi.disconnect_watch.watch_client`) meanwhile
-    listens for the client going away,
+    The handler sends the start, registers the stream, and waits for it to be over. Under uvicorn's
+    httptools server the head and the events due as the stream opens (a first token due at once, a
+    whole reply at time scale 0) go out in one write: the connection's direct writer is corked from
+    the start until the stream is open (:meth:`~mockserver.api.asgi.transport.DirectWriter.cork`).
+    While the stream plays, a watch on the server's own connection
+    (:func:`~mockserver.api.asgi.disconnect_watch.watch_client`) listens for the client going away,
     which cancels the stream at once (even while it waits for a deadline or a stall), so nothing keeps
     running behind it.
     """
@@ -63,22 +66,28 @@ class EventStreamResponse(Response):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state = scope.get("state") or {}
         server_send = state.get("server_send") or send
-        try:
-            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        except OSError:  # the client went away before the reply started
-            close_items(self.source)
-            return
         writer: DirectWriter | None = state.get("direct_writer")
         scheduler = self.scheduler
-        stream = scheduler.open(
-            self.source,
-            send_body=server_send,
-            send_end=send,
-            on_drop=self.on_drop,
-            path=scope.get("path", ""),
-            dialect=self.dialect,
-            write_body=None if writer is None else writer.write,
-        )
+        if writer is not None:  # the head and what is due as the stream opens go out in one write
+            writer.cork()
+        try:
+            try:
+                await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            except OSError:  # the client went away before the reply started
+                close_items(self.source)
+                return
+            stream = scheduler.open(
+                self.source,
+                send_body=server_send,
+                send_end=send,
+                on_drop=self.on_drop,
+                path=scope.get("path", ""),
+                dialect=self.dialect,
+                write_body=None if writer is None else writer.write,
+            )
+        finally:
+            if writer is not None:
+                writer.uncork()
         # The stream has all it needs of the reply: let go of it (its producer, its headers) while the stream
         # plays, as its caller does (DirectRoutes): more objects per open stream for the collector's passes.
         del self

@@ -74,6 +74,76 @@ def test_a_whole_reply_s_head_takes_the_direct_write(writes: dict[str, int]) -> 
     assert (writes["heads"], writes["head_fallback"]) == (1, 0), "the head of a reply with a length fell back to send"
 
 
+class _Recorded:
+    """A transport that records each write on it, and passes it on."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+        self.inner.write(data)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_first_token_due_at_once_goes_out_with_the_head(monkeypatch: pytest.MonkeyPatch) -> None:
+    recorded: list[_Recorded] = []
+    make = transport._direct_writer
+
+    def recording(send: Any) -> transport.DirectWriter | None:
+        writer = make(send)
+        if writer is not None:
+            writer.transport = _Recorded(writer.transport)
+            recorded.append(writer.transport)
+        return writer
+
+    monkeypatch.setattr(transport, "_direct_writer", recording)
+    with MockServer(seed=1) as server, sdk(server) as client:
+        stream = client.chat.completions.create(
+            model="gpt-5.6-sol",
+            messages=MESSAGES,
+            stream=True,
+            max_completion_tokens=5,
+            extra_headers={"x-mock-ttft-ms": "0"},
+        )
+        chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    (written,) = [r.writes for r in recorded]
+    first = written[0]
+    assert first.startswith(b"HTTP/1.1 200 OK\r\n")
+    # the role's chunk and the first token's, in the head's write
+    assert first.count(b"data: {") == 2 and b'"role":"assistant"' in first
+    assert len(written) > 1  # the later tokens on their deadlines
+
+
+def test_a_first_token_not_due_yet_leaves_the_head_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    recorded: list[_Recorded] = []
+    make = transport._direct_writer
+
+    def recording(send: Any) -> transport.DirectWriter | None:
+        writer = make(send)
+        if writer is not None:
+            writer.transport = _Recorded(writer.transport)
+            recorded.append(writer.transport)
+        return writer
+
+    monkeypatch.setattr(transport, "_direct_writer", recording)
+    with MockServer(seed=1) as server, sdk(server) as client:
+        stream = client.chat.completions.create(
+            model="gpt-5.6-sol",
+            messages=MESSAGES,
+            stream=True,
+            max_completion_tokens=3,
+            extra_headers={"x-mock-ttft-ms": "50"},
+        )
+        list(stream)
+    (written,) = [r.writes for r in recorded]
+    assert written[0].startswith(b"HTTP/1.1 200 OK\r\n") and b"data:" not in written[0]
+
+
 def test_a_served_request_leaves_no_cycle_for_the_garbage_collector() -> None:
     """What the connection setup puts on the scope refers to uvicorn's request cycle, which refers to
     the scope: taken off once the app returns, the cycle, its transport and socket are freed at once."""
@@ -97,9 +167,13 @@ def test_a_served_request_leaves_no_cycle_for_the_garbage_collector() -> None:
 class _Transport:
     def __init__(self) -> None:
         self.written: list[bytes] = []
+        self.closed = False
 
     def write(self, data: bytes) -> None:
         self.written.append(data)
+
+    def close(self) -> None:
+        self.closed = True
 
 
 class _Flow:
@@ -191,3 +265,46 @@ def test_a_head_written_directly_is_logged_as_uvicorn_logs_it(caplog: pytest.Log
     assert second.getMessage() == '127.0.0.1:5000 - "POST /v1/chat/completions?a=1 HTTP/1.1" 200'
     assert direct.transport.written == sent.transport.written  # type: ignore[attr-defined]
     assert not writer.write_head(200, list(_SSE))  # the head is out: nothing more is written
+
+
+def _corked_stream(events: list[bytes]) -> tuple[RequestResponseCycle, transport.DirectWriter]:
+    cycle = _cycle()
+    writer = transport._direct_writer(cycle.send)
+    assert writer is not None
+    writer.cork()
+    assert writer.write_head(200, list(_SSE))
+    for event in events:
+        assert writer.write(event)
+    return cycle, writer
+
+
+def test_a_corked_writer_puts_what_it_holds_on_the_transport_in_one_write() -> None:
+    logging.getLogger("test.access.off").setLevel(logging.WARNING)
+    events = [b"data: 1\n\n", b"data: 2\n\n"]
+    corked, writer = _corked_stream(events)
+    assert corked.transport.written == []  # type: ignore[attr-defined]
+    writer.uncork()
+    straight = _cycle()
+    plain = transport._direct_writer(straight.send)
+    assert plain is not None and plain.write_head(200, list(_SSE))
+    for event in events:
+        assert plain.write(event)
+    assert corked.transport.written == [b"".join(straight.transport.written)]  # type: ignore[attr-defined]
+    assert writer.write(b"data: 3\n\n")  # uncorked: the next goes straight on
+    assert corked.transport.written[-1] == b"9\r\ndata: 3\n\n\r\n"  # type: ignore[attr-defined]
+    writer.uncork()  # nothing held: nothing written
+    assert len(corked.transport.written) == 2  # type: ignore[attr-defined]
+
+
+def test_nothing_overtakes_what_a_corked_writer_holds() -> None:
+    logging.getLogger("test.access.off").setLevel(logging.WARNING)
+    # A write the writer leaves to send (here: the client is gone) puts what it holds first.
+    cycle, writer = _corked_stream([b"data: 1\n\n"])
+    cycle.disconnected = True
+    assert not writer.write(b"data: 2\n\n")
+    (held,) = cycle.transport.written  # type: ignore[attr-defined]
+    assert held.startswith(b"HTTP/1.1 200 OK\r\n") and held.endswith(b"data: 1\n\n\r\n")
+    # Closing the connection (the drop_after fault) writes what is held, then closes.
+    cycle, writer = _corked_stream([b"data: 1\n\n"])
+    writer.close()
+    assert len(cycle.transport.written) == 1 and cycle.transport.closed  # type: ignore[attr-defined]

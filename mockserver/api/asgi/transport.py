@@ -4,8 +4,9 @@ uvicorn hands the app (``send.__self__`` is uvicorn's request cycle).
 ASGI has no message for "abort the connection", nor a way to write a body chunk without building a
 message and a coroutine. :func:`connection_setup` puts, on every request's ``scope["state"]``:
 
-- ``close_connection``: the transport's ``close``, which closes the TCP connection under a reply
-  (the ``drop_after`` fault: the client sees a transport error, not a clean end), or None;
+- ``close_connection``: what closes the TCP connection under a reply (the ``drop_after`` fault: the
+  client sees a transport error, not a clean end): the direct writer's :meth:`DirectWriter.close`,
+  else the transport's ``close``, or None;
 - ``server_send``: the server's own ``send``, which streamed events use to skip the middleware stack
   (see :mod:`mockserver.engine.scheduler`);
 - ``server_receive``: the server's own ``receive``, which a stream's disconnect watch steps once the
@@ -54,7 +55,7 @@ def connection_setup(ready_at: float) -> ConnectionSetup:
         writer = state["direct_writer"] = _direct_writer(send)
         if writer is not None:  # uvicorn's httptools server, as `serve` runs it
             transport = writer.transport
-            state["close_connection"] = transport.close
+            state["close_connection"] = writer.close  # after what the writer holds, if corked
         else:
             transport = getattr(getattr(send, "__self__", None), "transport", None)
             close = getattr(transport, "close", None)
@@ -77,6 +78,13 @@ def head_writer(scope: Scope, send: Send) -> DirectWriter | None:
     if state is None or send is not state.get("server_send"):
         return None
     writer: DirectWriter | None = state.get("direct_writer")
+    return writer
+
+
+def direct_writer(scope: Scope) -> DirectWriter | None:
+    """The connection's :class:`DirectWriter` on ``scope["state"]``, or None (not uvicorn's httptools server)."""
+    state = scope.get("state")
+    writer: DirectWriter | None = state.get("direct_writer") if state is not None else None
     return writer
 
 
@@ -154,15 +162,40 @@ class DirectWriter:
 
     One slotted object with bound methods rather than closures: it lives as long as its stream, and a
     closure's cells (and their tuple) were more objects per open stream for the garbage collector's
-    passes to walk."""
+    passes to walk.
 
-    __slots__ = ("cycle", "flow", "transport", "uvicorn")
+    Corked (:meth:`cork`), it holds what it writes until :meth:`uncork` puts it all on the transport in
+    one system call: a stream's head and the events due as the stream opens (a first token due at once,
+    a whole reply at time scale 0) go out together rather than in a call each. Whatever else writes on
+    the connection uncorks it first, so nothing overtakes what it holds: ``send`` for a body
+    (:class:`mockserver.api.middleware._RequestIO` uncorks before it), this writer's own :meth:`close`,
+    and a write it must leave to ``send`` (it uncorks before it returns False).
+    """
+
+    __slots__ = ("corked", "cycle", "flow", "transport", "uvicorn")
 
     def __init__(self, cycle: Any, uvicorn: ModuleType) -> None:
         self.cycle = cycle
         self.transport = cycle.transport
         self.flow = cycle.flow
         self.uvicorn = uvicorn  # the cycle's module: its status lines and what its access log line reads
+        self.corked: list[bytes] | None = None  # what it holds while corked; None: it writes at once
+
+    def cork(self) -> None:
+        """Hold what this writer writes from now on until :meth:`uncork`."""
+        if self.corked is None:
+            self.corked = []
+
+    def uncork(self) -> None:
+        """Put what it holds on the transport, in one call, and write at once from now on."""
+        held, self.corked = self.corked, None
+        if held:
+            self.transport.write(b"".join(held))
+
+    def close(self) -> None:
+        """Close the connection under the reply (the ``drop_after`` fault), after what it holds."""
+        self.uncork()
+        self.transport.close()
 
     def write(self, body: bytes) -> bool:
         cycle = self.cycle
@@ -173,8 +206,13 @@ class DirectWriter:
             or cycle.response_complete
             or not cycle.response_started
         ):
+            self.uncork()  # the caller writes through send instead: what is held goes first
             return False
-        self.transport.write(b"%x\r\n%b\r\n" % (len(body), body))
+        chunk = b"%x\r\n%b\r\n" % (len(body), body)
+        if self.corked is None:
+            self.transport.write(chunk)
+        else:
+            self.corked.append(chunk)
         return True
 
     def write_head(self, status: int, headers: list[tuple[bytes, bytes]]) -> bool:
@@ -215,7 +253,11 @@ class DirectWriter:
         elif cycle.scope["method"] != "HEAD" and status not in (204, 304):  # neither given: uvicorn chunks the body
             cycle.chunked_encoding = True
             tail += b"transfer-encoding: chunked\r\n"
-        self.transport.write(b"".join((status_line, b"\r\n".join(map(b": ".join, lines)), tail, b"\r\n")))
+        head = b"".join((status_line, b"\r\n".join(map(b": ".join, lines)), tail, b"\r\n"))
+        if self.corked is None:
+            self.transport.write(head)
+        else:
+            self.corked.append(head)
         return True
 
 

@@ -89,18 +89,24 @@ class _Recorded:
         self.inner.close()
 
 
-def test_a_first_token_due_at_once_goes_out_with_the_head(monkeypatch: pytest.MonkeyPatch) -> None:
-    recorded: list[_Recorded] = []
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> list[_Recorded]:
+    """Every direct writer's transport, recording what the writer puts on it (one per request)."""
+    transports: list[_Recorded] = []
     make = transport._direct_writer
 
     def recording(send: Any) -> transport.DirectWriter | None:
         writer = make(send)
         if writer is not None:
             writer.transport = _Recorded(writer.transport)
-            recorded.append(writer.transport)
+            transports.append(writer.transport)
         return writer
 
     monkeypatch.setattr(transport, "_direct_writer", recording)
+    return transports
+
+
+def test_a_first_token_due_at_once_goes_out_with_the_head(recorded: list[_Recorded]) -> None:
     with MockServer(seed=1) as server, sdk(server) as client:
         stream = client.chat.completions.create(
             model="gpt-5.6-sol",
@@ -119,18 +125,7 @@ def test_a_first_token_due_at_once_goes_out_with_the_head(monkeypatch: pytest.Mo
     assert len(written) > 1  # the later tokens on their deadlines
 
 
-def test_a_first_token_not_due_yet_leaves_the_head_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    recorded: list[_Recorded] = []
-    make = transport._direct_writer
-
-    def recording(send: Any) -> transport.DirectWriter | None:
-        writer = make(send)
-        if writer is not None:
-            writer.transport = _Recorded(writer.transport)
-            recorded.append(writer.transport)
-        return writer
-
-    monkeypatch.setattr(transport, "_direct_writer", recording)
+def test_a_first_token_not_due_yet_leaves_the_head_alone(recorded: list[_Recorded]) -> None:
     with MockServer(seed=1) as server, sdk(server) as client:
         stream = client.chat.completions.create(
             model="gpt-5.6-sol",

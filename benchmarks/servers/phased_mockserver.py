@@ -54,7 +54,8 @@ STEPS: list[tuple[str, Any, str, bool]] = [
     ("quota, slots and rate windows taken", access, "_take_shared_resources", True),
     ("reply made (respond)", serving, "respond", True),
     ("headers added to the head", exchange.ExchangeHooks, "add_headers", False),
-    ("head written (its system call)", transport.DirectWriter, "write_head", False),
+    ("head made (and written, when the writer is not corked)", transport.DirectWriter, "write_head", False),
+    ("what the corked writer held written (its system call)", transport.DirectWriter, "uncork", False),
     ("stream opened on the scheduler", scheduler.StreamScheduler, "open", False),
     ("client watched", sse, "watch_client", False),
 ]

@@ -142,7 +142,7 @@ class _RequestIO:
         # What writes the head straight on the server's transport, when this send is the server's own.
         self._writer = transport.head_writer(scope, send)
         # The connection's direct writer, whoever's send this is: what it holds goes out before a body.
-        self._direct = transport.direct_writer(scope)
+        self._direct = self._writer if self._writer is not None else transport.direct_writer(scope)
         self.received = bytearray()
         self.limit = state.settings.max_body_bytes
         self.started = False  # the head has gone out

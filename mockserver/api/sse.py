@@ -27,9 +27,10 @@ class EventStreamResponse(Response):
     """A ``text/event-stream`` reply whose events the server's scheduler plays.
 
     The handler sends the start, registers the stream, and waits for it to be over. Under uvicorn's
-    httptools server the head and the events due as the stream opens (a first token due at once, a
-    whole reply at time scale 0) go out in one write: the connection's direct writer is corked from
-    the start until the stream is open (:meth:`~mockserver.api.asgi.transport.DirectWriter.cork`).
+    httptools server the connection's direct writer is corked from the start until the stream is open
+    (:meth:`~mockserver.api.asgi.transport.DirectWriter.cork`): a head it writes itself and the events
+    due as the stream opens (a first token due at once; at time scale 0 every event, up to what one write
+    holds) go out in one write. The end of the body follows through ``send``, after the journal.
     While the stream plays, a watch on the server's own connection
     (:func:`~mockserver.api.asgi.disconnect_watch.watch_client`) listens for the client going away,
     which cancels the stream at once (even while it waits for a deadline or a stall), so nothing keeps
@@ -91,9 +92,8 @@ class EventStreamResponse(Response):
         # The stream has all it needs of the reply: let go of it (its producer, its headers) while the stream
         # plays, as its caller does (DirectRoutes): more objects per open stream for the collector's passes.
         del self
-        if stream.done.done():  # everything was due at once (time scale 0): no need to watch the client
-            stream.done.result()
-            return
+        if stream.done.done() and stream.done.result() != DROPPED:
+            return  # everything was due at once (time scale 0): no need to watch the client
         # The server's own receive when the app's outermost layer gave it (the body is read by now: the
         # middleware's receive, which counts a body as it arrives, has nothing left to do).
         watch = watch_client(state.get("server_receive") or receive, writer, scheduler.client_left, stream)
@@ -101,7 +101,7 @@ class EventStreamResponse(Response):
             outcome = await stream.done
             if outcome == DROPPED:
                 # Let the server see the closed connection before returning, so it doesn't log
-                # a reply that ended without completing.
+                # a reply that ended without completing (a stream dropped as it opened too).
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(watch.left(), DROP_GRACE_S)
         finally:

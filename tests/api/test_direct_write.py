@@ -75,7 +75,7 @@ def test_a_whole_reply_s_head_takes_the_direct_write(writes: dict[str, int]) -> 
 
 
 class _Recorded:
-    """A transport that records each write on it, and passes it on."""
+    """A transport that records each write on it, and passes everything on."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -85,20 +85,21 @@ class _Recorded:
         self.writes.append(bytes(data))
         self.inner.write(data)
 
-    def close(self) -> None:
-        self.inner.close()
+    def __getattr__(self, name: str) -> Any:  # close, get_extra_info (the kernel's arrival time), ...
+        return getattr(self.inner, name)
 
 
 @pytest.fixture
 def recorded(monkeypatch: pytest.MonkeyPatch) -> list[_Recorded]:
-    """Every direct writer's transport, recording what the writer puts on it (one per request)."""
+    """Each request's transport, recording every write on its connection in order (one per request):
+    the direct writer's and those of uvicorn's own ``send``."""
     transports: list[_Recorded] = []
     make = transport._direct_writer
 
     def recording(send: Any) -> transport.DirectWriter | None:
         writer = make(send)
         if writer is not None:
-            writer.transport = _Recorded(writer.transport)
+            writer.transport = writer.cycle.transport = _Recorded(writer.transport)
             transports.append(writer.transport)
         return writer
 
@@ -106,37 +107,46 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> list[_Recorded]:
     return transports
 
 
+def _stream(client: Any, ttft_ms: int, tokens: int) -> str:
+    stream = client.chat.completions.create(
+        model="gpt-5.6-sol",
+        messages=MESSAGES,
+        stream=True,
+        max_completion_tokens=tokens,
+        extra_headers={"x-mock-ttft-ms": str(ttft_ms)},
+    )
+    return "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+
+
 def test_a_first_token_due_at_once_goes_out_with_the_head(recorded: list[_Recorded]) -> None:
     with MockServer(seed=1) as server, sdk(server) as client:
-        stream = client.chat.completions.create(
-            model="gpt-5.6-sol",
-            messages=MESSAGES,
-            stream=True,
-            max_completion_tokens=5,
-            extra_headers={"x-mock-ttft-ms": "0"},
-        )
-        chunks = list(stream)
-    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        assert _stream(client, ttft_ms=0, tokens=5)
     (written,) = [r.writes for r in recorded]
     first = written[0]
     assert first.startswith(b"HTTP/1.1 200 OK\r\n")
     # the role's chunk and the first token's, in the head's write
     assert first.count(b"data: {") == 2 and b'"role":"assistant"' in first
-    assert len(written) > 1  # the later tokens on their deadlines
+    assert len(written) > 2 and written[-1] == b"0\r\n\r\n"  # the later tokens on their deadlines, then the end
+
+
+def test_a_whole_reply_due_at_once_goes_out_with_the_head_then_its_end(recorded: list[_Recorded]) -> None:
+    with MockServer(time_scale=0, seed=1) as server, sdk(server) as client:
+        assert _stream(client, ttft_ms=0, tokens=5)
+    (written,) = [r.writes for r in recorded]
+    head_and_events, end = written
+    assert head_and_events.startswith(b"HTTP/1.1 200 OK\r\n") and head_and_events.endswith(b"data: [DONE]\n\n\r\n")
+    assert end == b"0\r\n\r\n"  # through send, after the journal has the reply
 
 
 def test_a_first_token_not_due_yet_leaves_the_head_alone(recorded: list[_Recorded]) -> None:
     with MockServer(seed=1) as server, sdk(server) as client:
-        stream = client.chat.completions.create(
-            model="gpt-5.6-sol",
-            messages=MESSAGES,
-            stream=True,
-            max_completion_tokens=3,
-            extra_headers={"x-mock-ttft-ms": "50"},
-        )
-        list(stream)
-    (written,) = [r.writes for r in recorded]
+        # A first request warms the process up: a fresh server's first one takes longer from its
+        # arrival (which the TTFT counts from) to its stream than the TTFT below.
+        assert _stream(client, ttft_ms=0, tokens=1)
+        assert _stream(client, ttft_ms=200, tokens=3)
+    written = recorded[1].writes
     assert written[0].startswith(b"HTTP/1.1 200 OK\r\n") and b"data:" not in written[0]
+    assert b"data:" in written[1]
 
 
 def test_a_served_request_leaves_no_cycle_for_the_garbage_collector() -> None:

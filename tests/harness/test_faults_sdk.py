@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 
 import httpx
 import openai
 import pytest
 
+from mockserver import MockServer
 from mockserver.testing.handle import MockServerHandle
+from tests.support import sdk
 
 MESSAGES = [{"role": "user", "content": "Write a haiku about speed."}]
 MODEL = "gpt-5.6-sol"
@@ -129,6 +132,40 @@ def test_dropped_connection_mid_stream_is_a_connection_error(mockserver: MockSer
     assert len(contents) == 6  # role chunk + 5 tokens
     call = mockserver.requests.last
     assert call.disconnected and call.fault == "drop_after=5"
+
+
+class _Kept(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.mark.parametrize("time_scale", [0.0, 1.0])
+def test_a_stream_dropped_as_it_opens_leaves_no_error_in_the_server_log(time_scale: float) -> None:
+    """A drop due as the stream opens (time scale 0, or the first token due at once) closes the
+    connection before the handler would return: it waits for the server to see the connection closed,
+    as after a drop later in a stream, and uvicorn has no reply left incomplete to log."""
+    kept = _Kept()
+    uvicorn_log = logging.getLogger("uvicorn.error")
+    with MockServer(time_scale=time_scale, seed=1) as server, sdk(server) as client:
+        uvicorn_log.addHandler(kept)
+        try:
+            stream = client.chat.completions.create(
+                model=MODEL,
+                messages=MESSAGES,
+                stream=True,
+                extra_headers={**fault("drop_after=0"), "x-mock-ttft-ms": "0"},
+            )
+            with pytest.raises(openai.APIConnectionError):
+                list(stream)
+            time.sleep(0.2)  # what uvicorn logs, it logs as the handler returns
+        finally:
+            uvicorn_log.removeHandler(kept)
+        assert server.requests.last.disconnected
+    assert [r.getMessage() for r in kept.records] == []
 
 
 def test_dropped_connection_before_a_reply_is_retried(mockserver: MockServerHandle) -> None:

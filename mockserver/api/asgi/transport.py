@@ -122,7 +122,8 @@ _USABLE_CYCLES: dict[type, ModuleType | None] = {}
 def direct_body_writer(send: Send) -> Callable[[bytes], bool] | None:
     """For uvicorn's httptools server: ``write(body)`` puts one chunk of a chunked response body
     straight on the transport and returns True, exactly as uvicorn's ``send`` would for a
-    ``http.response.body`` message with ``more_body``; or returns False, doing nothing, whenever
+    ``http.response.body`` message with ``more_body`` (held instead while the writer is corked: see
+    :class:`DirectWriter`); or returns False, writing nothing of it, whenever
     ``send`` has to be used instead (headers not sent yet, not chunked, the transport paused
     because the client stopped reading, the client gone, the response complete).
 
@@ -166,7 +167,7 @@ class DirectWriter:
 
     Corked (:meth:`cork`), it holds what it writes until :meth:`uncork` puts it all on the transport in
     one system call: a stream's head and the events due as the stream opens (a first token due at once,
-    a whole reply at time scale 0) go out together rather than in a call each. Whatever else writes on
+    every event at time scale 0) go out together rather than in a call each. Whatever else writes on
     the connection uncorks it first, so nothing overtakes what it holds: ``send`` for a body
     (:class:`mockserver.api.middleware._RequestIO` uncorks before it), this writer's own :meth:`close`,
     and a write it must leave to ``send`` (it uncorks before it returns False).
@@ -226,6 +227,7 @@ class DirectWriter:
         compares it with three others, for the 17 headers of every reply; this checks them all at once.
         """
         cycle = self.cycle
+        # A False here need not uncork as write's does: nothing is held before the head.
         if cycle.response_started or cycle.disconnected or self.flow.write_paused or cycle.chunked_encoding is not None:
             return False
         uvicorn = self.uvicorn

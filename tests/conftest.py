@@ -16,6 +16,7 @@ from mockserver import MockServer
 from mockserver.config.fixture import Fixture, load_fixture
 from tests.processes import ServerProcess
 from tests.redis_server import RedisServer
+from tests.support import close_clients
 
 PREVIEW_KEY = "sk-mock-preview"
 STANDARD_KEY = "sk-mock-standard"
@@ -24,6 +25,13 @@ STANDARD_KEY = "sk-mock-standard"
 # Set to a Redis URL, the session's server is two worker processes sharing that Redis instead of a
 # server in a thread: how tests/test_workers.py runs the SDK suites against ``serve --workers 2``.
 WORKERS_STATE_VARIABLE = "MOCKSERVER_TEST_WORKERS_STATE"
+
+
+@pytest.fixture(autouse=True)
+def _sdk_clients_closed() -> Iterator[None]:
+    """Every client ``tests.support.sdk`` made in a test is closed when the test ends."""
+    yield
+    close_clients()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -81,8 +81,23 @@ INSTANT = {"x-mock-tokens-per-second": "100000", "x-mock-ttft-ms": "0"}
 
 
 def sdk(server: MockServer, key: str = "sk-mock-preview", **kwargs: Any) -> openai.OpenAI:
+    """A strict OpenAI client for ``server``, closed at the end of the test (:func:`close_clients`)."""
     kwargs.setdefault("max_retries", 0)
-    return openai.OpenAI(base_url=server.base_url, api_key=key, _strict_response_validation=True, **kwargs)
+    client = openai.OpenAI(base_url=server.base_url, api_key=key, _strict_response_validation=True, **kwargs)
+    _OPEN_CLIENTS.append(client)
+    return client
+
+
+# The clients sdk() made in the running test. A client left open is freed by a pass of the garbage
+# collector (it is in a reference cycle), which may close its sockets before the client does: a
+# ResourceWarning, an error in whatever test is running then.
+_OPEN_CLIENTS: list[openai.OpenAI] = []
+
+
+def close_clients() -> None:
+    """Close every client :func:`sdk` made (closing one twice does nothing)."""
+    while _OPEN_CLIENTS:
+        _OPEN_CLIENTS.pop().close()
 
 
 @dataclass(frozen=True)
